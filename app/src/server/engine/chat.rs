@@ -1,0 +1,404 @@
+//! The widget's conversation service: send a message (start a turn), follow or resume a stream,
+//! stop a turn, read a transcript, leave a lead. Every call checks that the conversation belongs
+//! to the visitor asking; another visitor's conversation is simply not found.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::Stream;
+use futures::stream::BoxStream;
+use parley_widget::protocol::{
+    ConversationStatus, Handoff, LeadForm, MessageStart, MessageStatus, Role, StreamEvent,
+    Transcript, TranscriptMessage, validate_lead,
+};
+use tokio_util::sync::CancellationToken;
+
+use super::Engine;
+use super::hub::{Frame, Lease};
+use super::provider::ModelMessage;
+use super::provider::demo::is_chinese;
+use super::replay::{self, Until};
+use super::tools::ToolContext;
+use super::turn::{Turn, TurnLimits};
+use crate::server::store::agents::Agent;
+use crate::server::store::conversations::{self, Conversation};
+use crate::server::store::messages::{self, Message, NewConversation, TurnStart};
+use crate::server::store::visitors::Visitor;
+use crate::server::store::{DbError, leads, new_id, tool_calls};
+
+/// Why a chat call was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ChatError {
+    #[error("conversation not found")]
+    NotFound,
+    #[error("a reply is still being written")]
+    Busy,
+    #[error("the conversation is closed")]
+    Closed,
+    #[error("{1}")]
+    Invalid(&'static str, String),
+    #[error("invalid form")]
+    InvalidForm(Vec<(&'static str, &'static str)>),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+/// A started (or resumed) turn.
+pub struct Started {
+    pub conversation_id: String,
+    pub message_id: String,
+    pub events: BoxStream<'static, Arc<Frame>>,
+}
+
+/// Largest visitor message, in characters.
+pub fn check_text(text: &str, max_chars: usize) -> Result<&str, ChatError> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(ChatError::Invalid(
+            "empty_message",
+            "The message is empty.".into(),
+        ));
+    }
+    let n = trimmed.chars().count();
+    if n > max_chars {
+        return Err(ChatError::Invalid(
+            "message_too_long",
+            format!("The message is too long ({n} characters; {max_chars} at most)."),
+        ));
+    }
+    Ok(trimmed)
+}
+
+impl Engine {
+    async fn own_conversation(
+        &self,
+        visitor: &Visitor,
+        conversation_id: &str,
+    ) -> Result<Conversation, ChatError> {
+        conversations::of_visitor(self.db(), conversation_id, &visitor.id)
+            .await?
+            .ok_or(ChatError::NotFound)
+    }
+
+    /// Sends a visitor message and starts the assistant's answer. The message is committed before
+    /// the model is called. Sending again with the same `client_message_id` resumes that turn.
+    pub async fn send(
+        &self,
+        agent: Arc<Agent>,
+        visitor: &Visitor,
+        conversation_id: Option<&str>,
+        text: &str,
+        client_message_id: Option<&str>,
+    ) -> Result<Started, ChatError> {
+        if visitor.agent_id != agent.id {
+            return Err(ChatError::NotFound);
+        }
+        let text = check_text(text, parley_widget::protocol::MAX_MESSAGE_CHARS)?;
+        if let Some(id) = client_message_id {
+            if id.is_empty() || id.len() > 100 {
+                return Err(ChatError::Invalid(
+                    "bad_client_message_id",
+                    "client_message_id must be 1 to 100 characters.".into(),
+                ));
+            }
+        }
+        let existing = match conversation_id {
+            Some(id) => {
+                let conv = self.own_conversation(visitor, id).await?;
+                if conv.agent_id != agent.id {
+                    return Err(ChatError::NotFound);
+                }
+                if conv.status == ConversationStatus::Closed {
+                    return Err(ChatError::Closed);
+                }
+                if let Some(cid) = client_message_id {
+                    if let Some((_, reply)) =
+                        messages::by_client_id(self.db(), &conv.id, cid).await?
+                    {
+                        return self.resume_reply(&conv.id, reply).await;
+                    }
+                }
+                Some(conv)
+            }
+            None => None,
+        };
+        let conversation_id = existing
+            .as_ref()
+            .map(|c| c.id.clone())
+            .unwrap_or_else(new_id);
+        let lease = self
+            .hub()
+            .lease(&conversation_id, existing.is_none())
+            .await?;
+        let message_id = new_id();
+        let cancel = CancellationToken::new();
+        if let Err(busy) = lease.try_begin_turn(message_id.clone(), cancel.clone()) {
+            // The previous answer is only finishing its writes: wait for it rather than refuse.
+            if !busy.finishing || !lease.wait_turn_released(Duration::from_secs(5)).await {
+                return Err(ChatError::Busy);
+            }
+            lease
+                .try_begin_turn(message_id.clone(), cancel.clone())
+                .map_err(|_| ChatError::Busy)?;
+        }
+        let visitor_message_id = new_id();
+        let start = TurnStart {
+            conversation_id: &conversation_id,
+            new_conversation: existing.is_none().then_some(NewConversation {
+                id: &conversation_id,
+                agent_id: &agent.id,
+                visitor_id: &visitor.id,
+            }),
+            visitor_message_id: &visitor_message_id,
+            text,
+            client_message_id,
+            assistant_message_id: Some(&message_id),
+            now: self.now_ms(),
+        };
+        if let Err(e) = messages::insert_turn_start(self.db(), &start).await {
+            lease.end_turn();
+            return Err(e.into());
+        }
+        let history = match &existing {
+            None => Vec::new(),
+            Some(_) => messages::recent(
+                self.db(),
+                &conversation_id,
+                self.settings().history_limit + 2,
+            )
+            .await
+            .unwrap_or_default(),
+        };
+        let events = replay::open(
+            self.db().clone(),
+            lease.clone(),
+            lease.last_seq(),
+            Until::MessageEnd(message_id.clone()),
+            false,
+        )
+        .await?;
+
+        let conversation: Arc<str> = Arc::from(conversation_id.as_str());
+        let frame = lease.emit(StreamEvent::MessageStart(MessageStart {
+            conversation_id: conversation_id.clone(),
+            message_id: message_id.clone(),
+            role: Role::Assistant,
+        }));
+        self.0.writer.start_seq(&message_id, frame.seq);
+        let message: Arc<str> = Arc::from(message_id.as_str());
+        self.0.writer.event(&conversation, Some(&message), frame);
+
+        let turn = Turn {
+            writer: self.0.writer.clone(),
+            model: self.model_for(&agent),
+            model_name: agent.provider.model.clone(),
+            tools: self.registry().for_agent(&agent),
+            tool_ctx: ToolContext {
+                db: self.db().clone(),
+                agent: agent.clone(),
+                conversation_id: conversation_id.clone(),
+                visitor_id: visitor.id.clone(),
+                message_id: message_id.clone(),
+                clock: self.clock().clone(),
+                http: self.0.http.clone(),
+            },
+            messages: model_context(&agent, &history, text, &[&visitor_message_id, &message_id]),
+            limits: TurnLimits {
+                max_hops: self.settings().max_hops,
+                tool_timeout: self.settings().tool_timeout,
+                max_tokens: None,
+            },
+            cancel,
+            chinese: is_chinese(text),
+            lease,
+        };
+        tokio::spawn(turn.run());
+        Ok(Started {
+            conversation_id,
+            message_id,
+            events: Box::pin(events),
+        })
+    }
+
+    /// The stream of an earlier reply (a retried send).
+    async fn resume_reply(
+        &self,
+        conversation_id: &str,
+        reply: Option<Message>,
+    ) -> Result<Started, ChatError> {
+        let lease = self.hub().lease(conversation_id, false).await?;
+        let Some(reply) = reply else {
+            let events = replay::open(
+                self.db().clone(),
+                lease.clone(),
+                lease.last_seq(),
+                Until::MessageEnd(String::new()),
+                true,
+            )
+            .await?;
+            return Ok(Started {
+                conversation_id: conversation_id.to_owned(),
+                message_id: String::new(),
+                events: Box::pin(events),
+            });
+        };
+        let live = lease.active_turn().as_deref() == Some(reply.id.as_str());
+        let finished = reply.status != MessageStatus::Streaming && !live;
+        let after = reply.start_seq.saturating_sub(1);
+        let events = replay::open(
+            self.db().clone(),
+            lease,
+            after,
+            Until::MessageEnd(reply.id.clone()),
+            finished,
+        )
+        .await?;
+        Ok(Started {
+            conversation_id: conversation_id.to_owned(),
+            message_id: reply.id,
+            events: Box::pin(events),
+        })
+    }
+
+    /// Follows a conversation's stream from after `after` until the client leaves.
+    pub async fn follow(
+        &self,
+        visitor: &Visitor,
+        conversation_id: &str,
+        after: u64,
+    ) -> Result<impl Stream<Item = Arc<Frame>> + Send + 'static, ChatError> {
+        let conv = self.own_conversation(visitor, conversation_id).await?;
+        let lease = self.hub().lease(&conv.id, false).await?;
+        Ok(replay::open(self.db().clone(), lease, after, Until::Forever, false).await?)
+    }
+
+    /// Stops the running turn, if any. The partial answer is kept as `stopped`.
+    pub async fn stop(&self, visitor: &Visitor, conversation_id: &str) -> Result<bool, ChatError> {
+        let conv = self.own_conversation(visitor, conversation_id).await?;
+        Ok(self
+            .hub()
+            .get(&conv.id)
+            .and_then(|lease| lease.cancel_turn())
+            .is_some())
+    }
+
+    /// The conversation as the panel shows it after a reload.
+    pub async fn transcript(
+        &self,
+        visitor: &Visitor,
+        conversation_id: &str,
+    ) -> Result<Transcript, ChatError> {
+        let conv = self.own_conversation(visitor, conversation_id).await?;
+        let rows = messages::list(self.db(), &conv.id).await?;
+        let mut calls = tool_calls::of_conversation(self.db(), &conv.id).await?;
+        let messages = rows
+            .into_iter()
+            .map(|m| {
+                let tool_calls = calls
+                    .iter()
+                    .filter(|(mid, _)| *mid == m.id)
+                    .map(|(_, c)| c.clone())
+                    .collect();
+                TranscriptMessage {
+                    id: m.id,
+                    role: m.role,
+                    text: m.content,
+                    blocks: m.blocks,
+                    tool_calls,
+                    status: m.status,
+                    created_at: m.created_at,
+                    start_seq: m.start_seq,
+                }
+            })
+            .collect();
+        calls.clear();
+        Ok(Transcript {
+            conversation_id: conv.id,
+            status: conv.status,
+            lead_submitted: conv.lead_submitted,
+            messages,
+        })
+    }
+
+    /// Saves a lead from the panel's form and marks the conversation as waiting for a person.
+    pub async fn submit_lead(
+        &self,
+        visitor: &Visitor,
+        conversation_id: &str,
+        form: &LeadForm,
+    ) -> Result<String, ChatError> {
+        let conv = self.own_conversation(visitor, conversation_id).await?;
+        let problems = validate_lead(form);
+        if !problems.is_empty() {
+            return Err(ChatError::InvalidForm(problems));
+        }
+        let id = leads::submit(
+            self.db(),
+            &conv.agent_id,
+            &conv.id,
+            &visitor.id,
+            form,
+            self.now_ms(),
+        )
+        .await?;
+        self.emit_now(
+            &conv.id,
+            StreamEvent::Handoff(Handoff {
+                to: "waiting".into(),
+                operator_name: None,
+            }),
+        )
+        .await?;
+        Ok(id)
+    }
+
+    /// Emits one event outside a turn and stores it before returning.
+    pub async fn emit_now(&self, conversation_id: &str, event: StreamEvent) -> Result<(), DbError> {
+        let lease: Lease = self.hub().lease(conversation_id, false).await?;
+        let frame = lease.emit(event);
+        self.0
+            .writer
+            .event(&Arc::from(conversation_id), None, frame);
+        self.0.writer.flush().await;
+        Ok(())
+    }
+}
+
+/// The model's context: the agent's instructions, earlier messages, the new one.
+fn model_context(
+    agent: &Agent,
+    history: &[Message],
+    text: &str,
+    this_turn: &[&str],
+) -> Vec<ModelMessage> {
+    let mut out = Vec::with_capacity(history.len() + 2);
+    if !agent.system_prompt.trim().is_empty() {
+        out.push(ModelMessage::System(agent.system_prompt.clone()));
+    }
+    for m in history {
+        // The message just sent is added last; the reply being written is empty.
+        if this_turn.contains(&m.id.as_str()) || m.content.trim().is_empty() {
+            continue;
+        }
+        match m.role {
+            Role::Visitor => out.push(ModelMessage::User(m.content.clone())),
+            Role::Assistant if m.status != MessageStatus::Failed => {
+                out.push(ModelMessage::Assistant {
+                    content: m.content.clone(),
+                    tool_calls: Vec::new(),
+                })
+            }
+            Role::Operator => out.push(ModelMessage::Assistant {
+                content: format!(
+                    "[{} (a person) wrote]: {}",
+                    m.author.as_deref().unwrap_or("Operator"),
+                    m.content
+                ),
+                tool_calls: Vec::new(),
+            }),
+            _ => {}
+        }
+    }
+    out.push(ModelMessage::User(text.to_owned()));
+    out
+}

@@ -1,0 +1,315 @@
+//! Live conversation channels. Every event of a conversation goes through its channel: the channel
+//! numbers it (the SSE `id`), keeps the recent ones in memory and broadcasts them to every open
+//! stream of that conversation (the POST that started a turn, a resumed GET, another tab). A
+//! channel also holds the conversation's single active-turn slot.
+//!
+//! Channels live only while someone holds a [`Lease`]; the last lease to go removes it. Whoever
+//! emits events must flush them to the database before dropping its lease, so that a later channel
+//! for the same conversation continues the numbering from what is stored.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use parley_widget::protocol::StreamEvent;
+use tokio::sync::{Notify, OnceCell, broadcast};
+use tokio_util::sync::CancellationToken;
+
+use crate::server::store::{self, Db, DbError};
+
+/// Events kept in memory per channel for resuming streams before they reach the database.
+const RECENT: usize = 4096;
+/// Live events buffered per subscriber before it has to catch up from `recent`.
+const BROADCAST: usize = 128;
+
+/// A numbered event, with its SSE frame rendered once for every subscriber.
+#[derive(Debug)]
+pub struct Frame {
+    pub seq: u64,
+    pub event: StreamEvent,
+    pub sse: Bytes,
+}
+
+impl Frame {
+    pub fn new(seq: u64, event: StreamEvent) -> Self {
+        let sse = Bytes::from(event.to_sse(seq));
+        Frame { seq, event, sse }
+    }
+}
+
+/// The turn a conversation is busy with.
+#[derive(Debug)]
+pub struct ActiveTurn {
+    pub message_id: String,
+    pub cancel: CancellationToken,
+    /// Set once the answer is complete and only the final writes remain.
+    pub finishing: bool,
+}
+
+struct Inner {
+    next_seq: u64,
+    recent: VecDeque<Arc<Frame>>,
+    cost_usd: f64,
+}
+
+/// One conversation's channel.
+pub struct Channel {
+    pub conversation_id: String,
+    init: OnceCell<()>,
+    inner: Mutex<Inner>,
+    tx: broadcast::Sender<Arc<Frame>>,
+    turn: Mutex<Option<ActiveTurn>>,
+    turn_released: Notify,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Channel {
+    fn new(conversation_id: String) -> Self {
+        let (tx, _) = broadcast::channel(BROADCAST);
+        Channel {
+            conversation_id,
+            init: OnceCell::new(),
+            inner: Mutex::new(Inner {
+                next_seq: 1,
+                recent: VecDeque::new(),
+                cost_usd: 0.0,
+            }),
+            tx,
+            turn: Mutex::new(None),
+            turn_released: Notify::new(),
+        }
+    }
+
+    /// Numbers the event, keeps it and sends it to every subscriber.
+    pub fn emit(&self, event: StreamEvent) -> Arc<Frame> {
+        let mut inner = lock(&self.inner);
+        let frame = Arc::new(Frame::new(inner.next_seq, event));
+        inner.next_seq += 1;
+        if inner.recent.len() == RECENT {
+            inner.recent.pop_front();
+        }
+        inner.recent.push_back(frame.clone());
+        // No subscriber is fine: the event is stored and can be replayed.
+        let _ = self.tx.send(frame.clone());
+        frame
+    }
+
+    /// Recent events after `after` and a receiver for the ones to come, taken atomically.
+    pub fn subscribe(&self, after: u64) -> (Vec<Arc<Frame>>, broadcast::Receiver<Arc<Frame>>) {
+        let inner = lock(&self.inner);
+        let rx = self.tx.subscribe();
+        let recent = inner
+            .recent
+            .iter()
+            .filter(|f| f.seq > after)
+            .cloned()
+            .collect();
+        (recent, rx)
+    }
+
+    /// Recent events after `after` (to catch up a subscriber that lagged).
+    pub fn recent_after(&self, after: u64) -> Vec<Arc<Frame>> {
+        lock(&self.inner)
+            .recent
+            .iter()
+            .filter(|f| f.seq > after)
+            .cloned()
+            .collect()
+    }
+
+    /// The oldest sequence number still in memory.
+    pub fn oldest_recent(&self) -> Option<u64> {
+        lock(&self.inner).recent.front().map(|f| f.seq)
+    }
+
+    /// The last sequence number handed out.
+    pub fn last_seq(&self) -> u64 {
+        lock(&self.inner).next_seq - 1
+    }
+
+    /// Drops events kept in memory (they are all stored by now).
+    pub fn forget_recent(&self) {
+        lock(&self.inner).recent.clear();
+    }
+
+    /// Adds to the conversation's running cost and returns the new total.
+    pub fn add_cost(&self, usd: f64) -> f64 {
+        let mut inner = lock(&self.inner);
+        inner.cost_usd += usd;
+        inner.cost_usd
+    }
+
+    /// Takes the turn slot, or says which turn holds it.
+    pub fn try_begin_turn(
+        &self,
+        message_id: String,
+        cancel: CancellationToken,
+    ) -> Result<(), BusyTurn> {
+        let mut slot = lock(&self.turn);
+        match slot.as_ref() {
+            Some(t) => Err(BusyTurn {
+                message_id: t.message_id.clone(),
+                finishing: t.finishing,
+            }),
+            None => {
+                *slot = Some(ActiveTurn {
+                    message_id,
+                    cancel,
+                    finishing: false,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Waits until the active turn (if any) ends; true when the slot is free.
+    pub async fn wait_turn_released(&self, timeout: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.turn_released.notified();
+            if lock(&self.turn).is_none() {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return lock(&self.turn).is_none();
+            }
+        }
+    }
+
+    pub fn mark_finishing(&self) {
+        if let Some(t) = lock(&self.turn).as_mut() {
+            t.finishing = true;
+        }
+    }
+
+    pub fn end_turn(&self) {
+        *lock(&self.turn) = None;
+        self.turn_released.notify_waiters();
+    }
+
+    /// Cancels the active turn; returns its message id.
+    pub fn cancel_turn(&self) -> Option<String> {
+        lock(&self.turn).as_ref().map(|t| {
+            t.cancel.cancel();
+            t.message_id.clone()
+        })
+    }
+
+    pub fn active_turn(&self) -> Option<String> {
+        lock(&self.turn).as_ref().map(|t| t.message_id.clone())
+    }
+
+    fn idle(&self) -> bool {
+        lock(&self.turn).is_none()
+    }
+}
+
+/// The turn slot was taken.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BusyTurn {
+    pub message_id: String,
+    pub finishing: bool,
+}
+
+/// All live channels of this process.
+#[derive(Clone)]
+pub struct Hub {
+    db: Db,
+    channels: Arc<Mutex<HashMap<String, Arc<Channel>>>>,
+}
+
+impl Hub {
+    pub fn new(db: Db) -> Self {
+        Hub {
+            db,
+            channels: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// A lease on the conversation's channel; the first one loads the numbering from the
+    /// database. `is_new` skips the load for a conversation that has no rows yet.
+    pub async fn lease(&self, conversation_id: &str, is_new: bool) -> Result<Lease, DbError> {
+        let channel = {
+            let mut map = lock(&self.channels);
+            map.entry(conversation_id.to_owned())
+                .or_insert_with(|| Arc::new(Channel::new(conversation_id.to_owned())))
+                .clone()
+        };
+        let lease = Lease {
+            hub: self.clone(),
+            channel,
+        };
+        if !is_new {
+            let db = &self.db;
+            let ch = &lease.channel;
+            ch.init
+                .get_or_try_init(|| async {
+                    let max = store::events::max_seq(db, conversation_id).await?;
+                    let cost = store::usage::conversation_cost(db, conversation_id).await?;
+                    let mut inner = lock(&ch.inner);
+                    inner.next_seq = inner.next_seq.max(max + 1);
+                    inner.cost_usd += cost;
+                    Ok::<(), DbError>(())
+                })
+                .await?;
+        } else {
+            let _ = lease.channel.init.set(());
+        }
+        Ok(lease)
+    }
+
+    /// The channel if it is live in this process.
+    pub fn get(&self, conversation_id: &str) -> Option<Lease> {
+        let map = lock(&self.channels);
+        map.get(conversation_id).map(|c| Lease {
+            hub: self.clone(),
+            channel: c.clone(),
+        })
+    }
+
+    /// How many channels are live (metrics, tests).
+    pub fn live_channels(&self) -> usize {
+        lock(&self.channels).len()
+    }
+}
+
+/// A handle on a live channel; the channel goes away when the last lease is dropped while no
+/// turn is running.
+pub struct Lease {
+    hub: Hub,
+    channel: Arc<Channel>,
+}
+
+impl std::ops::Deref for Lease {
+    type Target = Channel;
+    fn deref(&self) -> &Channel {
+        &self.channel
+    }
+}
+
+impl Clone for Lease {
+    fn clone(&self) -> Self {
+        let _map = lock(&self.hub.channels);
+        Lease {
+            hub: self.hub.clone(),
+            channel: self.channel.clone(),
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let mut map = lock(&self.hub.channels);
+        // The map and this lease: nobody else holds the channel.
+        if Arc::strong_count(&self.channel) == 2 && self.channel.idle() {
+            if let Some(existing) = map.get(&self.channel.conversation_id) {
+                if Arc::ptr_eq(existing, &self.channel) {
+                    map.remove(&self.channel.conversation_id);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! The engine: everything that answers a visitor. Providers, tools, the turn loop, live channels
+//! and the stream writer, behind one cloneable [`Engine`] handle.
+
+pub mod chat;
+pub mod clock;
+pub mod hub;
+pub mod pricing;
+pub mod provider;
+pub mod replay;
+pub mod tools;
+pub mod turn;
+pub mod writer;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clock::Clock;
+use hub::Hub;
+use provider::ChatModel;
+use provider::demo::DemoModel;
+use provider::openai::{OpenAiClient, OpenAiSettings};
+use tools::registry::Registry;
+use writer::Writer;
+
+use crate::server::store::agents::{self, Agent, ProviderKind};
+use crate::server::store::visitors::{self, Visitor};
+use crate::server::store::{Db, DbError};
+
+/// Tunables of the engine.
+#[derive(Clone, Debug)]
+pub struct EngineSettings {
+    /// Tool hops per turn before the answer is requested without tools.
+    pub max_hops: u32,
+    pub tool_timeout: Duration,
+    /// Earlier messages given to the model.
+    pub history_limit: i64,
+    /// Pause between the demo model's tokens.
+    pub demo_token_delay: Duration,
+    pub openai: OpenAiSettings,
+    /// How long the stream writer gathers before it writes.
+    pub writer_interval: Duration,
+    /// How long agents and visitor tokens are cached.
+    pub cache_ttl: Duration,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        EngineSettings {
+            max_hops: 3,
+            tool_timeout: Duration::from_secs(15),
+            history_limit: 20,
+            demo_token_delay: Duration::from_millis(25),
+            openai: OpenAiSettings::default(),
+            writer_interval: Duration::from_millis(50),
+            cache_ttl: Duration::from_secs(10),
+        }
+    }
+}
+
+struct Cached<T> {
+    value: T,
+    at: Instant,
+}
+
+/// A small time-bounded cache (agents by key, visitors by token).
+struct TtlCache<T> {
+    ttl: Duration,
+    map: Mutex<HashMap<String, Cached<T>>>,
+}
+
+impl<T: Clone> TtlCache<T> {
+    fn new(ttl: Duration) -> Self {
+        TtlCache {
+            ttl,
+            map: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<T> {
+        let map = self.map.lock().ok()?;
+        map.get(key)
+            .filter(|c| c.at.elapsed() < self.ttl)
+            .map(|c| c.value.clone())
+    }
+
+    fn put(&self, key: &str, value: T) {
+        if let Ok(mut map) = self.map.lock() {
+            if map.len() > 50_000 {
+                map.clear();
+            }
+            map.insert(
+                key.to_owned(),
+                Cached {
+                    value,
+                    at: Instant::now(),
+                },
+            );
+        }
+    }
+
+    fn clear(&self) {
+        if let Ok(mut map) = self.map.lock() {
+            map.clear();
+        }
+    }
+}
+
+struct Inner {
+    db: Db,
+    clock: Arc<dyn Clock>,
+    http: reqwest::Client,
+    registry: Registry,
+    hub: Hub,
+    writer: Writer,
+    settings: EngineSettings,
+    demo: Arc<DemoModel>,
+    agents: TtlCache<Option<Arc<Agent>>>,
+    visitors: TtlCache<Visitor>,
+}
+
+/// The engine handle; cheap to clone.
+#[derive(Clone)]
+pub struct Engine(Arc<Inner>);
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("tools", &self.0.registry)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// Starts the engine (and its stream writer) on a connected database.
+    pub fn new(
+        db: Db,
+        clock: Arc<dyn Clock>,
+        http: reqwest::Client,
+        registry: Registry,
+        settings: EngineSettings,
+    ) -> Self {
+        let writer = Writer::spawn(db.clone(), clock.clone(), settings.writer_interval);
+        let demo = Arc::new(DemoModel {
+            token_delay: settings.demo_token_delay,
+        });
+        Engine(Arc::new(Inner {
+            hub: Hub::new(db.clone()),
+            agents: TtlCache::new(settings.cache_ttl),
+            visitors: TtlCache::new(settings.cache_ttl * 6),
+            db,
+            clock,
+            http,
+            registry,
+            writer,
+            settings,
+            demo,
+        }))
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.0.db
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.0.clock
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.0.registry
+    }
+
+    pub fn hub(&self) -> &Hub {
+        &self.0.hub
+    }
+
+    pub fn settings(&self) -> &EngineSettings {
+        &self.0.settings
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.0.clock.now_ms()
+    }
+
+    /// The model client an agent's settings ask for.
+    pub fn model_for(&self, agent: &Agent) -> Arc<dyn ChatModel> {
+        match (agent.provider.kind, agent.provider.base_url.as_deref()) {
+            (ProviderKind::OpenAi, Some(base)) => Arc::new(OpenAiClient::new(
+                self.0.http.clone(),
+                base,
+                agent.provider.api_key.clone(),
+                self.0.settings.openai.clone(),
+            )),
+            _ => self.0.demo.clone(),
+        }
+    }
+
+    /// An agent by its public key (cached briefly).
+    pub async fn agent_by_key(&self, key: &str) -> Result<Option<Arc<Agent>>, DbError> {
+        if let Some(hit) = self.0.agents.get(key) {
+            return Ok(hit);
+        }
+        let agent = agents::by_public_key(&self.0.db, key).await?.map(Arc::new);
+        self.0.agents.put(key, agent.clone());
+        Ok(agent)
+    }
+
+    /// Forget cached agents (after an edit).
+    pub fn agents_changed(&self) {
+        self.0.agents.clear();
+    }
+
+    /// The visitor a bearer token belongs to (cached briefly).
+    pub async fn visitor_by_token(&self, token: &str) -> Result<Option<Visitor>, DbError> {
+        if let Some(hit) = self.0.visitors.get(token) {
+            return Ok(Some(hit));
+        }
+        let visitor = visitors::by_token(&self.0.db, token).await?;
+        if let Some(v) = &visitor {
+            self.0.visitors.put(token, v.clone());
+        }
+        Ok(visitor)
+    }
+
+    /// Creates a visitor and returns it with its token.
+    pub async fn create_visitor(
+        &self,
+        agent: &Agent,
+        host_origin: Option<&str>,
+    ) -> Result<(Visitor, String), DbError> {
+        let token = visitors::new_token();
+        let visitor =
+            visitors::create(&self.0.db, &agent.id, &token, host_origin, self.now_ms()).await?;
+        Ok((visitor, token))
+    }
+
+    /// After a restart: answers left `streaming` become `interrupted` (their partial text kept)
+    /// and each gets a closing `message_end` event, numbered well past anything a client could
+    /// have seen from the previous process.
+    pub async fn recover(&self) -> Result<usize, DbError> {
+        use parley_widget::protocol::{MessageEnd, MessageStatus, StreamEvent};
+        let now = self.now_ms();
+        let interrupted =
+            crate::server::store::messages::interrupt_streaming(&self.0.db, now).await?;
+        for (conversation_id, message_id) in &interrupted {
+            let max = crate::server::store::events::max_seq(&self.0.db, conversation_id).await?;
+            let event = StreamEvent::MessageEnd(MessageEnd {
+                message_id: message_id.clone(),
+                status: MessageStatus::Interrupted,
+            });
+            let row = crate::server::store::events::EventRow {
+                conversation_id: conversation_id.clone(),
+                seq: max + replay::RESTART_GAP,
+                last_seq: max + replay::RESTART_GAP,
+                name: event.name().to_owned(),
+                data: event.data_json(),
+                created_at: now,
+            };
+            let mut tx = self.0.db.pool().begin().await?;
+            crate::server::store::events::insert_rows(&mut tx, &[row]).await?;
+            tx.commit().await?;
+        }
+        Ok(interrupted.len())
+    }
+}

@@ -1,0 +1,168 @@
+//! Model providers: one trait, an OpenAI-compatible client and the offline demo model. The turn
+//! loop only ever sees [`ChatModel`]; the agent's settings pick the implementation.
+
+pub mod demo;
+pub mod openai;
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::Stream;
+use serde_json::Value;
+
+/// A message of the model's context.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelMessage {
+    System(String),
+    User(String),
+    Assistant {
+        content: String,
+        tool_calls: Vec<ModelToolCall>,
+    },
+    Tool {
+        call_id: String,
+        content: String,
+    },
+}
+
+/// A tool the model may call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// A tool call requested by the model. `arguments` is the raw JSON text the model produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// One request to a model.
+#[derive(Clone, Debug)]
+pub struct ModelRequest {
+    pub model: String,
+    pub messages: Vec<ModelMessage>,
+    /// Empty: no tools offered.
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: Option<u32>,
+}
+
+/// Token counts of one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    pub input: u64,
+    pub output: u64,
+    pub cached: u64,
+}
+
+/// Why the model stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    Length,
+    ContentFilter,
+    Other(String),
+}
+
+/// What a model stream yields.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModelEvent {
+    /// The next piece of answer text.
+    Text(String),
+    /// A complete tool call (assembled from the stream's deltas).
+    ToolCall(ModelToolCall),
+    Usage(TokenUsage),
+    /// The model finished; always the last event of a successful stream.
+    Finished(FinishReason),
+}
+
+/// A failed model call, classified for retry and fallback decisions.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("rate limited by the provider")]
+    RateLimited { retry_after: Option<Duration> },
+    #[error("the provider answered {status}")]
+    Server { status: u16 },
+    #[error("the provider refused the request ({status})")]
+    Client { status: u16, detail: String },
+    #[error("could not connect to the provider: {0}")]
+    Connect(String),
+    #[error("the provider did not answer in time ({0})")]
+    Timeout(&'static str),
+    #[error("the provider's stream reported an error: {0}")]
+    StreamError(String),
+    #[error("the provider's stream ended before the answer was finished")]
+    Truncated,
+    #[error("the provider sent something unreadable: {0}")]
+    Protocol(String),
+}
+
+impl ProviderError {
+    /// A stable code for the ledger and the `error` event.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ProviderError::RateLimited { .. } => "rate_limited",
+            ProviderError::Server { .. } => "server_error",
+            ProviderError::Client {
+                status: 401 | 403, ..
+            } => "auth_error",
+            ProviderError::Client { .. } => "request_rejected",
+            ProviderError::Connect(_) => "connect_error",
+            ProviderError::Timeout(_) => "timeout",
+            ProviderError::StreamError(_) => "stream_error",
+            ProviderError::Truncated => "truncated",
+            ProviderError::Protocol(_) => "protocol_error",
+        }
+    }
+}
+
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ProviderError>> + Send>>;
+
+/// One upstream attempt, for the usage ledger.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attempt {
+    pub model: String,
+    /// `ok` or a [`ProviderError::code`].
+    pub outcome: &'static str,
+    pub latency_ms: u64,
+}
+
+/// Collects the attempts a call made (retries included).
+#[derive(Clone, Debug, Default)]
+pub struct AttemptLog(Arc<Mutex<Vec<Attempt>>>);
+
+impl AttemptLog {
+    pub fn push(&self, attempt: Attempt) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(attempt);
+        }
+    }
+
+    pub fn take(&self) -> Vec<Attempt> {
+        self.0
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
+    }
+}
+
+/// A chat model that streams.
+#[async_trait::async_trait]
+pub trait ChatModel: Send + Sync {
+    /// Name of the provider for logs and the ledger (`openai`, `demo`).
+    fn provider(&self) -> &'static str;
+
+    /// Starts a streaming call. Retries that are safe (before any output) happen inside; every
+    /// attempt that failed is recorded in `attempts`.
+    async fn stream(
+        &self,
+        request: ModelRequest,
+        attempts: &AttemptLog,
+    ) -> Result<ModelStream, ProviderError>;
+}

@@ -1,0 +1,71 @@
+//! `escalate_to_human` (capability `ticket_escalation`): offers the visitor a button that opens
+//! the lead form, and tells the model a person can take over.
+
+use parley_widget::protocol::{Block, EscalationButton};
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolOutput};
+
+pub struct EscalateToHuman;
+
+#[async_trait::async_trait]
+impl Tool for EscalateToHuman {
+    fn name(&self) -> &'static str {
+        "escalate_to_human"
+    }
+
+    fn description(&self) -> &'static str {
+        "Offer the visitor a button to reach a human operator. Use it only when the visitor asks \
+         for a person, or when you cannot help and a person could."
+    }
+
+    fn capability(&self) -> &'static str {
+        "ticket_escalation"
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string", "maxLength": 500, "description": "Why a person is needed, in a few words."}
+            },
+            "additionalProperties": false
+        })
+    }
+
+    async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        let reason = args
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .map(str::to_owned);
+        let zh = ctx.agent.vertical == "immigration"
+            || reason
+                .as_deref()
+                .is_some_and(crate::server::engine::provider::demo::is_chinese);
+        let (label, fallback) = if zh {
+            (
+                "联系人工",
+                "如需人工帮助，请留下您的姓名和联系方式，我们的顾问会尽快联系您。",
+            )
+        } else {
+            (
+                "Talk to a person",
+                "To reach a person, leave your name and email or phone number and we'll get back to you.",
+            )
+        };
+        Ok(ToolOutput {
+            result: json!({
+                "ok": true,
+                "button_shown": true,
+                "message": "A button to contact a person is shown to the visitor. Tell them to press it and leave their contact details."
+            }),
+            blocks: vec![Block::EscalationButton(EscalationButton {
+                label: label.to_owned(),
+                reason,
+                fallback_text: fallback.to_owned(),
+            })],
+        })
+    }
+}

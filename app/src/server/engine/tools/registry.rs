@@ -1,0 +1,302 @@
+//! The tool registry: every tool Parley ships, checked once at start-up, and the per-agent view
+//! the turn loop uses.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Tool, ToolContext, ToolError, ToolOutput, names};
+use crate::server::engine::provider::ToolSpec;
+use crate::server::store::agents::Agent;
+
+struct Registered {
+    tool: Arc<dyn Tool>,
+    validator: jsonschema::Validator,
+    spec: ToolSpec,
+}
+
+/// All tools, by name.
+#[derive(Clone)]
+pub struct Registry {
+    tools: Arc<Vec<Arc<Registered>>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| &t.spec.name))
+            .finish()
+    }
+}
+
+impl Registry {
+    /// Builds a registry; fails on a name that breaks SEP-986, a duplicate name or a schema that
+    /// does not compile.
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Result<Self, String> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::with_capacity(tools.len());
+        for tool in tools {
+            let name = tool.name();
+            names::check(name)?;
+            if !seen.insert(name) {
+                return Err(format!("two tools are named `{name}`"));
+            }
+            let schema = tool.schema();
+            if schema.get("type").and_then(Value::as_str) != Some("object") {
+                return Err(format!("the schema of `{name}` must describe an object"));
+            }
+            let validator = jsonschema::validator_for(&schema)
+                .map_err(|e| format!("the schema of `{name}` does not compile: {e}"))?;
+            let spec = ToolSpec {
+                name: name.to_owned(),
+                description: tool.description().to_owned(),
+                parameters: schema,
+            };
+            out.push(Arc::new(Registered {
+                tool,
+                validator,
+                spec,
+            }));
+        }
+        Ok(Registry {
+            tools: Arc::new(out),
+        })
+    }
+
+    /// Every tool Parley ships.
+    pub fn builtin() -> Self {
+        let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(super::escalate_to_human::EscalateToHuman)];
+        Registry::new(tools).unwrap_or_else(|e| panic!("built-in tool registry is invalid: {e}"))
+    }
+
+    /// `(name, capability)` of every tool.
+    pub fn catalogue(&self) -> Vec<(&'static str, &'static str)> {
+        self.tools
+            .iter()
+            .map(|t| (t.tool.name(), t.tool.capability()))
+            .collect()
+    }
+
+    /// The tools an agent may use: its capabilities allow them, and `enabled_tools` (when set)
+    /// names them.
+    pub fn for_agent(&self, agent: &Agent) -> AgentTools {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|t| agent.has_capability(t.tool.capability()))
+            .filter(|t| match &agent.enabled_tools {
+                Some(enabled) => enabled.iter().any(|n| n == t.tool.name()),
+                None => true,
+            })
+            .cloned()
+            .collect();
+        AgentTools { tools }
+    }
+}
+
+/// The tools of one agent.
+#[derive(Clone, Default)]
+pub struct AgentTools {
+    tools: Vec<Arc<Registered>>,
+}
+
+impl AgentTools {
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.tool.name()).collect()
+    }
+
+    /// The tool definitions to offer the model.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec.clone()).collect()
+    }
+
+    /// Parses and validates the model's arguments.
+    pub fn check_arguments(&self, name: &str, raw: &str) -> Result<Value, ToolError> {
+        let tool = self.find(name)?;
+        parse_and_validate(&tool.validator, raw)
+    }
+
+    /// Runs a tool after checking its name and arguments.
+    pub async fn call(
+        &self,
+        ctx: &ToolContext,
+        name: &str,
+        raw_arguments: &str,
+    ) -> Result<ToolOutput, ToolError> {
+        let tool = self.find(name)?;
+        let args = parse_and_validate(&tool.validator, raw_arguments)?;
+        tool.tool.execute(ctx, args).await
+    }
+
+    fn find(&self, name: &str) -> Result<&Arc<Registered>, ToolError> {
+        self.tools
+            .iter()
+            .find(|t| t.tool.name() == name)
+            .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))
+    }
+}
+
+fn parse_and_validate(validator: &jsonschema::Validator, raw: &str) -> Result<Value, ToolError> {
+    let raw = raw.trim();
+    let args: Value = if raw.is_empty() {
+        Value::Object(Default::default())
+    } else {
+        serde_json::from_str(raw)
+            .map_err(|e| ToolError::InvalidArguments(format!("not valid JSON ({e})")))?
+    };
+    let problems: Vec<String> = validator
+        .iter_errors(&args)
+        .take(5)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            if path.is_empty() {
+                e.to_string()
+            } else {
+                format!("{path}: {e}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(args)
+    } else {
+        Err(ToolError::InvalidArguments(problems.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::server::store::agents::{ProviderConfig, ProviderKind};
+
+    struct Fake(&'static str, &'static str);
+
+    #[async_trait::async_trait]
+    impl Tool for Fake {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn description(&self) -> &'static str {
+            "test tool"
+        }
+        fn capability(&self) -> &'static str {
+            self.1
+        }
+        fn schema(&self) -> Value {
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": false})
+        }
+        async fn execute(&self, _ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::result(args))
+        }
+    }
+
+    fn agent(capabilities: &[&str], enabled: Option<&[&str]>) -> Agent {
+        Agent {
+            id: "a".into(),
+            public_key: "k".into(),
+            name: "n".into(),
+            vertical: "help_center".into(),
+            capabilities: capabilities.iter().map(|s| s.to_string()).collect(),
+            enabled_tools: enabled.map(|e| e.iter().map(|s| s.to_string()).collect()),
+            provider: ProviderConfig {
+                kind: ProviderKind::Demo,
+                base_url: None,
+                api_key: None,
+                model: "demo".into(),
+                fallback_model: None,
+            },
+            system_prompt: String::new(),
+            greeting: String::new(),
+            theme: Default::default(),
+            allowed_origins: vec![],
+        }
+    }
+
+    fn registry() -> Registry {
+        Registry::new(vec![
+            Arc::new(Fake("a_one", "cap_a")),
+            Arc::new(Fake("a_two", "cap_a")),
+            Arc::new(Fake("b_one", "cap_b")),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn capabilities_times_enabled_tools() {
+        let r = registry();
+        assert_eq!(
+            r.for_agent(&agent(&["cap_a"], None)).names(),
+            vec!["a_one", "a_two"]
+        );
+        assert_eq!(
+            r.for_agent(&agent(&["cap_a", "cap_b"], None)).names(),
+            vec!["a_one", "a_two", "b_one"]
+        );
+        assert_eq!(
+            r.for_agent(&agent(&["cap_a", "cap_b"], Some(&["a_two", "b_one"])))
+                .names(),
+            vec!["a_two", "b_one"]
+        );
+        // enabled_tools cannot widen what the capabilities allow.
+        assert_eq!(
+            r.for_agent(&agent(&["cap_a"], Some(&["b_one"]))).names(),
+            Vec::<&str>::new()
+        );
+        assert!(r.for_agent(&agent(&["news"], None)).is_empty());
+        assert!(r.for_agent(&agent(&[], None)).is_empty());
+    }
+
+    #[test]
+    fn rejects_bad_names_and_duplicates() {
+        assert!(Registry::new(vec![Arc::new(Fake("bad name", "c"))]).is_err());
+        assert!(
+            Registry::new(vec![Arc::new(Fake("dup", "c")), Arc::new(Fake("dup", "d"))]).is_err()
+        );
+    }
+
+    #[test]
+    fn builtin_names_pass_sep_986_and_openai_rules() {
+        for (name, _) in Registry::builtin().catalogue() {
+            assert!(names::check(name).is_ok());
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn validates_arguments_against_the_schema() {
+        let tools = registry().for_agent(&agent(&["cap_a"], None));
+        assert_eq!(
+            tools.check_arguments("a_one", "{\"n\": 3}").unwrap(),
+            json!({"n": 3})
+        );
+        for bad in [
+            "{\"n\": \"3\"}",
+            "{\"n\": 3, \"extra\": true}",
+            "{}",
+            "[1]",
+            "{n: 3}",
+        ] {
+            assert!(
+                matches!(
+                    tools.check_arguments("a_one", bad),
+                    Err(ToolError::InvalidArguments(_))
+                ),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            tools.check_arguments("nope", "{}"),
+            Err(ToolError::UnknownTool("nope".into()))
+        );
+    }
+}

@@ -1,0 +1,25 @@
+//! Everything that runs only on the server: the engine (providers, tools, the turn loop, live
+//! channels), storage, seeding of the demo agents, and the state shared by every request.
+
+pub mod engine;
+pub mod seed;
+pub mod state;
+pub mod store;
+
+use parley_widget::protocol::{MAX_MESSAGE_CHARS, PublicAgentConfig};
+
+use engine::Engine;
+use store::agents::{Agent, ProviderKind};
+
+/// What the browser may know about an agent: never keys, prompts or provider URLs.
+pub fn public_config(_engine: &Engine, agent: &Agent) -> PublicAgentConfig {
+    PublicAgentConfig {
+        key: agent.public_key.clone(),
+        name: agent.name.clone(),
+        greeting: agent.greeting.clone(),
+        theme: agent.theme.clone(),
+        capabilities: agent.capabilities.clone(),
+        demo_model: agent.provider.kind == ProviderKind::Demo || agent.provider.base_url.is_none(),
+        max_message_chars: MAX_MESSAGE_CHARS,
+    }
+}

@@ -1,0 +1,233 @@
+//! Agents: who answers on a website, with which model, tools and look.
+
+use parley_widget::protocol::Theme;
+use sqlx::FromRow;
+
+use super::{Db, DbError, from_json_text, new_id, to_json_text};
+
+/// Which model client an agent uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// The built-in offline demo model.
+    Demo,
+    /// Any OpenAI-compatible Chat Completions endpoint (OpenAI, OpenRouter, Cloudflare Workers AI,
+    /// Ollama, vLLM).
+    OpenAi,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Demo => "demo",
+            ProviderKind::OpenAi => "openai",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "demo" => Some(ProviderKind::Demo),
+            "openai" => Some(ProviderKind::OpenAi),
+            _ => None,
+        }
+    }
+}
+
+/// The model an agent talks to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    /// Base URL of an OpenAI-compatible API, e.g. `https://api.openai.com/v1`.
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub fallback_model: Option<String>,
+}
+
+/// An agent as the engine uses it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Agent {
+    pub id: String,
+    /// The key in the embed snippet (`data-agent`), public by design.
+    pub public_key: String,
+    pub name: String,
+    pub vertical: String,
+    pub capabilities: Vec<String>,
+    /// When set, only these tools (among those the capabilities allow).
+    pub enabled_tools: Option<Vec<String>>,
+    pub provider: ProviderConfig,
+    pub system_prompt: String,
+    pub greeting: String,
+    pub theme: Theme,
+    /// Origins allowed to embed the widget; empty means any.
+    pub allowed_origins: Vec<String>,
+}
+
+impl Agent {
+    pub fn has_capability(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
+
+    /// Whether a page on `origin` may embed this agent.
+    pub fn allows_origin(&self, origin: &str) -> bool {
+        self.allowed_origins.is_empty()
+            || self
+                .allowed_origins
+                .iter()
+                .any(|o| o == "*" || o.trim_end_matches('/') == origin)
+    }
+}
+
+/// What it takes to create an agent.
+#[derive(Clone, Debug)]
+pub struct NewAgent {
+    pub public_key: String,
+    pub name: String,
+    pub vertical: String,
+    pub capabilities: Vec<String>,
+    pub enabled_tools: Option<Vec<String>>,
+    pub provider: ProviderConfig,
+    pub system_prompt: String,
+    pub greeting: String,
+    pub theme: Theme,
+    pub allowed_origins: Vec<String>,
+}
+
+#[derive(FromRow)]
+struct AgentRow {
+    id: String,
+    public_key: String,
+    name: String,
+    vertical: String,
+    capabilities: String,
+    enabled_tools: Option<String>,
+    provider: String,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    model: String,
+    fallback_model: Option<String>,
+    system_prompt: String,
+    greeting: String,
+    theme_color: String,
+    launcher_position: String,
+    allowed_origins: String,
+}
+
+impl From<AgentRow> for Agent {
+    fn from(r: AgentRow) -> Self {
+        Agent {
+            id: r.id,
+            public_key: r.public_key,
+            name: r.name,
+            vertical: r.vertical,
+            capabilities: from_json_text(&r.capabilities),
+            enabled_tools: r.enabled_tools.as_deref().map(from_json_text),
+            provider: ProviderConfig {
+                kind: ProviderKind::parse(&r.provider).unwrap_or(ProviderKind::Demo),
+                base_url: r.base_url,
+                api_key: r.api_key,
+                model: r.model,
+                fallback_model: r.fallback_model,
+            },
+            system_prompt: r.system_prompt,
+            greeting: r.greeting,
+            theme: Theme {
+                color: r.theme_color,
+                position: r.launcher_position,
+            },
+            allowed_origins: from_json_text(&r.allowed_origins),
+        }
+    }
+}
+
+const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_tools, provider, base_url, \
+    api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, allowed_origins";
+
+pub async fn by_public_key(db: &Db, key: &str) -> Result<Option<Agent>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM agents WHERE public_key = $1");
+    let row: Option<AgentRow> = sqlx::query_as(&sql)
+        .bind(key)
+        .fetch_optional(db.pool())
+        .await?;
+    Ok(row.map(Agent::from))
+}
+
+pub async fn by_id(db: &Db, id: &str) -> Result<Option<Agent>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM agents WHERE id = $1");
+    let row: Option<AgentRow> = sqlx::query_as(&sql)
+        .bind(id)
+        .fetch_optional(db.pool())
+        .await?;
+    Ok(row.map(Agent::from))
+}
+
+pub async fn list(db: &Db) -> Result<Vec<Agent>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM agents ORDER BY created_at");
+    let rows: Vec<AgentRow> = sqlx::query_as(&sql).fetch_all(db.pool()).await?;
+    Ok(rows.into_iter().map(Agent::from).collect())
+}
+
+pub async fn count(db: &Db) -> Result<i64, DbError> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM agents")
+        .fetch_one(db.pool())
+        .await
+}
+
+pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, DbError> {
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO agents (id, public_key, name, vertical, capabilities, enabled_tools, provider, \
+         base_url, api_key, model, fallback_model, system_prompt, greeting, theme_color, \
+         launcher_position, allowed_origins, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)",
+    )
+    .bind(&id)
+    .bind(&new.public_key)
+    .bind(&new.name)
+    .bind(&new.vertical)
+    .bind(to_json_text(&new.capabilities))
+    .bind(new.enabled_tools.as_ref().map(to_json_text))
+    .bind(new.provider.kind.as_str())
+    .bind(&new.provider.base_url)
+    .bind(&new.provider.api_key)
+    .bind(&new.provider.model)
+    .bind(&new.provider.fallback_model)
+    .bind(&new.system_prompt)
+    .bind(&new.greeting)
+    .bind(&new.theme.color)
+    .bind(&new.theme.position)
+    .bind(to_json_text(&new.allowed_origins))
+    .bind(now)
+    .execute(db.pool())
+    .await?;
+    by_id(db, &id).await?.ok_or(DbError::RowNotFound)
+}
+
+/// Replaces every editable field of an agent.
+pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool, DbError> {
+    let done = sqlx::query(
+        "UPDATE agents SET public_key = $2, name = $3, vertical = $4, capabilities = $5, \
+         enabled_tools = $6, provider = $7, base_url = $8, api_key = $9, model = $10, \
+         fallback_model = $11, system_prompt = $12, greeting = $13, theme_color = $14, \
+         launcher_position = $15, allowed_origins = $16, updated_at = $17 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(&new.public_key)
+    .bind(&new.name)
+    .bind(&new.vertical)
+    .bind(to_json_text(&new.capabilities))
+    .bind(new.enabled_tools.as_ref().map(to_json_text))
+    .bind(new.provider.kind.as_str())
+    .bind(&new.provider.base_url)
+    .bind(&new.provider.api_key)
+    .bind(&new.provider.model)
+    .bind(&new.provider.fallback_model)
+    .bind(&new.system_prompt)
+    .bind(&new.greeting)
+    .bind(&new.theme.color)
+    .bind(&new.theme.position)
+    .bind(to_json_text(&new.allowed_origins))
+    .bind(now)
+    .execute(db.pool())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

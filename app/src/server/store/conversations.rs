@@ -1,0 +1,83 @@
+//! Conversations between one visitor and one agent.
+
+use parley_widget::protocol::ConversationStatus;
+use sqlx::FromRow;
+
+use super::{Db, DbError};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conversation {
+    pub id: String,
+    pub agent_id: String,
+    pub visitor_id: String,
+    pub status: ConversationStatus,
+    pub lead_submitted: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(FromRow)]
+struct Row {
+    id: String,
+    agent_id: String,
+    visitor_id: String,
+    status: String,
+    lead_submitted: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<Row> for Conversation {
+    fn from(r: Row) -> Self {
+        Conversation {
+            id: r.id,
+            agent_id: r.agent_id,
+            visitor_id: r.visitor_id,
+            status: ConversationStatus::parse(&r.status).unwrap_or(ConversationStatus::Bot),
+            lead_submitted: r.lead_submitted != 0,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+const COLUMNS: &str = "id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at";
+
+pub async fn by_id(db: &Db, id: &str) -> Result<Option<Conversation>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM conversations WHERE id = $1");
+    let row: Option<Row> = sqlx::query_as(&sql)
+        .bind(id)
+        .fetch_optional(db.pool())
+        .await?;
+    Ok(row.map(Conversation::from))
+}
+
+/// The conversation, if it belongs to this visitor.
+pub async fn of_visitor(
+    db: &Db,
+    id: &str,
+    visitor_id: &str,
+) -> Result<Option<Conversation>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM conversations WHERE id = $1 AND visitor_id = $2");
+    let row: Option<Row> = sqlx::query_as(&sql)
+        .bind(id)
+        .bind(visitor_id)
+        .fetch_optional(db.pool())
+        .await?;
+    Ok(row.map(Conversation::from))
+}
+
+pub async fn set_status(
+    db: &Db,
+    id: &str,
+    status: ConversationStatus,
+    now: i64,
+) -> Result<(), DbError> {
+    sqlx::query("UPDATE conversations SET status = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(status.as_str())
+        .bind(now)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}

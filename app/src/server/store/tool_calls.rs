@@ -1,0 +1,111 @@
+//! Tool calls made while answering, with their arguments, results and timing.
+
+use parley_widget::protocol::{ToolCallStatus, ToolCallSummary};
+
+use super::{Db, DbError, new_id};
+
+/// A finished tool call to record.
+#[derive(Clone, Debug)]
+pub struct ToolCallRecord {
+    pub message_id: String,
+    pub conversation_id: String,
+    pub call_id: String,
+    pub hop: u32,
+    pub name: String,
+    pub arguments: String,
+    pub result: Option<String>,
+    pub status: ToolCallStatus,
+    pub error: Option<String>,
+    pub duration_ms: u64,
+    pub created_at: i64,
+}
+
+pub async fn insert<'e>(
+    exec: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    r: &ToolCallRecord,
+) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT INTO tool_calls (id, message_id, conversation_id, call_id, hop, name, arguments, result, \
+         status, error, duration_ms, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(new_id())
+    .bind(&r.message_id)
+    .bind(&r.conversation_id)
+    .bind(&r.call_id)
+    .bind(i64::from(r.hop))
+    .bind(&r.name)
+    .bind(&r.arguments)
+    .bind(&r.result)
+    .bind(r.status.as_str())
+    .bind(&r.error)
+    .bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
+    .bind(r.created_at)
+    .execute(exec)
+    .await?;
+    Ok(())
+}
+
+/// Tool calls of every message in a conversation, as `(message_id, summary)` in call order.
+pub async fn of_conversation(
+    db: &Db,
+    conversation_id: &str,
+) -> Result<Vec<(String, ToolCallSummary)>, DbError> {
+    let rows: Vec<(String, String, String, String, Option<i64>)> = sqlx::query_as(
+        "SELECT message_id, call_id, name, status, duration_ms FROM tool_calls \
+         WHERE conversation_id = $1 ORDER BY created_at, id",
+    )
+    .bind(conversation_id)
+    .fetch_all(db.pool())
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(message_id, call_id, name, status, duration_ms)| {
+            let summary = ToolCallSummary {
+                call_id,
+                name,
+                status: ToolCallStatus::parse(&status).unwrap_or(ToolCallStatus::Failed),
+                duration_ms: duration_ms.and_then(|d| u64::try_from(d).ok()),
+            };
+            (message_id, summary)
+        })
+        .collect())
+}
+
+/// Everything recorded about the tool calls of one message (for tests and the console).
+pub async fn of_message(db: &Db, message_id: &str) -> Result<Vec<ToolCallRecord>, DbError> {
+    let rows: Vec<(
+        String,
+        String,
+        String,
+        i64,
+        String,
+        String,
+        Option<String>,
+        String,
+        Option<String>,
+        Option<i64>,
+        i64,
+    )> = sqlx::query_as(
+        "SELECT message_id, conversation_id, call_id, hop, name, arguments, result, status, error, \
+             duration_ms, created_at FROM tool_calls WHERE message_id = $1 ORDER BY created_at, id",
+    )
+    .bind(message_id)
+    .fetch_all(db.pool())
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| ToolCallRecord {
+            message_id: r.0,
+            conversation_id: r.1,
+            call_id: r.2,
+            hop: u32::try_from(r.3).unwrap_or(0),
+            name: r.4,
+            arguments: r.5,
+            result: r.6,
+            status: ToolCallStatus::parse(&r.7).unwrap_or(ToolCallStatus::Failed),
+            error: r.8,
+            duration_ms: r.9.and_then(|d| u64::try_from(d).ok()).unwrap_or(0),
+            created_at: r.10,
+        })
+        .collect())
+}

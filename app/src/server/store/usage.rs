@@ -1,0 +1,89 @@
+//! The usage ledger: one row per upstream model call attempt, failures included.
+
+use super::{Db, DbError, new_id};
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UsageRecord {
+    pub agent_id: String,
+    pub conversation_id: Option<String>,
+    pub message_id: Option<String>,
+    pub provider: String,
+    pub model: String,
+    /// `ok`, or the error class of a failed attempt (`rate_limited`, `server_error`, ...).
+    pub outcome: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
+    pub latency_ms: u64,
+    pub created_at: i64,
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+pub async fn insert<'e>(
+    exec: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    r: &UsageRecord,
+) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, \
+         input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    )
+    .bind(new_id())
+    .bind(&r.agent_id)
+    .bind(&r.conversation_id)
+    .bind(&r.message_id)
+    .bind(&r.provider)
+    .bind(&r.model)
+    .bind(&r.outcome)
+    .bind(to_i64(r.input_tokens))
+    .bind(to_i64(r.output_tokens))
+    .bind(to_i64(r.cached_tokens))
+    .bind(r.cost_usd)
+    .bind(to_i64(r.latency_ms))
+    .bind(r.created_at)
+    .execute(exec)
+    .await?;
+    Ok(())
+}
+
+/// The ledger rows of a conversation, oldest first.
+pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<UsageRecord>, DbError> {
+    let rows: Vec<(String, Option<String>, String, String, String, i64, i64, i64, f64, i64, i64)> = sqlx::query_as(
+        "SELECT agent_id, message_id, provider, model, outcome, input_tokens, output_tokens, cached_tokens, \
+         cost_usd, latency_ms, created_at FROM usage_ledger WHERE conversation_id = $1 ORDER BY created_at, id",
+    )
+    .bind(conversation_id)
+    .fetch_all(db.pool())
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| UsageRecord {
+            agent_id: r.0,
+            conversation_id: Some(conversation_id.to_owned()),
+            message_id: r.1,
+            provider: r.2,
+            model: r.3,
+            outcome: r.4,
+            input_tokens: u64::try_from(r.5).unwrap_or(0),
+            output_tokens: u64::try_from(r.6).unwrap_or(0),
+            cached_tokens: u64::try_from(r.7).unwrap_or(0),
+            cost_usd: r.8,
+            latency_ms: u64::try_from(r.9).unwrap_or(0),
+            created_at: r.10,
+        })
+        .collect())
+}
+
+/// What a conversation has cost so far.
+pub async fn conversation_cost(db: &Db, conversation_id: &str) -> Result<f64, DbError> {
+    let total: Option<f64> =
+        sqlx::query_scalar("SELECT SUM(cost_usd) FROM usage_ledger WHERE conversation_id = $1")
+            .bind(conversation_id)
+            .fetch_one(db.pool())
+            .await?;
+    Ok(total.unwrap_or(0.0))
+}

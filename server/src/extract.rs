@@ -1,0 +1,92 @@
+//! Request extractors of the widget API: JSON bodies with API errors, the visitor's bearer token,
+//! and the origin rules of an agent.
+
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use parley_app::server::state::AppState;
+use parley_app::server::store::agents::Agent;
+use parley_app::server::store::visitors::Visitor;
+use serde::de::DeserializeOwned;
+
+use crate::api_error::ApiFailure;
+
+/// A JSON body; a bad one is answered with a clear API error.
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiFailure;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(v)) => Ok(ApiJson(v)),
+            Err(r) => Err(r.into()),
+        }
+    }
+}
+
+/// The visitor identified by `Authorization: Bearer <token>`.
+pub struct VisitorAuth(pub Visitor);
+
+impl FromRequestParts<AppState> for VisitorAuth {
+    type Rejection = ApiFailure;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                ApiFailure::new(
+                    StatusCode::UNAUTHORIZED,
+                    "token_required",
+                    "A visitor token is required.",
+                )
+            })?;
+        match state.engine.visitor_by_token(token).await? {
+            Some(v) => Ok(VisitorAuth(v)),
+            None => Err(ApiFailure::new(
+                StatusCode::UNAUTHORIZED,
+                "bad_token",
+                "This visitor token is not valid.",
+            )),
+        }
+    }
+}
+
+/// The `Origin` of a browser request, when it is not this server itself.
+pub fn foreign_origin(headers: &HeaderMap) -> Option<String> {
+    let origin = headers.get(header::ORIGIN)?.to_str().ok()?;
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    let origin_host = origin
+        .split_once("://")
+        .map(|(_, rest)| rest)
+        .unwrap_or(origin);
+    if !host.is_empty() && origin_host.eq_ignore_ascii_case(host) {
+        None
+    } else {
+        Some(origin.trim_end_matches('/').to_owned())
+    }
+}
+
+/// Browser requests from another origin must come from one the agent allows (the widget's own
+/// panel runs on this server's origin; server-to-server calls send no `Origin`).
+pub fn check_origin(headers: &HeaderMap, agent: &Agent) -> Result<(), ApiFailure> {
+    match foreign_origin(headers) {
+        Some(origin) if !agent.allows_origin(&origin) => Err(ApiFailure::new(
+            StatusCode::FORBIDDEN,
+            "origin_not_allowed",
+            "This website is not allowed to use this agent.",
+        )),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,165 @@
+//! The Parley server: configuration, database, the router, the demo host page, and the tools
+//! used by tests and benchmarks (a fake OpenAI-compatible upstream, the load benchmark).
+
+pub mod api_error;
+pub mod config;
+pub mod demo_host;
+pub mod extract;
+pub mod fake_openai;
+pub mod routes;
+pub mod sse_body;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use leptos::config::{Env, LeptosOptions};
+use parley_app::server::engine::clock::{Clock, SystemClock};
+use parley_app::server::engine::tools::registry::Registry;
+use parley_app::server::engine::{Engine, EngineSettings};
+use parley_app::server::seed;
+use parley_app::server::state::{AppState, HttpSettings};
+use parley_app::server::store::Db;
+use parley_app::server::store::agents::{ProviderConfig, ProviderKind};
+
+pub use config::Config;
+
+/// A running server.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub state: AppState,
+    pub demo_host: Option<SocketAddr>,
+}
+
+impl Running {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+/// Builds the state: connects and migrates the database, recovers interrupted answers, seeds the
+/// demo agents on first start.
+pub async fn build_state(
+    config: &Config,
+    addr: SocketAddr,
+    clock: Arc<dyn Clock>,
+    registry: Registry,
+) -> anyhow::Result<AppState> {
+    if config.database_url.is_none() {
+        std::fs::create_dir_all(&config.data_dir).with_context(|| {
+            format!("creating the data directory {}", config.data_dir.display())
+        })?;
+    }
+    let url = config.database_url();
+    let db = Db::connect(&url).await.with_context(|| {
+        format!(
+            "opening the database {}",
+            parley_app::server::store::redact(&url)
+        )
+    })?;
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .tcp_nodelay(true)
+        .build()
+        .context("building the HTTP client")?;
+    let settings = EngineSettings {
+        demo_token_delay: Duration::from_millis(config.demo_token_delay_ms),
+        tool_timeout: Duration::from_millis(config.tool_timeout_ms),
+        ..EngineSettings::default()
+    };
+    let engine = Engine::new(db.clone(), clock.clone(), http, registry, settings);
+    let recovered = engine
+        .recover()
+        .await
+        .context("recovering interrupted answers")?;
+    if recovered > 0 {
+        tracing::warn!(
+            recovered,
+            "answers interrupted by the last shutdown were marked `interrupted`"
+        );
+    }
+    let public_url = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{addr}"));
+    let mut origins = vec![public_url.trim_end_matches('/').to_owned()];
+    if let Some(demo) = config.demo_host_addr {
+        origins.push(format!("http://{demo}"));
+        if demo.ip().is_loopback() {
+            origins.push(format!("http://localhost:{}", demo.port()));
+        }
+    }
+    let provider = config.openai_base_url.as_ref().map(|base| ProviderConfig {
+        kind: ProviderKind::OpenAi,
+        base_url: Some(base.clone()),
+        api_key: config.openai_api_key.clone(),
+        model: config.model.clone(),
+        fallback_model: None,
+    });
+    if seed::demo_agents(&db, &origins, provider, clock.now_ms()).await? {
+        tracing::info!(
+            "created the demo agents `{}` and `{}`",
+            seed::HELP_AGENT_KEY,
+            seed::IMMIGRATION_AGENT_KEY
+        );
+    }
+    let env = match std::env::var("LEPTOS_ENV").as_deref() {
+        Ok("PROD") | Ok("prod") | Ok("production") => Env::PROD,
+        _ => Env::DEV,
+    };
+    let leptos_options = LeptosOptions::builder()
+        .output_name("parley")
+        .site_root(config.site_root.as_str())
+        .site_pkg_dir("pkg")
+        .env(env)
+        .site_addr(addr)
+        .reload_port(3010)
+        .build();
+    Ok(AppState {
+        leptos_options,
+        engine,
+        http: Arc::new(HttpSettings {
+            public_url,
+            max_body_bytes: 64 * 1024,
+        }),
+    })
+}
+
+/// Binds, builds and serves in the background (tests use port 0).
+pub async fn spawn(config: Config) -> anyhow::Result<Running> {
+    spawn_with(config, Arc::new(SystemClock), Registry::builtin()).await
+}
+
+/// Like [`spawn`], with a clock and a tool registry of the caller's choosing (tests).
+pub async fn spawn_with(
+    config: Config,
+    clock: Arc<dyn Clock>,
+    registry: Registry,
+) -> anyhow::Result<Running> {
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .with_context(|| format!("binding {}", config.addr))?;
+    let addr = listener.local_addr()?;
+    let state = build_state(&config, addr, clock, registry).await?;
+    let demo_host = match config.demo_host_addr {
+        Some(demo) => Some(
+            demo_host::spawn(demo, state.http.public_url.clone())
+                .await
+                .context("starting the demo host page")?,
+        ),
+        None => None,
+    };
+    let app = routes::router(state.clone());
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "server stopped");
+        }
+    });
+    Ok(Running {
+        addr,
+        state,
+        demo_host,
+    })
+}

@@ -1,0 +1,173 @@
+//! `parley`: runs the server, manages agents, and runs the benchmark's fake upstream.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use parley_app::server::engine::clock::{Clock, SystemClock};
+use parley_app::server::store::Db;
+use parley_app::server::store::agents::{self, NewAgent, ProviderConfig, ProviderKind};
+use parley_server::fake_openai::{FakeOpenAi, Rules};
+use parley_server::{Config, spawn};
+use parley_widget::protocol::Theme;
+
+#[derive(Parser)]
+#[command(
+    name = "parley",
+    about = "Parley: an embeddable AI chat widget platform",
+    version
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    config: Config,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the server (the default).
+    Serve,
+    /// Create an agent.
+    CreateAgent(CreateAgent),
+    /// Run a fake OpenAI-compatible upstream with fixed delays (for benchmarks).
+    FakeUpstream(FakeUpstream),
+}
+
+#[derive(clap::Args)]
+struct CreateAgent {
+    /// Public key used in the embed snippet.
+    #[arg(long)]
+    key: String,
+    #[arg(long)]
+    name: String,
+    #[arg(long, default_value = "help_center")]
+    vertical: String,
+    /// Comma-separated capabilities, e.g. `ticket_escalation,news`.
+    #[arg(long, value_delimiter = ',')]
+    capabilities: Vec<String>,
+    /// Comma-separated tool names to narrow the capabilities' tools.
+    #[arg(long, value_delimiter = ',')]
+    enabled_tools: Option<Vec<String>>,
+    /// `demo` or `openai`.
+    #[arg(long, default_value = "demo")]
+    provider: String,
+    #[arg(long)]
+    base_url: Option<String>,
+    #[arg(long, env = "PARLEY_AGENT_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    #[arg(long, default_value = "gpt-4o-mini")]
+    model: String,
+    #[arg(long)]
+    fallback_model: Option<String>,
+    #[arg(long, default_value = "You are a helpful assistant.")]
+    system_prompt: String,
+    #[arg(long, default_value = "Hi! How can I help?")]
+    greeting: String,
+    /// Comma-separated origins allowed to embed the agent (empty: any).
+    #[arg(long, value_delimiter = ',')]
+    allowed_origins: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct FakeUpstream {
+    #[arg(long, default_value = "127.0.0.1:18080")]
+    listen: SocketAddr,
+    #[arg(long, default_value_t = 64)]
+    tokens: usize,
+    #[arg(long, default_value_t = 0)]
+    first_token_delay_ms: u64,
+    #[arg(long, default_value_t = 0)]
+    token_delay_ms: u64,
+    /// Tool to call when the user message contains `[[tool]]`, as `NAME` or `NAME={"json":"args"}`.
+    #[arg(long)]
+    tool: Option<String>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sqlx=warn,hyper=warn,leptos=warn".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(cli.config).await,
+        Command::CreateAgent(args) => create_agent(&cli.config, args).await,
+        Command::FakeUpstream(args) => fake_upstream(args).await,
+    }
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let running = spawn(config).await?;
+    let url = running.url();
+    println!();
+    println!("  Parley is running at {url}");
+    if let Some(demo) = running.demo_host {
+        println!("  Demo host page (another origin, embeds the widget): http://{demo}/");
+        println!("  Immigration demo:                                  http://{demo}/immigration");
+    }
+    println!(
+        "  Embed snippet: <script src=\"{url}/widget.js\" data-agent=\"demo-help\" async></script>"
+    );
+    println!();
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
+    tracing::info!("shutting down");
+    Ok(())
+}
+
+async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()> {
+    let kind = ProviderKind::parse(&a.provider).context("--provider must be `demo` or `openai`")?;
+    if kind == ProviderKind::OpenAi && a.base_url.is_none() {
+        anyhow::bail!("--base-url is required for --provider openai");
+    }
+    if config.database_url.is_none() {
+        std::fs::create_dir_all(&config.data_dir)?;
+    }
+    let db = Db::connect(&config.database_url()).await?;
+    let new = NewAgent {
+        public_key: a.key,
+        name: a.name,
+        vertical: a.vertical,
+        capabilities: a.capabilities,
+        enabled_tools: a.enabled_tools,
+        provider: ProviderConfig {
+            kind,
+            base_url: a.base_url,
+            api_key: a.api_key,
+            model: a.model,
+            fallback_model: a.fallback_model,
+        },
+        system_prompt: a.system_prompt,
+        greeting: a.greeting,
+        theme: Theme::default(),
+        allowed_origins: a.allowed_origins,
+    };
+    let agent = agents::insert(&db, &new, SystemClock.now_ms())
+        .await
+        .context("creating the agent (is the key taken?)")?;
+    println!("created agent {} (key {})", agent.id, agent.public_key);
+    Ok(())
+}
+
+async fn fake_upstream(a: FakeUpstream) -> anyhow::Result<()> {
+    let tool = a.tool.map(|t| match t.split_once('=') {
+        Some((name, args)) => (name.to_owned(), args.to_owned()),
+        None => (t, "{}".to_owned()),
+    });
+    let rules = Rules {
+        tokens: a.tokens,
+        first_token_delay: Duration::from_millis(a.first_token_delay_ms),
+        token_delay: Duration::from_millis(a.token_delay_ms),
+        tool,
+    };
+    let fake = FakeOpenAi::start_rules(rules, a.listen).await;
+    println!("fake upstream on {}", fake.base_url());
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! A visitor's conversation: transcript, live/resumed event stream, stop, lead form.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use parley_app::server::state::AppState;
+use parley_widget::protocol::{LeadForm, Transcript};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::api_error::ApiFailure;
+use crate::extract::{ApiJson, VisitorAuth};
+use crate::sse_body::sse_response;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/conversations/{id}", get(transcript))
+        .route("/api/v1/conversations/{id}/events", get(events))
+        .route("/api/v1/conversations/{id}/stop", post(stop))
+        .route("/api/v1/conversations/{id}/lead", post(lead))
+}
+
+async fn transcript(
+    State(state): State<AppState>,
+    VisitorAuth(visitor): VisitorAuth,
+    Path(id): Path<String>,
+) -> Result<Json<Transcript>, ApiFailure> {
+    Ok(Json(state.engine.transcript(&visitor, &id).await?))
+}
+
+#[derive(Deserialize)]
+struct After {
+    after: Option<u64>,
+}
+
+/// Follows the stream after `Last-Event-ID` (or `?after=`), replaying what was missed.
+async fn events(
+    State(state): State<AppState>,
+    VisitorAuth(visitor): VisitorAuth,
+    Path(id): Path<String>,
+    Query(query): Query<After>,
+    headers: HeaderMap,
+) -> Result<Response, ApiFailure> {
+    let header = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim);
+    let after = match header {
+        Some(v) if !v.is_empty() => v.parse::<u64>().map_err(|_| {
+            ApiFailure::new(
+                StatusCode::BAD_REQUEST,
+                "bad_last_event_id",
+                "Last-Event-ID must be a number.",
+            )
+        })?,
+        _ => query.after.unwrap_or(0),
+    };
+    let frames = state.engine.follow(&visitor, &id, after).await?;
+    Ok(sse_response(frames, true))
+}
+
+async fn stop(
+    State(state): State<AppState>,
+    VisitorAuth(visitor): VisitorAuth,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiFailure> {
+    let stopped = state.engine.stop(&visitor, &id).await?;
+    Ok(Json(json!({ "stopped": stopped })))
+}
+
+async fn lead(
+    State(state): State<AppState>,
+    VisitorAuth(visitor): VisitorAuth,
+    Path(id): Path<String>,
+    ApiJson(form): ApiJson<LeadForm>,
+) -> Result<(StatusCode, Json<Value>), ApiFailure> {
+    let lead_id = state.engine.submit_lead(&visitor, &id, &form).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "lead_id": lead_id }))))
+}

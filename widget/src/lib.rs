@@ -1,0 +1,9 @@
+//! Everything the visitor's browser needs: the wire protocol (serde only), the SSE parser, the
+//! markdown sanitiser, the chat panel with its block renderer registry, and the plain-JS loader.
+
+pub mod markdown;
+pub mod protocol;
+pub mod sse;
+
+/// The plain-JavaScript loader served as `/widget.js`.
+pub const LOADER_JS: &str = include_str!("loader/widget.js");

@@ -1,0 +1,241 @@
+//! Rich blocks that tools put into the chat. One enum; adding a block type means one variant here
+//! and one renderer file in `crate::blocks`. Every block carries a `fallback_text` so a client that
+//! cannot render it still has something useful to say. Types this build does not know deserialize
+//! to [`Block::Unknown`] instead of failing the whole event.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// A rich block attached to an assistant message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    EscalationButton(EscalationButton),
+    PaymentQr(PaymentQr),
+    NewsCard(NewsCard),
+    /// A block type this build has no variant for (a newer server); kept only for its fallback.
+    Unknown(UnknownBlock),
+}
+
+/// "Talk to a person": clicking it opens the lead form in the panel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EscalationButton {
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub fallback_text: String,
+}
+
+/// State of a payment order as shown on a `payment_qr` block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PaymentStatus {
+    #[default]
+    Pending,
+    Paid,
+    Expired,
+}
+
+/// A payment QR code for an order created on the server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PaymentQr {
+    pub order_id: String,
+    /// Amount in the currency's minor unit (fen, cents).
+    pub amount_minor: i64,
+    pub currency: String,
+    pub method: String,
+    /// The QR code as an SVG document, drawn by the server.
+    pub qr_svg: String,
+    /// What the QR code encodes: the hosted payment page of the order.
+    pub pay_url: String,
+    /// Expiry, milliseconds since the Unix epoch.
+    pub expires_at: i64,
+    #[serde(default)]
+    pub status: PaymentStatus,
+    pub fallback_text: String,
+}
+
+/// A news item.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewsCard {
+    pub title: String,
+    pub summary: String,
+    pub date: String,
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    pub fallback_text: String,
+}
+
+/// A block of a type this build does not know.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnknownBlock {
+    pub kind: String,
+    pub fallback_text: Option<String>,
+}
+
+impl Block {
+    /// The wire name of the block type.
+    pub fn kind(&self) -> &str {
+        match self {
+            Block::EscalationButton(_) => "escalation_button",
+            Block::PaymentQr(_) => "payment_qr",
+            Block::NewsCard(_) => "news_card",
+            Block::Unknown(u) => &u.kind,
+        }
+    }
+
+    /// The capability the server must authorise for this block to be rendered.
+    pub fn capability(&self) -> Option<&'static str> {
+        match self {
+            Block::EscalationButton(_) => Some("ticket_escalation"),
+            Block::PaymentQr(_) => Some("payments"),
+            Block::NewsCard(_) => Some("news"),
+            Block::Unknown(_) => None,
+        }
+    }
+
+    /// Text to show when the block cannot be rendered.
+    pub fn fallback_text(&self) -> Option<&str> {
+        match self {
+            Block::EscalationButton(b) => Some(&b.fallback_text),
+            Block::PaymentQr(b) => Some(&b.fallback_text),
+            Block::NewsCard(b) => Some(&b.fallback_text),
+            Block::Unknown(u) => u.fallback_text.as_deref(),
+        }
+    }
+}
+
+impl Serialize for Block {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = match self {
+            Block::EscalationButton(b) => to_map(b),
+            Block::PaymentQr(b) => to_map(b),
+            Block::NewsCard(b) => to_map(b),
+            Block::Unknown(u) => {
+                let mut m = Map::new();
+                if let Some(text) = &u.fallback_text {
+                    m.insert("fallback_text".into(), Value::String(text.clone()));
+                }
+                m
+            }
+        };
+        map.insert("type".into(), Value::String(self.kind().to_owned()));
+        map.serialize(serializer)
+    }
+}
+
+fn to_map<T: Serialize>(value: &T) -> Map<String, Value> {
+    match serde_json::to_value(value) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
+}
+
+impl<'de> Deserialize<'de> for Block {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let Value::Object(map) = value else {
+            return Err(serde::de::Error::custom("a block must be a JSON object"));
+        };
+        let kind = map
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| serde::de::Error::custom("a block needs a string `type`"))?
+            .to_owned();
+        let value = Value::Object(map);
+        let known = match kind.as_str() {
+            "escalation_button" => {
+                serde_json::from_value(value.clone()).map(Block::EscalationButton)
+            }
+            "payment_qr" => serde_json::from_value(value.clone()).map(Block::PaymentQr),
+            "news_card" => serde_json::from_value(value.clone()).map(Block::NewsCard),
+            _ => return Ok(unknown(kind, &value)),
+        };
+        // A known type in a shape this build does not understand is treated like an unknown one:
+        // one odd block must not take the rest of the stream down with it.
+        Ok(known.unwrap_or_else(|_| unknown(kind, &value)))
+    }
+}
+
+fn unknown(kind: String, value: &Value) -> Block {
+    let fallback_text = value
+        .get("fallback_text")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Block::Unknown(UnknownBlock {
+        kind,
+        fallback_text,
+    })
+}
+
+/// Formats an amount in minor units, e.g. `9900, "CNY"` → `¥99.00`.
+pub fn format_amount(amount_minor: i64, currency: &str) -> String {
+    let symbol = match currency {
+        "CNY" => "¥",
+        "HKD" => "HK$",
+        "USD" => "$",
+        "EUR" => "€",
+        _ => "",
+    };
+    let sign = if amount_minor < 0 { "-" } else { "" };
+    let abs = amount_minor.unsigned_abs();
+    let major = abs / 100;
+    let minor = abs % 100;
+    if symbol.is_empty() {
+        format!("{sign}{major}.{minor:02} {currency}")
+    } else {
+        format!("{sign}{symbol}{major}.{minor:02}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_block_round_trips_with_type_tag() {
+        let block = Block::EscalationButton(EscalationButton {
+            label: "Talk to a person".into(),
+            reason: Some("billing".into()),
+            fallback_text: "Ask for a person".into(),
+        });
+        let json = serde_json::to_value(&block).unwrap();
+        assert_eq!(json["type"], "escalation_button");
+        assert_eq!(json["label"], "Talk to a person");
+        let back: Block = serde_json::from_value(json).unwrap();
+        assert_eq!(back, block);
+    }
+
+    #[test]
+    fn unknown_type_keeps_its_fallback() {
+        let block: Block =
+            serde_json::from_str(r#"{"type":"hologram","fallback_text":"a hologram","x":1}"#)
+                .unwrap();
+        assert_eq!(
+            block,
+            Block::Unknown(UnknownBlock {
+                kind: "hologram".into(),
+                fallback_text: Some("a hologram".into())
+            })
+        );
+        assert_eq!(block.capability(), None);
+    }
+
+    #[test]
+    fn malformed_known_type_degrades_to_unknown() {
+        let block: Block = serde_json::from_str(r#"{"type":"news_card","title":3}"#).unwrap();
+        assert!(matches!(block, Block::Unknown(ref u) if u.kind == "news_card"));
+    }
+
+    #[test]
+    fn block_without_type_is_an_error() {
+        assert!(serde_json::from_str::<Block>(r#"{"label":"x"}"#).is_err());
+    }
+
+    #[test]
+    fn formats_amounts() {
+        assert_eq!(format_amount(9900, "CNY"), "¥99.00");
+        assert_eq!(format_amount(7905, "HKD"), "HK$79.05");
+        assert_eq!(format_amount(100, "JPY"), "1.00 JPY");
+    }
+}

@@ -1,0 +1,11 @@
+//! The wire protocol between the Parley server and the visitor's browser: stream events, rich
+//! blocks, and the JSON bodies of the widget API. Serde only: nothing here knows about the server,
+//! so the panel, the server and the tests all speak exactly the same types.
+
+mod api;
+mod block;
+mod event;
+
+pub use api::*;
+pub use block::*;
+pub use event::*;
