@@ -18,22 +18,11 @@ pub struct ApiFailure {
 
 impl ApiFailure {
     pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
-        ApiFailure {
-            status,
-            body: ApiError {
-                error: code.to_owned(),
-                message: message.into(),
-                fields: Vec::new(),
-            },
-        }
+        ApiFailure { status, body: ApiError { error: code.to_owned(), message: message.into(), fields: Vec::new() } }
     }
 
     pub fn not_found(what: &str) -> Self {
-        ApiFailure::new(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("{what} not found."),
-        )
+        ApiFailure::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found."))
     }
 
     pub fn internal() -> Self {
@@ -67,11 +56,9 @@ impl From<ChatError> for ApiFailure {
                 "reply_in_progress",
                 "A reply is still being written. Wait for it, or stop it first.",
             ),
-            ChatError::Closed => ApiFailure::new(
-                StatusCode::CONFLICT,
-                "conversation_closed",
-                "This conversation is closed.",
-            ),
+            ChatError::Closed => {
+                ApiFailure::new(StatusCode::CONFLICT, "conversation_closed", "This conversation is closed.")
+            }
             ChatError::Invalid(code, message) => {
                 let status = if code == "message_too_long" {
                     StatusCode::PAYLOAD_TOO_LARGE
@@ -87,10 +74,7 @@ impl From<ChatError> for ApiFailure {
                     message: "Please check the form.".into(),
                     fields: problems
                         .into_iter()
-                        .map(|(field, message)| FieldError {
-                            field: field.into(),
-                            message: message.into(),
-                        })
+                        .map(|(field, message)| FieldError { field: field.into(), message: message.into() })
                         .collect(),
                 },
             },
@@ -102,9 +86,7 @@ impl From<ChatError> for ApiFailure {
 impl From<JsonRejection> for ApiFailure {
     fn from(r: JsonRejection) -> Self {
         let (status, code) = match &r {
-            JsonRejection::MissingJsonContentType(_) => {
-                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "json_required")
-            }
+            JsonRejection::MissingJsonContentType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "json_required"),
             JsonRejection::BytesRejection(_) => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
             JsonRejection::JsonSyntaxError(_) => (StatusCode::BAD_REQUEST, "malformed_json"),
             _ => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_body"),

@@ -63,10 +63,7 @@ impl Config {
     pub fn database_url(&self) -> String {
         match &self.database_url {
             Some(url) => url.clone(),
-            None => format!(
-                "sqlite://{}?mode=rwc",
-                self.data_dir.join("parley.db").display()
-            ),
+            None => format!("sqlite://{}?mode=rwc", self.data_dir.join("parley.db").display()),
         }
     }
 }

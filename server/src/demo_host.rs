@@ -15,10 +15,7 @@ struct Page {
 
 /// Serves the demo pages on `addr`; returns the bound address.
 pub async fn spawn(addr: SocketAddr, app_url: String) -> std::io::Result<SocketAddr> {
-    let app = Router::new()
-        .route("/", get(help))
-        .route("/immigration", get(immigration))
-        .with_state(Page { app_url });
+    let app = Router::new().route("/", get(help)).route("/immigration", get(immigration)).with_state(Page { app_url });
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     tokio::spawn(async move {
@@ -39,19 +36,11 @@ async fn help(State(page): State<Page>) -> Html<String> {
 }
 
 async fn immigration(State(page): State<Page>) -> Html<String> {
-    Html(render(
-        &page.app_url,
-        "demo-immigration",
-        "港移民咨询 — 演示网站",
-        "试试：优才计划的条件是什么？",
-    ))
+    Html(render(&page.app_url, "demo-immigration", "港移民咨询 — 演示网站", "试试：优才计划的条件是什么？"))
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 fn render(app_url: &str, agent: &str, title: &str, hint: &str) -> String {

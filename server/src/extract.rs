@@ -31,10 +31,7 @@ pub struct VisitorAuth(pub Visitor);
 impl FromRequestParts<AppState> for VisitorAuth {
     type Rejection = ApiFailure;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let token = parts
             .headers
             .get(header::AUTHORIZATION)
@@ -43,19 +40,11 @@ impl FromRequestParts<AppState> for VisitorAuth {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or_else(|| {
-                ApiFailure::new(
-                    StatusCode::UNAUTHORIZED,
-                    "token_required",
-                    "A visitor token is required.",
-                )
+                ApiFailure::new(StatusCode::UNAUTHORIZED, "token_required", "A visitor token is required.")
             })?;
         match state.engine.visitor_by_token(token).await? {
             Some(v) => Ok(VisitorAuth(v)),
-            None => Err(ApiFailure::new(
-                StatusCode::UNAUTHORIZED,
-                "bad_token",
-                "This visitor token is not valid.",
-            )),
+            None => Err(ApiFailure::new(StatusCode::UNAUTHORIZED, "bad_token", "This visitor token is not valid.")),
         }
     }
 }
@@ -63,14 +52,8 @@ impl FromRequestParts<AppState> for VisitorAuth {
 /// The `Origin` of a browser request, when it is not this server itself.
 pub fn foreign_origin(headers: &HeaderMap) -> Option<String> {
     let origin = headers.get(header::ORIGIN)?.to_str().ok()?;
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default();
-    let origin_host = origin
-        .split_once("://")
-        .map(|(_, rest)| rest)
-        .unwrap_or(origin);
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+    let origin_host = origin.split_once("://").map(|(_, rest)| rest).unwrap_or(origin);
     if !host.is_empty() && origin_host.eq_ignore_ascii_case(host) {
         None
     } else {

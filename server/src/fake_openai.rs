@@ -22,23 +22,13 @@ use serde_json::{Value, json};
 #[derive(Clone, Debug)]
 pub enum Reply {
     /// Streams the text pieces, `delay` apart, then `finish_reason: stop`.
-    Content {
-        pieces: Vec<String>,
-        delay: Duration,
-    },
+    Content { pieces: Vec<String>, delay: Duration },
     /// Streams these tool calls `(name, arguments JSON text)` as deltas, then `tool_calls`.
     ToolCalls(Vec<(String, String)>),
     /// Answers with an HTTP error.
-    Status {
-        status: u16,
-        headers: Vec<(String, String)>,
-        body: String,
-    },
+    Status { status: u16, headers: Vec<(String, String)>, body: String },
     /// A 200 stream that sends the pieces, then an error object.
-    StreamError {
-        pieces: Vec<String>,
-        message: String,
-    },
+    StreamError { pieces: Vec<String>, message: String },
     /// A 200 stream that sends the pieces and ends without a finish reason.
     Truncated(Vec<String>),
     /// Streams `piece` every `every` until the client goes away.
@@ -52,10 +42,7 @@ pub enum Reply {
 impl Reply {
     /// Text streamed a word at a time with no delay.
     pub fn text(text: &str) -> Reply {
-        Reply::Content {
-            pieces: split_words(text),
-            delay: Duration::ZERO,
-        }
+        Reply::Content { pieces: split_words(text), delay: Duration::ZERO }
     }
 }
 
@@ -121,12 +108,8 @@ impl FakeOpenAi {
             open_streams: AtomicU64::new(0),
             closed_early: AtomicU64::new(0),
         });
-        let app = Router::new()
-            .route("/v1/chat/completions", post(completions))
-            .with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .expect("bind fake upstream");
+        let app = Router::new().route("/v1/chat/completions", post(completions)).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind(addr).await.expect("bind fake upstream");
         let addr = listener.local_addr().expect("local addr");
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -146,10 +129,7 @@ impl FakeOpenAi {
 
     /// Like seed 002's `FakeOpenAi::pushToolCall`.
     pub fn push_tool_call(&self, name: &str, arguments: Value) -> &Self {
-        self.push(Reply::ToolCalls(vec![(
-            name.to_owned(),
-            arguments.to_string(),
-        )]))
+        self.push(Reply::ToolCalls(vec![(name.to_owned(), arguments.to_string())]))
     }
 
     pub fn push_content(&self, text: &str) -> &Self {
@@ -159,12 +139,8 @@ impl FakeOpenAi {
     pub fn push_error(&self, status: u16, headers: &[(&str, &str)]) -> &Self {
         self.push(Reply::Status {
             status,
-            headers: headers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            body: json!({"error": {"message": format!("fake error {status}"), "type": "fake"}})
-                .to_string(),
+            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            body: json!({"error": {"message": format!("fake error {status}"), "type": "fake"}}).to_string(),
         })
     }
 
@@ -192,10 +168,7 @@ impl FakeOpenAi {
 async fn completions(State(shared): State<Arc<Shared>>, Json(body): Json<Value>) -> Response {
     shared.served.fetch_add(1, Ordering::SeqCst);
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let usage = body
-        .pointer("/stream_options/include_usage")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let usage = body.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false);
     let reply = match &shared.rules {
         Some(rules) => rule_reply(rules, &body),
         None => {
@@ -212,31 +185,17 @@ async fn completions(State(shared): State<Arc<Shared>>, Json(body): Json<Value>)
 }
 
 fn rule_reply(rules: &Rules, body: &Value) -> Reply {
-    let wants_tool = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .is_some_and(|t| !t.is_empty())
+    let wants_tool = body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty())
         && body
             .get("messages")
             .and_then(Value::as_array)
             .and_then(|m| m.last())
-            .is_some_and(|m| {
-                m["role"] == "user"
-                    && m["content"]
-                        .as_str()
-                        .is_some_and(|c| c.contains("[[tool]]"))
-            });
+            .is_some_and(|m| m["role"] == "user" && m["content"].as_str().is_some_and(|c| c.contains("[[tool]]")));
     if let (true, Some((name, args))) = (wants_tool, &rules.tool) {
         return Reply::ToolCalls(vec![(name.clone(), args.clone())]);
     }
     let pieces = (0..rules.tokens).map(|i| format!("tok{i} ")).collect();
-    Reply::Delayed(
-        rules.first_token_delay,
-        Box::new(Reply::Content {
-            pieces,
-            delay: rules.token_delay,
-        }),
-    )
+    Reply::Delayed(rules.first_token_delay, Box::new(Reply::Content { pieces, delay: rules.token_delay }))
 }
 
 fn chunk(delta: Value, finish: Option<&str>) -> Bytes {
@@ -277,16 +236,9 @@ impl Drop for StreamGuard {
 }
 
 /// A body of `(pause before, bytes)` items; `endless` repeats its last item forever.
-fn timed_body(
-    shared: Arc<Shared>,
-    items: Vec<(Duration, Bytes)>,
-    endless: Option<(Duration, Bytes)>,
-) -> Body {
+fn timed_body(shared: Arc<Shared>, items: Vec<(Duration, Bytes)>, endless: Option<(Duration, Bytes)>) -> Body {
     shared.open_streams.fetch_add(1, Ordering::SeqCst);
-    let guard = StreamGuard {
-        shared,
-        finished: false,
-    };
+    let guard = StreamGuard { shared, finished: false };
     let state = (items.into_iter(), endless, guard);
     let stream = futures::stream::unfold(state, |(mut items, endless, mut guard)| async move {
         match items.next() {
@@ -314,10 +266,7 @@ fn timed_body(
 
 fn sse(body: Body) -> Response {
     let mut r = Response::new(body);
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     r
 }
 
@@ -328,7 +277,8 @@ async fn answer(shared: Arc<Shared>, reply: Reply, stream: bool, usage: bool) ->
             Box::pin(answer(shared, *inner, stream, usage)).await
         }
         Reply::Status { status, headers, body } => {
-            let mut r = (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body).into_response();
+            let mut r =
+                (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body).into_response();
             for (k, v) in headers {
                 if let (Ok(k), Ok(v)) = (HeaderName::try_from(k), HeaderValue::try_from(v)) {
                     r.headers_mut().insert(k, v);
@@ -364,12 +314,21 @@ async fn answer(shared: Arc<Shared>, reply: Reply, stream: bool, usage: bool) ->
             let mut items = Vec::new();
             for (i, (name, args)) in calls.iter().enumerate() {
                 let id = format!("call_{i}_{name}");
-                items.push((Duration::ZERO, chunk(json!({"role": "assistant", "content": null, "tool_calls": [
-                    {"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}), None)));
+                items.push((
+                    Duration::ZERO,
+                    chunk(
+                        json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"index": i, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
+                        None,
+                    ),
+                ));
                 // Arguments arrive in two fragments, as real providers split them.
                 let mid = args.char_indices().nth(args.chars().count() / 2).map(|(b, _)| b).unwrap_or(0);
                 for part in [&args[..mid], &args[mid..]] {
-                    items.push((Duration::ZERO, chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": part}}]}), None)));
+                    items.push((
+                        Duration::ZERO,
+                        chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": part}}]}), None),
+                    ));
                 }
             }
             items.push((Duration::ZERO, chunk(json!({}), Some("tool_calls"))));
@@ -382,7 +341,10 @@ async fn answer(shared: Arc<Shared>, reply: Reply, stream: bool, usage: bool) ->
         Reply::StreamError { pieces, message } => {
             let mut items: Vec<(Duration, Bytes)> =
                 pieces.into_iter().map(|p| (Duration::ZERO, chunk(json!({"content": p}), None))).collect();
-            items.push((Duration::ZERO, Bytes::from(format!("data: {}\n\n", json!({"error": {"message": message, "type": "server_error"}})))));
+            items.push((
+                Duration::ZERO,
+                Bytes::from(format!("data: {}\n\n", json!({"error": {"message": message, "type": "server_error"}}))),
+            ));
             sse(timed_body(shared, items, None))
         }
         Reply::Truncated(pieces) => {

@@ -47,17 +47,13 @@ pub async fn build_state(
     registry: Registry,
 ) -> anyhow::Result<AppState> {
     if config.database_url.is_none() {
-        std::fs::create_dir_all(&config.data_dir).with_context(|| {
-            format!("creating the data directory {}", config.data_dir.display())
-        })?;
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
     }
     let url = config.database_url();
-    let db = Db::connect(&url).await.with_context(|| {
-        format!(
-            "opening the database {}",
-            parley_app::server::store::redact(&url)
-        )
-    })?;
+    let db = Db::connect(&url)
+        .await
+        .with_context(|| format!("opening the database {}", parley_app::server::store::redact(&url)))?;
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
@@ -70,20 +66,11 @@ pub async fn build_state(
         ..EngineSettings::default()
     };
     let engine = Engine::new(db.clone(), clock.clone(), http, registry, settings);
-    let recovered = engine
-        .recover()
-        .await
-        .context("recovering interrupted answers")?;
+    let recovered = engine.recover().await.context("recovering interrupted answers")?;
     if recovered > 0 {
-        tracing::warn!(
-            recovered,
-            "answers interrupted by the last shutdown were marked `interrupted`"
-        );
+        tracing::warn!(recovered, "answers interrupted by the last shutdown were marked `interrupted`");
     }
-    let public_url = config
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{addr}"));
+    let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
     let mut origins = vec![public_url.trim_end_matches('/').to_owned()];
     if let Some(demo) = config.demo_host_addr {
         origins.push(format!("http://{demo}"));
@@ -99,11 +86,7 @@ pub async fn build_state(
         fallback_model: None,
     });
     if seed::demo_agents(&db, &origins, provider, clock.now_ms()).await? {
-        tracing::info!(
-            "created the demo agents `{}` and `{}`",
-            seed::HELP_AGENT_KEY,
-            seed::IMMIGRATION_AGENT_KEY
-        );
+        tracing::info!("created the demo agents `{}` and `{}`", seed::HELP_AGENT_KEY, seed::IMMIGRATION_AGENT_KEY);
     }
     let env = match std::env::var("LEPTOS_ENV").as_deref() {
         Ok("PROD") | Ok("prod") | Ok("production") => Env::PROD,
@@ -117,14 +100,7 @@ pub async fn build_state(
         .site_addr(addr)
         .reload_port(3010)
         .build();
-    Ok(AppState {
-        leptos_options,
-        engine,
-        http: Arc::new(HttpSettings {
-            public_url,
-            max_body_bytes: 64 * 1024,
-        }),
-    })
+    Ok(AppState { leptos_options, engine, http: Arc::new(HttpSettings { public_url, max_body_bytes: 64 * 1024 }) })
 }
 
 /// Binds, builds and serves in the background (tests use port 0).
@@ -133,22 +109,15 @@ pub async fn spawn(config: Config) -> anyhow::Result<Running> {
 }
 
 /// Like [`spawn`], with a clock and a tool registry of the caller's choosing (tests).
-pub async fn spawn_with(
-    config: Config,
-    clock: Arc<dyn Clock>,
-    registry: Registry,
-) -> anyhow::Result<Running> {
-    let listener = tokio::net::TcpListener::bind(config.addr)
-        .await
-        .with_context(|| format!("binding {}", config.addr))?;
+pub async fn spawn_with(config: Config, clock: Arc<dyn Clock>, registry: Registry) -> anyhow::Result<Running> {
+    let listener =
+        tokio::net::TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
     let addr = listener.local_addr()?;
     let state = build_state(&config, addr, clock, registry).await?;
     let demo_host = match config.demo_host_addr {
-        Some(demo) => Some(
-            demo_host::spawn(demo, state.http.public_url.clone())
-                .await
-                .context("starting the demo host page")?,
-        ),
+        Some(demo) => {
+            Some(demo_host::spawn(demo, state.http.public_url.clone()).await.context("starting the demo host page")?)
+        }
         None => None,
     };
     let app = routes::router(state.clone());
@@ -157,9 +126,5 @@ pub async fn spawn_with(
             tracing::error!(error = %e, "server stopped");
         }
     });
-    Ok(Running {
-        addr,
-        state,
-        demo_host,
-    })
+    Ok(Running { addr, state, demo_host })
 }

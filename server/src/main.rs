@@ -13,11 +13,7 @@ use parley_server::{Config, spawn};
 use parley_widget::protocol::Theme;
 
 #[derive(Parser)]
-#[command(
-    name = "parley",
-    about = "Parley: an embeddable AI chat widget platform",
-    version
-)]
+#[command(name = "parley", about = "Parley: an embeddable AI chat widget platform", version)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -110,13 +106,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         println!("  Demo host page (another origin, embeds the widget): http://{demo}/");
         println!("  Immigration demo:                                  http://{demo}/immigration");
     }
-    println!(
-        "  Embed snippet: <script src=\"{url}/widget.js\" data-agent=\"demo-help\" async></script>"
-    );
+    println!("  Embed snippet: <script src=\"{url}/widget.js\" data-agent=\"demo-help\" async></script>");
     println!();
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
+    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
     tracing::info!("shutting down");
     Ok(())
 }
@@ -148,9 +140,8 @@ async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()> {
         theme: Theme::default(),
         allowed_origins: a.allowed_origins,
     };
-    let agent = agents::insert(&db, &new, SystemClock.now_ms())
-        .await
-        .context("creating the agent (is the key taken?)")?;
+    let agent =
+        agents::insert(&db, &new, SystemClock.now_ms()).await.context("creating the agent (is the key taken?)")?;
     println!("created agent {} (key {})", agent.id, agent.public_key);
     Ok(())
 }

@@ -21,10 +21,7 @@ async fn no_tool_agent_makes_exactly_one_streaming_call() {
     app.fake.push_content("Hello there, how can I help?");
 
     let events = app.send(&token, "plain", None, "hi").await;
-    assert_eq!(
-        shape(&events),
-        ["message_start", "token*", "usage", "message_end:complete"]
-    );
+    assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
     assert_eq!(text(&events), "Hello there, how can I help?");
     // Sequence numbers are consecutive from 1.
     let seqs: Vec<u64> = events.iter().map(|(s, _)| *s).collect();
@@ -33,35 +30,20 @@ async fn no_tool_agent_makes_exactly_one_streaming_call() {
     assert_eq!(app.fake.served(), 1);
     let request = &app.fake.requests()[0];
     assert_eq!(request["stream"], true);
-    assert!(
-        request.get("tools").is_none(),
-        "no tools offered: {request}"
-    );
+    assert!(request.get("tools").is_none(), "no tools offered: {request}");
     assert_eq!(request["messages"][0]["role"], "system");
-    assert_eq!(
-        request["messages"][1],
-        json!({"role": "user", "content": "hi"})
-    );
+    assert_eq!(request["messages"][1], json!({"role": "user", "content": "hi"}));
 
     let conv = conversation_id(&events);
     let stored = messages::list(app.db(), &conv).await.unwrap();
     assert_eq!(stored.len(), 2);
-    assert_eq!(
-        (stored[0].role, stored[0].content.as_str()),
-        (Role::Visitor, "hi")
-    );
-    assert_eq!(
-        (stored[1].role, stored[1].status),
-        (Role::Assistant, MessageStatus::Complete)
-    );
+    assert_eq!((stored[0].role, stored[0].content.as_str()), (Role::Visitor, "hi"));
+    assert_eq!((stored[1].role, stored[1].status), (Role::Assistant, MessageStatus::Complete));
     assert_eq!(stored[1].content, "Hello there, how can I help?");
     assert_eq!(stored[1].start_seq, 1);
     let ledger = usage::of_conversation(app.db(), &conv).await.unwrap();
     assert_eq!(ledger.len(), 1);
-    assert_eq!(
-        (ledger[0].outcome.as_str(), ledger[0].output_tokens),
-        ("ok", 6)
-    );
+    assert_eq!((ledger[0].outcome.as_str(), ledger[0].output_tokens), ("ok", 6));
 }
 
 #[tokio::test]
@@ -69,8 +51,7 @@ async fn one_hop_tool_turn_streams_tool_events_and_a_block() {
     let app = spawn_app().await;
     app.agent("help", &["ticket_escalation"], None).await;
     let token = app.visitor("help").await;
-    app.fake
-        .push_tool_call("escalate_to_human", json!({"reason": "billing question"}));
+    app.fake.push_tool_call("escalate_to_human", json!({"reason": "billing question"}));
     app.fake.push_content("Press the button below.");
 
     let events = app.send(&token, "help", None, "I want a human").await;
@@ -97,38 +78,23 @@ async fn one_hop_tool_turn_streams_tool_events_and_a_block() {
 
     let requests = app.fake.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(
-        requests[0]["tools"][0]["function"]["name"],
-        "escalate_to_human"
-    );
+    assert_eq!(requests[0]["tools"][0]["function"]["name"], "escalate_to_human");
     let second = requests[1]["messages"].as_array().unwrap();
     let tool_msg = second.last().unwrap();
     assert_eq!(tool_msg["role"], "tool");
     let result: Value = serde_json::from_str(tool_msg["content"].as_str().unwrap()).unwrap();
     assert_eq!(result["ok"], true);
-    assert_eq!(
-        second[second.len() - 2]["tool_calls"][0]["function"]["name"],
-        "escalate_to_human"
-    );
+    assert_eq!(second[second.len() - 2]["tool_calls"][0]["function"]["name"], "escalate_to_human");
 
     let conv = conversation_id(&events);
     let stored = messages::list(app.db(), &conv).await.unwrap();
     let answer = &stored[1];
     assert_eq!(answer.content, "Press the button below.");
-    assert!(matches!(
-        answer.blocks.as_slice(),
-        [Block::EscalationButton(_)]
-    ));
+    assert!(matches!(answer.blocks.as_slice(), [Block::EscalationButton(_)]));
     let calls = tool_calls::of_message(app.db(), &answer.id).await.unwrap();
     assert_eq!(calls.len(), 1);
-    assert_eq!(
-        (calls[0].name.as_str(), calls[0].status),
-        ("escalate_to_human", ToolCallStatus::Succeeded)
-    );
-    assert_eq!(
-        usage::of_conversation(app.db(), &conv).await.unwrap().len(),
-        2
-    );
+    assert_eq!((calls[0].name.as_str(), calls[0].status), ("escalate_to_human", ToolCallStatus::Succeeded));
+    assert_eq!(usage::of_conversation(app.db(), &conv).await.unwrap().len(), 2);
 }
 
 #[tokio::test]
@@ -138,19 +104,9 @@ async fn tool_enabled_agent_without_tool_need_makes_one_call() {
     let token = app.visitor("help").await;
     app.fake.push_content("Our shop opens at nine.");
     let events = app.send(&token, "help", None, "When do you open?").await;
-    assert_eq!(
-        shape(&events),
-        ["message_start", "token*", "usage", "message_end:complete"]
-    );
-    assert_eq!(
-        app.fake.served(),
-        1,
-        "no second completion for a turn that needs no tool"
-    );
-    assert!(
-        app.fake.requests()[0]["tools"].is_array(),
-        "tools were offered"
-    );
+    assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
+    assert_eq!(app.fake.served(), 1, "no second completion for a turn that needs no tool");
+    assert!(app.fake.requests()[0]["tools"].is_array(), "tools were offered");
 }
 
 #[tokio::test]
@@ -174,10 +130,7 @@ async fn tool_loop_stops_after_three_hops() {
     let requests = app.fake.requests();
     assert_eq!(requests.len(), 4);
     assert!(requests[2]["tools"].is_array());
-    assert!(
-        requests[3].get("tools").is_none(),
-        "the last call is made without tools"
-    );
+    assert!(requests[3].get("tools").is_none(), "the last call is made without tools");
     // The 4th call still answered with a tool call (the script) — it is ignored; the answer ends.
     assert_eq!(shape(&events).last().unwrap(), "message_end:complete");
 }
@@ -188,8 +141,7 @@ async fn unknown_tool_and_invalid_arguments_become_tool_errors() {
     app.agent("help", &["ticket_escalation"], None).await;
     let token = app.visitor("help").await;
     app.fake.push_tool_call("launch_rockets", json!({}));
-    app.fake
-        .push_tool_call("escalate_to_human", json!({"reason": 42, "extra": true}));
+    app.fake.push_tool_call("escalate_to_human", json!({"reason": 42, "extra": true}));
     app.fake.push_content("Sorry about that.");
 
     let events = app.send(&token, "help", None, "do things").await;
@@ -219,23 +171,9 @@ async fn unknown_tool_and_invalid_arguments_become_tool_errors() {
     assert!(errors[1].contains("invalid arguments"), "{errors:?}");
     // The model saw both errors as tool results; no block was produced.
     let requests = app.fake.requests();
-    let last = requests[2]["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
-    assert!(
-        last["content"]
-            .as_str()
-            .unwrap()
-            .contains("invalid arguments")
-    );
-    assert!(
-        !events
-            .iter()
-            .any(|(_, e)| matches!(e, StreamEvent::Block(_)))
-    );
+    let last = requests[2]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert!(last["content"].as_str().unwrap().contains("invalid arguments"));
+    assert!(!events.iter().any(|(_, e)| matches!(e, StreamEvent::Block(_))));
 }
 
 struct Panics;
@@ -288,10 +226,7 @@ async fn panicking_and_slow_tools_fail_without_taking_the_server_down() {
     .await;
     app.agent("t", &["testing"], None).await;
     let token = app.visitor("t").await;
-    app.fake.push(Reply::ToolCalls(vec![
-        ("explode".into(), "{}".into()),
-        ("slow".into(), "{}".into()),
-    ]));
+    app.fake.push(Reply::ToolCalls(vec![("explode".into(), "{}".into()), ("slow".into(), "{}".into())]));
     app.fake.push_content("Both failed.");
     let events = app.send(&token, "t", None, "go").await;
     let failures: Vec<(String, String)> = events
@@ -304,16 +239,8 @@ async fn panicking_and_slow_tools_fail_without_taking_the_server_down() {
         })
         .collect();
     assert_eq!(failures.len(), 2);
-    assert!(
-        failures
-            .iter()
-            .any(|(n, e)| n == "explode" && e.contains("crashed"))
-    );
-    assert!(
-        failures
-            .iter()
-            .any(|(n, e)| n == "slow" && e.contains("too long"))
-    );
+    assert!(failures.iter().any(|(n, e)| n == "explode" && e.contains("crashed")));
+    assert!(failures.iter().any(|(n, e)| n == "slow" && e.contains("too long")));
     assert_eq!(text(&events), "Both failed.");
     // The server still answers.
     app.fake.push_content("Still here.");
@@ -331,18 +258,10 @@ async fn rate_limit_with_retry_after_then_success() {
     app.fake.push_content("Worth the wait.");
     let started = std::time::Instant::now();
     let events = app.send(&token, "plain", None, "hello").await;
-    assert!(
-        started.elapsed() >= Duration::from_millis(80),
-        "waited for retry-after"
-    );
-    assert_eq!(
-        shape(&events),
-        ["message_start", "token*", "usage", "message_end:complete"]
-    );
+    assert!(started.elapsed() >= Duration::from_millis(80), "waited for retry-after");
+    assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
     assert_eq!(app.fake.served(), 2);
-    let ledger = usage::of_conversation(app.db(), &conversation_id(&events))
-        .await
-        .unwrap();
+    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
     let outcomes: Vec<&str> = ledger.iter().map(|u| u.outcome.as_str()).collect();
     assert_eq!(outcomes, ["rate_limited", "ok"]);
 }
@@ -354,22 +273,10 @@ async fn client_errors_are_not_retried_and_say_nothing_of_the_provider() {
     let token = app.visitor("plain").await;
     app.fake.push_error(401, &[]);
     let events = app.send(&token, "plain", None, "hello").await;
-    assert_eq!(
-        shape(&events),
-        [
-            "message_start",
-            "error:UPSTREAM_REJECTED",
-            "message_end:failed"
-        ]
-    );
+    assert_eq!(shape(&events), ["message_start", "error:UPSTREAM_REJECTED", "message_end:failed"]);
     assert_eq!(app.fake.served(), 1);
-    let StreamEvent::Error(e) = &events[1].1 else {
-        panic!()
-    };
-    assert!(
-        !e.message.contains("401") && !e.message.contains("sk-") && !e.message.contains("fake"),
-        "{e:?}"
-    );
+    let StreamEvent::Error(e) = &events[1].1 else { panic!() };
+    assert!(!e.message.contains("401") && !e.message.contains("sk-") && !e.message.contains("fake"), "{e:?}");
 }
 
 #[tokio::test]
@@ -389,37 +296,14 @@ async fn an_error_inside_a_200_stream_is_a_failure() {
     let app = spawn_app().await;
     app.agent("plain", &[], None).await;
     let token = app.visitor("plain").await;
-    app.fake.push(Reply::StreamError {
-        pieces: vec!["Partial ".into()],
-        message: "model overloaded at node 7".into(),
-    });
+    app.fake.push(Reply::StreamError { pieces: vec!["Partial ".into()], message: "model overloaded at node 7".into() });
     let events = app.send(&token, "plain", None, "hello").await;
-    assert_eq!(
-        shape(&events),
-        [
-            "message_start",
-            "token*",
-            "error:UPSTREAM_UNAVAILABLE",
-            "message_end:failed"
-        ]
-    );
-    let StreamEvent::Error(e) = &events[2].1 else {
-        panic!()
-    };
-    assert!(
-        !e.message.contains("node 7"),
-        "provider details leaked: {e:?}"
-    );
-    let stored = messages::list(app.db(), &conversation_id(&events))
-        .await
-        .unwrap();
-    assert_eq!(
-        (stored[1].status, stored[1].content.as_str()),
-        (MessageStatus::Failed, "Partial ")
-    );
-    let ledger = usage::of_conversation(app.db(), &conversation_id(&events))
-        .await
-        .unwrap();
+    assert_eq!(shape(&events), ["message_start", "token*", "error:UPSTREAM_UNAVAILABLE", "message_end:failed"]);
+    let StreamEvent::Error(e) = &events[2].1 else { panic!() };
+    assert!(!e.message.contains("node 7"), "provider details leaked: {e:?}");
+    let stored = messages::list(app.db(), &conversation_id(&events)).await.unwrap();
+    assert_eq!((stored[1].status, stored[1].content.as_str()), (MessageStatus::Failed, "Partial "));
+    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
     assert_eq!(ledger.last().unwrap().outcome, "stream_error");
 }
 
@@ -428,18 +312,9 @@ async fn a_stream_without_finish_reason_is_a_failure() {
     let app = spawn_app().await;
     app.agent("plain", &[], None).await;
     let token = app.visitor("plain").await;
-    app.fake
-        .push(Reply::Truncated(vec!["Cut ".into(), "off".into()]));
+    app.fake.push(Reply::Truncated(vec!["Cut ".into(), "off".into()]));
     let events = app.send(&token, "plain", None, "hello").await;
-    assert_eq!(
-        shape(&events),
-        [
-            "message_start",
-            "token*",
-            "error:UPSTREAM_UNAVAILABLE",
-            "message_end:failed"
-        ]
-    );
+    assert_eq!(shape(&events), ["message_start", "token*", "error:UPSTREAM_UNAVAILABLE", "message_end:failed"]);
 }
 
 #[tokio::test]
@@ -447,14 +322,9 @@ async fn a_provider_that_ignores_streaming_and_tools_still_answers() {
     let app = spawn_app().await;
     app.agent("help", &["ticket_escalation"], None).await;
     let token = app.visitor("help").await;
-    app.fake.push(Reply::Json {
-        content: "Plain JSON answer.".into(),
-    });
+    app.fake.push(Reply::Json { content: "Plain JSON answer.".into() });
     let events = app.send(&token, "help", None, "hello").await;
-    assert_eq!(
-        shape(&events),
-        ["message_start", "token*", "usage", "message_end:complete"]
-    );
+    assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
     assert_eq!(text(&events), "Plain JSON answer.");
 }
 
@@ -474,24 +344,10 @@ async fn upstream_down_gives_a_friendly_error_and_keeps_the_visitor_message() {
         .unwrap();
     let token = app.visitor("down").await;
     let events = app.send(&token, "down", None, "是否有人").await;
-    assert_eq!(
-        shape(&events),
-        [
-            "message_start",
-            "error:UPSTREAM_UNAVAILABLE",
-            "message_end:failed"
-        ]
-    );
-    let StreamEvent::Error(e) = &events[1].1 else {
-        panic!()
-    };
-    assert!(
-        e.message.contains("抱歉"),
-        "answered in the visitor's language: {e:?}"
-    );
-    let stored = messages::list(app.db(), &conversation_id(&events))
-        .await
-        .unwrap();
+    assert_eq!(shape(&events), ["message_start", "error:UPSTREAM_UNAVAILABLE", "message_end:failed"]);
+    let StreamEvent::Error(e) = &events[1].1 else { panic!() };
+    assert!(e.message.contains("抱歉"), "answered in the visitor's language: {e:?}");
+    let stored = messages::list(app.db(), &conversation_id(&events)).await.unwrap();
     assert_eq!(stored[0].content, "是否有人");
     assert_eq!(stored[1].status, MessageStatus::Failed);
 }

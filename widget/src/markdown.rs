@@ -14,19 +14,9 @@ pub fn render(markdown: &str) -> String {
     let events = Parser::new_ext(markdown, options).filter_map(move |event| match event {
         // Raw HTML is shown as the text it is.
         Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
-        Event::Start(Tag::Link {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => {
+        Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
             if safe_url(&dest_url) {
-                Some(Event::Start(Tag::Link {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                }))
+                Some(Event::Start(Tag::Link { link_type, dest_url, title, id }))
             } else {
                 in_bad_link += 1;
                 None
@@ -37,19 +27,9 @@ pub fn render(markdown: &str) -> String {
             None
         }
         // Images never load: they become a link to the image when the URL is safe, else text.
-        Event::Start(Tag::Image {
-            dest_url,
-            title,
-            id,
-            ..
-        }) => {
+        Event::Start(Tag::Image { dest_url, title, id, .. }) => {
             if safe_url(&dest_url) {
-                Some(Event::Start(Tag::Link {
-                    link_type: LinkType::Inline,
-                    dest_url,
-                    title,
-                    id,
-                }))
+                Some(Event::Start(Tag::Link { link_type: LinkType::Inline, dest_url, title, id }))
             } else {
                 in_bad_link += 1;
                 None
@@ -68,10 +48,7 @@ pub fn render(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len() * 3 / 2);
     html::push_html(&mut out, events);
     // Links open outside the panel's frame.
-    out.replace(
-        "<a href=",
-        "<a target=\"_blank\" rel=\"noopener noreferrer nofollow\" href=",
-    )
+    out.replace("<a href=", "<a target=\"_blank\" rel=\"noopener noreferrer nofollow\" href=")
 }
 
 /// Only absolute http(s) and mailto URLs survive.

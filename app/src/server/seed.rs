@@ -49,13 +49,8 @@ pub async fn demo_agents(
         enabled_tools: None,
         provider: provider.clone(),
         system_prompt: HELP_PROMPT.into(),
-        greeting:
-            "Hi! I'm the help-center assistant. Ask me anything — or ask for a person at any time."
-                .into(),
-        theme: Theme {
-            color: "#4f46e5".into(),
-            position: "right".into(),
-        },
+        greeting: "Hi! I'm the help-center assistant. Ask me anything — or ask for a person at any time.".into(),
+        theme: Theme { color: "#4f46e5".into(), position: "right".into() },
         allowed_origins: origins.to_vec(),
     };
     let immigration = NewAgent {

@@ -22,21 +22,11 @@ async fn send(
     headers: HeaderMap,
     ApiJson(body): ApiJson<SendMessage>,
 ) -> Result<Response, ApiFailure> {
-    let agent = state
-        .engine
-        .agent_by_key(&body.agent)
-        .await?
-        .ok_or_else(|| ApiFailure::not_found("Agent"))?;
+    let agent = state.engine.agent_by_key(&body.agent).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
     check_origin(&headers, &agent)?;
     let started = state
         .engine
-        .send(
-            agent,
-            &visitor,
-            body.conversation_id.as_deref(),
-            &body.message,
-            body.client_message_id.as_deref(),
-        )
+        .send(agent, &visitor, body.conversation_id.as_deref(), &body.message, body.client_message_id.as_deref())
         .await?;
     let mut response = sse_response(started.events, false);
     if let Ok(v) = HeaderValue::from_str(&started.conversation_id) {

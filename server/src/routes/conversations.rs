@@ -43,17 +43,10 @@ async fn events(
     Query(query): Query<After>,
     headers: HeaderMap,
 ) -> Result<Response, ApiFailure> {
-    let header = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim);
+    let header = headers.get("last-event-id").and_then(|v| v.to_str().ok()).map(str::trim);
     let after = match header {
         Some(v) if !v.is_empty() => v.parse::<u64>().map_err(|_| {
-            ApiFailure::new(
-                StatusCode::BAD_REQUEST,
-                "bad_last_event_id",
-                "Last-Event-ID must be a number.",
-            )
+            ApiFailure::new(StatusCode::BAD_REQUEST, "bad_last_event_id", "Last-Event-ID must be a number.")
         })?,
         _ => query.after.unwrap_or(0),
     };

@@ -9,12 +9,7 @@ use axum::response::{IntoResponse, Response};
 use parley_app::server::state::AppState;
 
 pub async fn frame_policy(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Some(key) = request
-        .uri()
-        .path()
-        .strip_prefix("/embed/")
-        .map(|k| k.trim_end_matches('/').to_owned())
-    else {
+    let Some(key) = request.uri().path().strip_prefix("/embed/").map(|k| k.trim_end_matches('/').to_owned()) else {
         return next.run(request).await;
     };
     let agent = match state.engine.agent_by_key(&key).await {
@@ -26,49 +21,30 @@ pub async fn frame_policy(State(state): State<AppState>, request: Request, next:
         }
     };
     let host_origin = request.uri().query().and_then(|q| {
-        url::form_urlencoded::parse(q.as_bytes())
-            .find(|(k, _)| k == "origin")
-            .map(|(_, v)| v.into_owned())
+        url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "origin").map(|(_, v)| v.into_owned())
     });
     if let Some(origin) = &host_origin {
         if !agent.allows_origin(origin.trim_end_matches('/')) {
-            return (
-                StatusCode::FORBIDDEN,
-                "This website is not allowed to embed this agent.",
-            )
-                .into_response();
+            return (StatusCode::FORBIDDEN, "This website is not allowed to embed this agent.").into_response();
         }
     }
-    let ancestors =
-        if agent.allowed_origins.is_empty() || agent.allowed_origins.iter().any(|o| o == "*") {
-            "*".to_owned()
-        } else {
-            let mut list = vec!["'self'".to_owned()];
-            list.extend(
-                agent
-                    .allowed_origins
-                    .iter()
-                    .filter(|o| is_csp_source(o))
-                    .cloned(),
-            );
-            list.join(" ")
-        };
+    let ancestors = if agent.allowed_origins.is_empty() || agent.allowed_origins.iter().any(|o| o == "*") {
+        "*".to_owned()
+    } else {
+        let mut list = vec!["'self'".to_owned()];
+        list.extend(agent.allowed_origins.iter().filter(|o| is_csp_source(o)).cloned());
+        list.join(" ")
+    };
     let mut response = next.run(request).await;
     if let Ok(v) = HeaderValue::from_str(&format!("frame-ancestors {ancestors}")) {
-        response
-            .headers_mut()
-            .insert(header::CONTENT_SECURITY_POLICY, v);
+        response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, v);
     }
-    response
-        .headers_mut()
-        .insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    response.headers_mut().insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     response
 }
 
 /// An origin safe to put in a CSP source list.
 fn is_csp_source(origin: &str) -> bool {
     (origin.starts_with("http://") || origin.starts_with("https://"))
-        && origin
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/' | '.' | '-' | '*'))
+        && origin.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '/' | '.' | '-' | '*'))
 }

@@ -8,16 +8,11 @@ use axum::routing::get;
 use parley_app::server::state::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/healthz", get(health))
-        .route("/metrics", get(metrics))
+    Router::new().route("/healthz", get(health)).route("/metrics", get(metrics))
 }
 
 async fn health(State(state): State<AppState>) -> impl IntoResponse {
-    match sqlx::query("SELECT 1")
-        .execute(state.engine.db().pool())
-        .await
-    {
+    match sqlx::query("SELECT 1").execute(state.engine.db().pool()).await {
         Ok(_) => (StatusCode::OK, "ok"),
         Err(e) => {
             tracing::error!(error = %e, "health check failed");

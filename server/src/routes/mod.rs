@@ -31,10 +31,7 @@ pub fn router(state: AppState) -> Router {
             let options = state.leptos_options.clone();
             move || shell(options.clone())
         })
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            embed::frame_policy,
-        ))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), embed::frame_policy))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .with_state(state)
 }

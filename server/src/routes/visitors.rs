@@ -19,11 +19,7 @@ async fn create(
     headers: HeaderMap,
     ApiJson(body): ApiJson<CreateVisitor>,
 ) -> Result<(StatusCode, Json<VisitorCreated>), ApiFailure> {
-    let agent = state
-        .engine
-        .agent_by_key(&body.agent)
-        .await?
-        .ok_or_else(|| ApiFailure::not_found("Agent"))?;
+    let agent = state.engine.agent_by_key(&body.agent).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
     check_origin(&headers, &agent)?;
     let host_origin = body.host_origin.as_deref().map(|o| o.trim_end_matches('/'));
     if let Some(origin) = host_origin {
@@ -36,11 +32,5 @@ async fn create(
         }
     }
     let (visitor, token) = state.engine.create_visitor(&agent, host_origin).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(VisitorCreated {
-            visitor_id: visitor.id,
-            token,
-        }),
-    ))
+    Ok((StatusCode::CREATED, Json(VisitorCreated { visitor_id: visitor.id, token })))
 }

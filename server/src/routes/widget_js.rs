@@ -14,10 +14,7 @@ pub fn router() -> Router<AppState> {
 async fn loader() -> impl IntoResponse {
     (
         [
-            (
-                header::CONTENT_TYPE,
-                "application/javascript; charset=utf-8",
-            ),
+            (header::CONTENT_TYPE, "application/javascript; charset=utf-8"),
             (header::CACHE_CONTROL, "public, max-age=300"),
             (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
         ],

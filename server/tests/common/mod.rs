@@ -33,16 +33,9 @@ pub async fn fresh_database(dir: &std::path::Path) -> String {
         Ok(base) if !base.is_empty() => {
             let name = format!("parley_t_{}", uuid::Uuid::new_v4().simple());
             sqlx::any::install_default_drivers();
-            let mut conn = sqlx::AnyConnection::connect(&base)
-                .await
-                .expect("connect to PostgreSQL");
-            sqlx::query(&format!("CREATE DATABASE {name}"))
-                .execute(&mut conn)
-                .await
-                .expect("create test database");
-            let (prefix, _) = base
-                .rsplit_once('/')
-                .expect("database URL with a database name");
+            let mut conn = sqlx::AnyConnection::connect(&base).await.expect("connect to PostgreSQL");
+            sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create test database");
+            let (prefix, _) = base.rsplit_once('/').expect("database URL with a database name");
             format!("{prefix}/{name}")
         }
         _ => format!("sqlite://{}?mode=rwc", dir.join("parley.db").display()),
@@ -56,28 +49,17 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(clock: Arc<dyn Clock>, registry: Registry) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let database_url = fresh_database(dir.path()).await;
-    let running = spawn_with(
-        Config::for_tests(database_url.clone(), dir.path().to_path_buf()),
-        clock,
-        registry,
-    )
-    .await
-    .expect("server starts");
+    let running = spawn_with(Config::for_tests(database_url.clone(), dir.path().to_path_buf()), clock, registry)
+        .await
+        .expect("server starts");
     let fake = FakeOpenAi::start().await;
-    TestApp {
-        running,
-        fake,
-        client: reqwest::Client::new(),
-        database_url,
-        dir,
-    }
+    TestApp { running, fake, client: reqwest::Client::new(), database_url, dir }
 }
 
 /// A registry of the built-in tools plus `extra`.
 pub fn registry_with(extra: Vec<Arc<dyn Tool>>) -> Registry {
-    let mut tools: Vec<Arc<dyn Tool>> = vec![Arc::new(
-        parley_app::server::engine::tools::escalate_to_human::EscalateToHuman,
-    )];
+    let mut tools: Vec<Arc<dyn Tool>> =
+        vec![Arc::new(parley_app::server::engine::tools::escalate_to_human::EscalateToHuman)];
     tools.extend(extra);
     Registry::new(tools).expect("valid registry")
 }
@@ -92,12 +74,7 @@ impl TestApp {
     }
 
     /// An agent that talks to the fake upstream.
-    pub async fn agent(
-        &self,
-        key: &str,
-        capabilities: &[&str],
-        enabled_tools: Option<&[&str]>,
-    ) -> Agent {
+    pub async fn agent(&self, key: &str, capabilities: &[&str], enabled_tools: Option<&[&str]>) -> Agent {
         self.agent_with(key, capabilities, enabled_tools, &[]).await
     }
 
@@ -126,35 +103,18 @@ impl TestApp {
             theme: Theme::default(),
             allowed_origins: origins.iter().map(|s| s.to_string()).collect(),
         };
-        agents::insert(self.db(), &new, SystemClock.now_ms())
-            .await
-            .expect("insert agent")
+        agents::insert(self.db(), &new, SystemClock.now_ms()).await.expect("insert agent")
     }
 
     /// A new visitor's token.
     pub async fn visitor(&self, agent_key: &str) -> String {
-        let r = self
-            .client
-            .post(self.url("/api/v1/visitors"))
-            .json(&json!({"agent": agent_key}))
-            .send()
-            .await
-            .unwrap();
+        let r = self.client.post(self.url("/api/v1/visitors")).json(&json!({"agent": agent_key})).send().await.unwrap();
         assert_eq!(r.status(), 201, "create visitor");
-        r.json::<Value>().await.unwrap()["token"]
-            .as_str()
-            .unwrap()
-            .to_owned()
+        r.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned()
     }
 
     pub async fn send_raw(&self, token: &str, body: Value) -> reqwest::Response {
-        self.client
-            .post(self.url("/api/v1/chat"))
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
+        self.client.post(self.url("/api/v1/chat")).bearer_auth(token).json(&body).send().await.unwrap()
     }
 
     /// Sends a message and reads the whole stream.
@@ -165,40 +125,22 @@ impl TestApp {
         conversation: Option<&str>,
         message: &str,
     ) -> Vec<(u64, StreamEvent)> {
-        let r = self
-            .send_raw(
-                token,
-                json!({"agent": agent, "conversation_id": conversation, "message": message}),
-            )
-            .await;
+        let r =
+            self.send_raw(token, json!({"agent": agent, "conversation_id": conversation, "message": message})).await;
         assert_eq!(r.status(), 200, "send: {:?}", r.text().await);
         read_events(r).await
     }
 
     pub async fn get(&self, token: &str, path: &str) -> reqwest::Response {
-        self.client
-            .get(self.url(path))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap()
+        self.client.get(self.url(path)).bearer_auth(token).send().await.unwrap()
     }
 
     pub async fn post(&self, token: &str, path: &str, body: Value) -> reqwest::Response {
-        self.client
-            .post(self.url(path))
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
+        self.client.post(self.url(path)).bearer_auth(token).json(&body).send().await.unwrap()
     }
 
     pub async fn count(&self, table: &str) -> i64 {
-        sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
-            .fetch_one(self.db().pool())
-            .await
-            .unwrap()
+        sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(self.db().pool()).await.unwrap()
     }
 }
 
@@ -243,15 +185,9 @@ pub async fn read_until(
 }
 
 fn parse_frame(f: &parley_widget::sse::SseFrame) -> (u64, StreamEvent) {
-    let seq =
-        f.id.as_deref()
-            .expect("every event has an id")
-            .parse()
-            .expect("numeric id");
+    let seq = f.id.as_deref().expect("every event has an id").parse().expect("numeric id");
     let name = f.event.as_deref().expect("every event has a name");
-    let event = StreamEvent::parse(name, &f.data)
-        .expect("valid payload")
-        .expect("known event");
+    let event = StreamEvent::parse(name, &f.data).expect("valid payload").expect("known event");
     (seq, event)
 }
 
@@ -269,11 +205,7 @@ pub fn shape(events: &[(u64, StreamEvent)]) -> Vec<String> {
         if name == "token" && out.last().map(String::as_str) == Some("token*") {
             continue;
         }
-        out.push(if name == "token" {
-            "token*".into()
-        } else {
-            name
-        });
+        out.push(if name == "token" { "token*".into() } else { name });
     }
     out
 }
@@ -282,39 +214,21 @@ pub fn shape(events: &[(u64, StreamEvent)]) -> Vec<String> {
 pub fn text(events: &[(u64, StreamEvent)]) -> String {
     events
         .iter()
-        .filter_map(|(_, e)| {
-            if let StreamEvent::Token(t) = e {
-                Some(t.text.as_str())
-            } else {
-                None
-            }
-        })
+        .filter_map(|(_, e)| if let StreamEvent::Token(t) = e { Some(t.text.as_str()) } else { None })
         .collect()
 }
 
 pub fn conversation_id(events: &[(u64, StreamEvent)]) -> String {
     events
         .iter()
-        .find_map(|(_, e)| {
-            if let StreamEvent::MessageStart(m) = e {
-                Some(m.conversation_id.clone())
-            } else {
-                None
-            }
-        })
+        .find_map(|(_, e)| if let StreamEvent::MessageStart(m) = e { Some(m.conversation_id.clone()) } else { None })
         .expect("message_start")
 }
 
 pub fn message_id(events: &[(u64, StreamEvent)]) -> String {
     events
         .iter()
-        .find_map(|(_, e)| {
-            if let StreamEvent::MessageStart(m) = e {
-                Some(m.message_id.clone())
-            } else {
-                None
-            }
-        })
+        .find_map(|(_, e)| if let StreamEvent::MessageStart(m) = e { Some(m.message_id.clone()) } else { None })
         .expect("message_start")
 }
 
@@ -322,10 +236,7 @@ pub fn message_id(events: &[(u64, StreamEvent)]) -> String {
 pub async fn eventually(mut f: impl AsyncFnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while !f().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "condition not met in time"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "condition not met in time");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

@@ -19,10 +19,7 @@ pub struct Theme {
 
 impl Default for Theme {
     fn default() -> Self {
-        Theme {
-            color: "#4f46e5".into(),
-            position: "right".into(),
-        }
+        Theme { color: "#4f46e5".into(), position: "right".into() }
     }
 }
 
@@ -160,16 +157,8 @@ pub fn validate_lead(form: &LeadForm) -> Vec<(&'static str, &'static str)> {
     } else if name.chars().count() > 100 {
         problems.push(("name", "The name is too long (100 characters at most)."));
     }
-    let email = form
-        .email
-        .as_deref()
-        .map(str::trim)
-        .filter(|e| !e.is_empty());
-    let phone = form
-        .phone
-        .as_deref()
-        .map(str::trim)
-        .filter(|p| !p.is_empty());
+    let email = form.email.as_deref().map(str::trim).filter(|e| !e.is_empty());
+    let phone = form.phone.as_deref().map(str::trim).filter(|p| !p.is_empty());
     if email.is_none() && phone.is_none() {
         problems.push(("email", "Please give an email address or a phone number."));
     }
@@ -184,10 +173,7 @@ pub fn validate_lead(form: &LeadForm) -> Vec<(&'static str, &'static str)> {
         }
     }
     if form.message.chars().count() > 2000 {
-        problems.push((
-            "message",
-            "The message is too long (2000 characters at most).",
-        ));
+        problems.push(("message", "The message is too long (2000 characters at most)."));
     }
     problems
 }
@@ -211,8 +197,7 @@ fn looks_like_email(s: &str) -> bool {
 fn looks_like_phone(s: &str) -> bool {
     let digits = s.chars().filter(char::is_ascii_digit).count();
     (6..=20).contains(&digits)
-        && s.chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '+' | ' ' | '-' | '(' | ')' | '.'))
+        && s.chars().all(|c| c.is_ascii_digit() || matches!(c, '+' | ' ' | '-' | '(' | ')' | '.'))
 }
 
 /// The JSON body of every 4xx/5xx answer of the API.
@@ -238,27 +223,16 @@ mod tests {
     use super::*;
 
     fn form(name: &str, email: Option<&str>, phone: Option<&str>) -> LeadForm {
-        LeadForm {
-            name: name.into(),
-            email: email.map(Into::into),
-            phone: phone.map(Into::into),
-            message: "hi".into(),
-        }
+        LeadForm { name: name.into(), email: email.map(Into::into), phone: phone.map(Into::into), message: "hi".into() }
     }
 
     #[test]
     fn lead_needs_name_and_a_way_to_reach() {
         assert!(validate_lead(&form("Ann", Some("ann@example.com"), None)).is_empty());
         assert!(validate_lead(&form("Ann", None, Some("+852 1234 5678"))).is_empty());
-        let fields: Vec<_> = validate_lead(&form(" ", None, None))
-            .into_iter()
-            .map(|p| p.0)
-            .collect();
+        let fields: Vec<_> = validate_lead(&form(" ", None, None)).into_iter().map(|p| p.0).collect();
         assert_eq!(fields, vec!["name", "email"]);
-        assert_eq!(
-            validate_lead(&form("Ann", Some("ann@"), None))[0].0,
-            "email"
-        );
+        assert_eq!(validate_lead(&form("Ann", Some("ann@"), None))[0].0, "email");
         assert_eq!(validate_lead(&form("Ann", None, Some("call me"))).len(), 1);
     }
 

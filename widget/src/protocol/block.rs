@@ -144,9 +144,7 @@ impl<'de> Deserialize<'de> for Block {
             .to_owned();
         let value = Value::Object(map);
         let known = match kind.as_str() {
-            "escalation_button" => {
-                serde_json::from_value(value.clone()).map(Block::EscalationButton)
-            }
+            "escalation_button" => serde_json::from_value(value.clone()).map(Block::EscalationButton),
             "payment_qr" => serde_json::from_value(value.clone()).map(Block::PaymentQr),
             "news_card" => serde_json::from_value(value.clone()).map(Block::NewsCard),
             _ => return Ok(unknown(kind, &value)),
@@ -158,14 +156,8 @@ impl<'de> Deserialize<'de> for Block {
 }
 
 fn unknown(kind: String, value: &Value) -> Block {
-    let fallback_text = value
-        .get("fallback_text")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    Block::Unknown(UnknownBlock {
-        kind,
-        fallback_text,
-    })
+    let fallback_text = value.get("fallback_text").and_then(Value::as_str).map(str::to_owned);
+    Block::Unknown(UnknownBlock { kind, fallback_text })
 }
 
 /// Formats an amount in minor units, e.g. `9900, "CNY"` → `¥99.00`.
@@ -208,15 +200,10 @@ mod tests {
 
     #[test]
     fn unknown_type_keeps_its_fallback() {
-        let block: Block =
-            serde_json::from_str(r#"{"type":"hologram","fallback_text":"a hologram","x":1}"#)
-                .unwrap();
+        let block: Block = serde_json::from_str(r#"{"type":"hologram","fallback_text":"a hologram","x":1}"#).unwrap();
         assert_eq!(
             block,
-            Block::Unknown(UnknownBlock {
-                kind: "hologram".into(),
-                fallback_text: Some("a hologram".into())
-            })
+            Block::Unknown(UnknownBlock { kind: "hologram".into(), fallback_text: Some("a hologram".into()) })
         );
         assert_eq!(block.capability(), None);
     }

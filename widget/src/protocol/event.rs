@@ -277,26 +277,16 @@ mod tests {
 
     #[test]
     fn token_frame_is_one_sse_event() {
-        let frame = StreamEvent::Token(Token {
-            text: "he\nllo".into(),
-        })
-        .to_sse(7);
-        assert_eq!(
-            frame,
-            "id: 7\nevent: token\ndata: {\"text\":\"he\\nllo\"}\n\n"
-        );
+        let frame = StreamEvent::Token(Token { text: "he\nllo".into() }).to_sse(7);
+        assert_eq!(frame, "id: 7\nevent: token\ndata: {\"text\":\"he\\nllo\"}\n\n");
     }
 
     #[test]
     fn parses_known_and_ignores_unknown_names() {
-        let ev =
-            StreamEvent::parse("message_end", r#"{"message_id":"m1","status":"stopped"}"#).unwrap();
+        let ev = StreamEvent::parse("message_end", r#"{"message_id":"m1","status":"stopped"}"#).unwrap();
         assert_eq!(
             ev,
-            Some(StreamEvent::MessageEnd(MessageEnd {
-                message_id: "m1".into(),
-                status: MessageStatus::Stopped
-            }))
+            Some(StreamEvent::MessageEnd(MessageEnd { message_id: "m1".into(), status: MessageStatus::Stopped }))
         );
         assert_eq!(StreamEvent::parse("teleport", "{}").unwrap(), None);
         assert!(StreamEvent::parse("token", "{").is_err());
@@ -319,15 +309,10 @@ mod tests {
                 error: Some("boom".into()),
                 duration_ms: Some(3),
             }),
-            StreamEvent::Error(ErrorEvent {
-                code: "UPSTREAM".into(),
-                message: "sorry".into(),
-            }),
+            StreamEvent::Error(ErrorEvent { code: "UPSTREAM".into(), message: "sorry".into() }),
         ];
         for ev in events {
-            let back = StreamEvent::parse(ev.name(), &ev.data_json())
-                .unwrap()
-                .unwrap();
+            let back = StreamEvent::parse(ev.name(), &ev.data_json()).unwrap().unwrap();
             assert_eq!(back, ev);
         }
     }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream::BoxStream;
 use parley_widget::protocol::{
-    ConversationStatus, Handoff, LeadForm, MessageStart, MessageStatus, Role, StreamEvent,
-    Transcript, TranscriptMessage, validate_lead,
+    ConversationStatus, Handoff, LeadForm, MessageStart, MessageStatus, Role, StreamEvent, Transcript,
+    TranscriptMessage, validate_lead,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -54,10 +54,7 @@ pub struct Started {
 pub fn check_text(text: &str, max_chars: usize) -> Result<&str, ChatError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
-        return Err(ChatError::Invalid(
-            "empty_message",
-            "The message is empty.".into(),
-        ));
+        return Err(ChatError::Invalid("empty_message", "The message is empty.".into()));
     }
     let n = trimmed.chars().count();
     if n > max_chars {
@@ -70,14 +67,8 @@ pub fn check_text(text: &str, max_chars: usize) -> Result<&str, ChatError> {
 }
 
 impl Engine {
-    async fn own_conversation(
-        &self,
-        visitor: &Visitor,
-        conversation_id: &str,
-    ) -> Result<Conversation, ChatError> {
-        conversations::of_visitor(self.db(), conversation_id, &visitor.id)
-            .await?
-            .ok_or(ChatError::NotFound)
+    async fn own_conversation(&self, visitor: &Visitor, conversation_id: &str) -> Result<Conversation, ChatError> {
+        conversations::of_visitor(self.db(), conversation_id, &visitor.id).await?.ok_or(ChatError::NotFound)
     }
 
     /// Sends a visitor message and starts the assistant's answer. The message is committed before
@@ -112,9 +103,7 @@ impl Engine {
                     return Err(ChatError::Closed);
                 }
                 if let Some(cid) = client_message_id {
-                    if let Some((_, reply)) =
-                        messages::by_client_id(self.db(), &conv.id, cid).await?
-                    {
+                    if let Some((_, reply)) = messages::by_client_id(self.db(), &conv.id, cid).await? {
                         return self.resume_reply(&conv.id, reply).await;
                     }
                 }
@@ -122,14 +111,8 @@ impl Engine {
             }
             None => None,
         };
-        let conversation_id = existing
-            .as_ref()
-            .map(|c| c.id.clone())
-            .unwrap_or_else(new_id);
-        let lease = self
-            .hub()
-            .lease(&conversation_id, existing.is_none())
-            .await?;
+        let conversation_id = existing.as_ref().map(|c| c.id.clone()).unwrap_or_else(new_id);
+        let lease = self.hub().lease(&conversation_id, existing.is_none()).await?;
         let message_id = new_id();
         let cancel = CancellationToken::new();
         if let Err(busy) = lease.try_begin_turn(message_id.clone(), cancel.clone()) {
@@ -137,9 +120,7 @@ impl Engine {
             if !busy.finishing || !lease.wait_turn_released(Duration::from_secs(5)).await {
                 return Err(ChatError::Busy);
             }
-            lease
-                .try_begin_turn(message_id.clone(), cancel.clone())
-                .map_err(|_| ChatError::Busy)?;
+            lease.try_begin_turn(message_id.clone(), cancel.clone()).map_err(|_| ChatError::Busy)?;
         }
         let visitor_message_id = new_id();
         let start = TurnStart {
@@ -161,13 +142,9 @@ impl Engine {
         }
         let history = match &existing {
             None => Vec::new(),
-            Some(_) => messages::recent(
-                self.db(),
-                &conversation_id,
-                self.settings().history_limit + 2,
-            )
-            .await
-            .unwrap_or_default(),
+            Some(_) => messages::recent(self.db(), &conversation_id, self.settings().history_limit + 2)
+                .await
+                .unwrap_or_default(),
         };
         let events = replay::open(
             self.db().clone(),
@@ -213,19 +190,11 @@ impl Engine {
             lease,
         };
         tokio::spawn(turn.run());
-        Ok(Started {
-            conversation_id,
-            message_id,
-            events: Box::pin(events),
-        })
+        Ok(Started { conversation_id, message_id, events: Box::pin(events) })
     }
 
     /// The stream of an earlier reply (a retried send).
-    async fn resume_reply(
-        &self,
-        conversation_id: &str,
-        reply: Option<Message>,
-    ) -> Result<Started, ChatError> {
+    async fn resume_reply(&self, conversation_id: &str, reply: Option<Message>) -> Result<Started, ChatError> {
         let lease = self.hub().lease(conversation_id, false).await?;
         let Some(reply) = reply else {
             let events = replay::open(
@@ -245,19 +214,9 @@ impl Engine {
         let live = lease.active_turn().as_deref() == Some(reply.id.as_str());
         let finished = reply.status != MessageStatus::Streaming && !live;
         let after = reply.start_seq.saturating_sub(1);
-        let events = replay::open(
-            self.db().clone(),
-            lease,
-            after,
-            Until::MessageEnd(reply.id.clone()),
-            finished,
-        )
-        .await?;
-        Ok(Started {
-            conversation_id: conversation_id.to_owned(),
-            message_id: reply.id,
-            events: Box::pin(events),
-        })
+        let events =
+            replay::open(self.db().clone(), lease, after, Until::MessageEnd(reply.id.clone()), finished).await?;
+        Ok(Started { conversation_id: conversation_id.to_owned(), message_id: reply.id, events: Box::pin(events) })
     }
 
     /// Follows a conversation's stream from after `after` until the client leaves.
@@ -275,30 +234,18 @@ impl Engine {
     /// Stops the running turn, if any. The partial answer is kept as `stopped`.
     pub async fn stop(&self, visitor: &Visitor, conversation_id: &str) -> Result<bool, ChatError> {
         let conv = self.own_conversation(visitor, conversation_id).await?;
-        Ok(self
-            .hub()
-            .get(&conv.id)
-            .and_then(|lease| lease.cancel_turn())
-            .is_some())
+        Ok(self.hub().get(&conv.id).and_then(|lease| lease.cancel_turn()).is_some())
     }
 
     /// The conversation as the panel shows it after a reload.
-    pub async fn transcript(
-        &self,
-        visitor: &Visitor,
-        conversation_id: &str,
-    ) -> Result<Transcript, ChatError> {
+    pub async fn transcript(&self, visitor: &Visitor, conversation_id: &str) -> Result<Transcript, ChatError> {
         let conv = self.own_conversation(visitor, conversation_id).await?;
         let rows = messages::list(self.db(), &conv.id).await?;
         let mut calls = tool_calls::of_conversation(self.db(), &conv.id).await?;
         let messages = rows
             .into_iter()
             .map(|m| {
-                let tool_calls = calls
-                    .iter()
-                    .filter(|(mid, _)| *mid == m.id)
-                    .map(|(_, c)| c.clone())
-                    .collect();
+                let tool_calls = calls.iter().filter(|(mid, _)| *mid == m.id).map(|(_, c)| c.clone()).collect();
                 TranscriptMessage {
                     id: m.id,
                     role: m.role,
@@ -312,12 +259,7 @@ impl Engine {
             })
             .collect();
         calls.clear();
-        Ok(Transcript {
-            conversation_id: conv.id,
-            status: conv.status,
-            lead_submitted: conv.lead_submitted,
-            messages,
-        })
+        Ok(Transcript { conversation_id: conv.id, status: conv.status, lead_submitted: conv.lead_submitted, messages })
     }
 
     /// Saves a lead from the panel's form and marks the conversation as waiting for a person.
@@ -332,23 +274,8 @@ impl Engine {
         if !problems.is_empty() {
             return Err(ChatError::InvalidForm(problems));
         }
-        let id = leads::submit(
-            self.db(),
-            &conv.agent_id,
-            &conv.id,
-            &visitor.id,
-            form,
-            self.now_ms(),
-        )
-        .await?;
-        self.emit_now(
-            &conv.id,
-            StreamEvent::Handoff(Handoff {
-                to: "waiting".into(),
-                operator_name: None,
-            }),
-        )
-        .await?;
+        let id = leads::submit(self.db(), &conv.agent_id, &conv.id, &visitor.id, form, self.now_ms()).await?;
+        self.emit_now(&conv.id, StreamEvent::Handoff(Handoff { to: "waiting".into(), operator_name: None })).await?;
         Ok(id)
     }
 
@@ -356,21 +283,14 @@ impl Engine {
     pub async fn emit_now(&self, conversation_id: &str, event: StreamEvent) -> Result<(), DbError> {
         let lease: Lease = self.hub().lease(conversation_id, false).await?;
         let frame = lease.emit(event);
-        self.0
-            .writer
-            .event(&Arc::from(conversation_id), None, frame);
+        self.0.writer.event(&Arc::from(conversation_id), None, frame);
         self.0.writer.flush().await;
         Ok(())
     }
 }
 
 /// The model's context: the agent's instructions, earlier messages, the new one.
-fn model_context(
-    agent: &Agent,
-    history: &[Message],
-    text: &str,
-    this_turn: &[&str],
-) -> Vec<ModelMessage> {
+fn model_context(agent: &Agent, history: &[Message], text: &str, this_turn: &[&str]) -> Vec<ModelMessage> {
     let mut out = Vec::with_capacity(history.len() + 2);
     if !agent.system_prompt.trim().is_empty() {
         out.push(ModelMessage::System(agent.system_prompt.clone()));
@@ -383,17 +303,10 @@ fn model_context(
         match m.role {
             Role::Visitor => out.push(ModelMessage::User(m.content.clone())),
             Role::Assistant if m.status != MessageStatus::Failed => {
-                out.push(ModelMessage::Assistant {
-                    content: m.content.clone(),
-                    tool_calls: Vec::new(),
-                })
+                out.push(ModelMessage::Assistant { content: m.content.clone(), tool_calls: Vec::new() })
             }
             Role::Operator => out.push(ModelMessage::Assistant {
-                content: format!(
-                    "[{} (a person) wrote]: {}",
-                    m.author.as_deref().unwrap_or("Operator"),
-                    m.content
-                ),
+                content: format!("[{} (a person) wrote]: {}", m.author.as_deref().unwrap_or("Operator"), m.content),
                 tool_calls: Vec::new(),
             }),
             _ => {}

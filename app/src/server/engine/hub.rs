@@ -72,11 +72,7 @@ impl Channel {
         Channel {
             conversation_id,
             init: OnceCell::new(),
-            inner: Mutex::new(Inner {
-                next_seq: 1,
-                recent: VecDeque::new(),
-                cost_usd: 0.0,
-            }),
+            inner: Mutex::new(Inner { next_seq: 1, recent: VecDeque::new(), cost_usd: 0.0 }),
             tx,
             turn: Mutex::new(None),
             turn_released: Notify::new(),
@@ -101,23 +97,13 @@ impl Channel {
     pub fn subscribe(&self, after: u64) -> (Vec<Arc<Frame>>, broadcast::Receiver<Arc<Frame>>) {
         let inner = lock(&self.inner);
         let rx = self.tx.subscribe();
-        let recent = inner
-            .recent
-            .iter()
-            .filter(|f| f.seq > after)
-            .cloned()
-            .collect();
+        let recent = inner.recent.iter().filter(|f| f.seq > after).cloned().collect();
         (recent, rx)
     }
 
     /// Recent events after `after` (to catch up a subscriber that lagged).
     pub fn recent_after(&self, after: u64) -> Vec<Arc<Frame>> {
-        lock(&self.inner)
-            .recent
-            .iter()
-            .filter(|f| f.seq > after)
-            .cloned()
-            .collect()
+        lock(&self.inner).recent.iter().filter(|f| f.seq > after).cloned().collect()
     }
 
     /// The oldest sequence number still in memory.
@@ -143,23 +129,12 @@ impl Channel {
     }
 
     /// Takes the turn slot, or says which turn holds it.
-    pub fn try_begin_turn(
-        &self,
-        message_id: String,
-        cancel: CancellationToken,
-    ) -> Result<(), BusyTurn> {
+    pub fn try_begin_turn(&self, message_id: String, cancel: CancellationToken) -> Result<(), BusyTurn> {
         let mut slot = lock(&self.turn);
         match slot.as_ref() {
-            Some(t) => Err(BusyTurn {
-                message_id: t.message_id.clone(),
-                finishing: t.finishing,
-            }),
+            Some(t) => Err(BusyTurn { message_id: t.message_id.clone(), finishing: t.finishing }),
             None => {
-                *slot = Some(ActiveTurn {
-                    message_id,
-                    cancel,
-                    finishing: false,
-                });
+                *slot = Some(ActiveTurn { message_id, cancel, finishing: false });
                 Ok(())
             }
         }
@@ -223,10 +198,7 @@ pub struct Hub {
 
 impl Hub {
     pub fn new(db: Db) -> Self {
-        Hub {
-            db,
-            channels: Arc::new(Mutex::new(HashMap::new())),
-        }
+        Hub { db, channels: Arc::new(Mutex::new(HashMap::new())) }
     }
 
     /// A lease on the conversation's channel; the first one loads the numbering from the
@@ -238,10 +210,7 @@ impl Hub {
                 .or_insert_with(|| Arc::new(Channel::new(conversation_id.to_owned())))
                 .clone()
         };
-        let lease = Lease {
-            hub: self.clone(),
-            channel,
-        };
+        let lease = Lease { hub: self.clone(), channel };
         if !is_new {
             let db = &self.db;
             let ch = &lease.channel;
@@ -264,10 +233,7 @@ impl Hub {
     /// The channel if it is live in this process.
     pub fn get(&self, conversation_id: &str) -> Option<Lease> {
         let map = lock(&self.channels);
-        map.get(conversation_id).map(|c| Lease {
-            hub: self.clone(),
-            channel: c.clone(),
-        })
+        map.get(conversation_id).map(|c| Lease { hub: self.clone(), channel: c.clone() })
     }
 
     /// How many channels are live (metrics, tests).
@@ -293,10 +259,7 @@ impl std::ops::Deref for Lease {
 impl Clone for Lease {
     fn clone(&self) -> Self {
         let _map = lock(&self.hub.channels);
-        Lease {
-            hub: self.hub.clone(),
-            channel: self.channel.clone(),
-        }
+        Lease { hub: self.hub.clone(), channel: self.channel.clone() }
     }
 }
 

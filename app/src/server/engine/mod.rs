@@ -71,17 +71,12 @@ struct TtlCache<T> {
 
 impl<T: Clone> TtlCache<T> {
     fn new(ttl: Duration) -> Self {
-        TtlCache {
-            ttl,
-            map: Mutex::new(HashMap::new()),
-        }
+        TtlCache { ttl, map: Mutex::new(HashMap::new()) }
     }
 
     fn get(&self, key: &str) -> Option<T> {
         let map = self.map.lock().ok()?;
-        map.get(key)
-            .filter(|c| c.at.elapsed() < self.ttl)
-            .map(|c| c.value.clone())
+        map.get(key).filter(|c| c.at.elapsed() < self.ttl).map(|c| c.value.clone())
     }
 
     fn put(&self, key: &str, value: T) {
@@ -89,13 +84,7 @@ impl<T: Clone> TtlCache<T> {
             if map.len() > 50_000 {
                 map.clear();
             }
-            map.insert(
-                key.to_owned(),
-                Cached {
-                    value,
-                    at: Instant::now(),
-                },
-            );
+            map.insert(key.to_owned(), Cached { value, at: Instant::now() });
         }
     }
 
@@ -125,9 +114,7 @@ pub struct Engine(Arc<Inner>);
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine")
-            .field("tools", &self.0.registry)
-            .finish()
+        f.debug_struct("Engine").field("tools", &self.0.registry).finish()
     }
 }
 
@@ -141,9 +128,7 @@ impl Engine {
         settings: EngineSettings,
     ) -> Self {
         let writer = Writer::spawn(db.clone(), clock.clone(), settings.writer_interval);
-        let demo = Arc::new(DemoModel {
-            token_delay: settings.demo_token_delay,
-        });
+        let demo = Arc::new(DemoModel { token_delay: settings.demo_token_delay });
         Engine(Arc::new(Inner {
             hub: Hub::new(db.clone()),
             agents: TtlCache::new(settings.cache_ttl),
@@ -223,14 +208,9 @@ impl Engine {
     }
 
     /// Creates a visitor and returns it with its token.
-    pub async fn create_visitor(
-        &self,
-        agent: &Agent,
-        host_origin: Option<&str>,
-    ) -> Result<(Visitor, String), DbError> {
+    pub async fn create_visitor(&self, agent: &Agent, host_origin: Option<&str>) -> Result<(Visitor, String), DbError> {
         let token = visitors::new_token();
-        let visitor =
-            visitors::create(&self.0.db, &agent.id, &token, host_origin, self.now_ms()).await?;
+        let visitor = visitors::create(&self.0.db, &agent.id, &token, host_origin, self.now_ms()).await?;
         Ok((visitor, token))
     }
 
@@ -240,8 +220,7 @@ impl Engine {
     pub async fn recover(&self) -> Result<usize, DbError> {
         use parley_widget::protocol::{MessageEnd, MessageStatus, StreamEvent};
         let now = self.now_ms();
-        let interrupted =
-            crate::server::store::messages::interrupt_streaming(&self.0.db, now).await?;
+        let interrupted = crate::server::store::messages::interrupt_streaming(&self.0.db, now).await?;
         for (conversation_id, message_id) in &interrupted {
             let max = crate::server::store::events::max_seq(&self.0.db, conversation_id).await?;
             let event = StreamEvent::MessageEnd(MessageEnd {

@@ -10,12 +10,8 @@ pub fn price_per_million(model: &str) -> Option<(f64, f64, f64)> {
         _ if m.starts_with("gpt-4.1-mini") => (0.40, 0.10, 1.60),
         _ if m.starts_with("gpt-4.1-nano") => (0.10, 0.025, 0.40),
         _ if m.starts_with("gpt-4.1") => (2.00, 0.50, 8.00),
-        _ if m.starts_with("claude-3-5-haiku") || m.starts_with("claude-haiku") => {
-            (0.80, 0.08, 4.00)
-        }
-        _ if m.starts_with("claude-sonnet") || m.starts_with("claude-3-5-sonnet") => {
-            (3.00, 0.30, 15.0)
-        }
+        _ if m.starts_with("claude-3-5-haiku") || m.starts_with("claude-haiku") => (0.80, 0.08, 4.00),
+        _ if m.starts_with("claude-sonnet") || m.starts_with("claude-3-5-sonnet") => (3.00, 0.30, 15.0),
         _ => return None,
     })
 }

@@ -44,11 +44,7 @@ fn ends(frame: &Frame, until: &Until) -> bool {
     }
 }
 
-async fn stored_after(
-    db: &Db,
-    conversation_id: &str,
-    after: u64,
-) -> Result<Vec<Arc<Frame>>, DbError> {
+async fn stored_after(db: &Db, conversation_id: &str, after: u64) -> Result<Vec<Arc<Frame>>, DbError> {
     let rows = store::events::after(db, conversation_id, after).await?;
     Ok(rows
         .iter()
@@ -81,16 +77,7 @@ pub async fn open(
             queue.retain(|f| f.seq <= seq);
         }
     }
-    let state = State {
-        db,
-        lease,
-        rx,
-        queue,
-        last: after,
-        until,
-        done: false,
-        drain_only: finished,
-    };
+    let state = State { db, lease, rx, queue, last: after, until, done: false, drain_only: finished };
     Ok(futures::stream::unfold(state, |mut st| async move {
         loop {
             if st.done {

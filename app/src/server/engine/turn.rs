@@ -11,17 +11,14 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use parley_widget::protocol::{
-    Block, BlockEvent, ErrorEvent, MessageEnd, MessageStatus, StreamEvent, Token, ToolCall,
-    ToolCallStatus, Usage,
+    Block, BlockEvent, ErrorEvent, MessageEnd, MessageStatus, StreamEvent, Token, ToolCall, ToolCallStatus, Usage,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::hub::Lease;
 use super::pricing;
-use super::provider::{
-    AttemptLog, ChatModel, ModelEvent, ModelMessage, ModelRequest, ModelToolCall, ProviderError,
-};
+use super::provider::{AttemptLog, ChatModel, ModelEvent, ModelMessage, ModelRequest, ModelToolCall, ProviderError};
 use super::tools::registry::AgentTools;
 use super::tools::{ToolContext, ToolError, ToolOutput};
 use super::writer::Writer;
@@ -63,8 +60,7 @@ struct Out {
 impl Out {
     fn emit(&self, event: StreamEvent) {
         let frame = self.lease.emit(event);
-        self.writer
-            .event(&self.conversation_id, Some(&self.message_id), frame);
+        self.writer.event(&self.conversation_id, Some(&self.message_id), frame);
     }
 }
 
@@ -78,18 +74,7 @@ enum HopEnd {
 impl Turn {
     /// Runs the turn to its end; never panics on provider or tool faults.
     pub async fn run(self) {
-        let Turn {
-            lease,
-            writer,
-            model,
-            model_name,
-            tools,
-            tool_ctx,
-            mut messages,
-            limits,
-            cancel,
-            chinese,
-        } = self;
+        let Turn { lease, writer, model, model_name, tools, tool_ctx, mut messages, limits, cancel, chinese } = self;
         let out = Out {
             lease,
             writer,
@@ -106,11 +91,7 @@ impl Turn {
             let request = ModelRequest {
                 model: model_name.clone(),
                 messages: messages.clone(),
-                tools: if offer_tools {
-                    tools.specs()
-                } else {
-                    Vec::new()
-                },
+                tools: if offer_tools { tools.specs() } else { Vec::new() },
                 max_tokens: limits.max_tokens,
             };
             let mut hop_text = String::new();
@@ -141,10 +122,7 @@ impl Turn {
                 }
                 Ok(HopEnd::Tools(calls)) => {
                     hop += 1;
-                    messages.push(ModelMessage::Assistant {
-                        content: hop_text,
-                        tool_calls: calls.clone(),
-                    });
+                    messages.push(ModelMessage::Assistant { content: hop_text, tool_calls: calls.clone() });
                     let done = tokio::select! {
                         _ = cancel.cancelled() => None,
                         results = run_tools(&out, &tools, &tool_ctx, &calls, hop, limits.tool_timeout) => Some(results),
@@ -167,10 +145,7 @@ impl Turn {
                             }
                             Err(e) => json!({"ok": false, "error": e.to_string()}).to_string(),
                         };
-                        messages.push(ModelMessage::Tool {
-                            call_id: call.id.clone(),
-                            content,
-                        });
+                        messages.push(ModelMessage::Tool { call_id: call.id.clone(), content });
                     }
                 }
             }
@@ -182,9 +157,7 @@ impl Turn {
             } else {
                 "Sorry, I don't have an answer to that."
             };
-            out.emit(StreamEvent::Token(Token {
-                text: fallback.to_owned(),
-            }));
+            out.emit(StreamEvent::Token(Token { text: fallback.to_owned() }));
             text.push_str(fallback);
         }
 
@@ -201,10 +174,7 @@ impl Turn {
             tracing::error!(conversation = %out.conversation_id, "the answer could not be stored");
         }
         out.lease.mark_finishing();
-        out.emit(StreamEvent::MessageEnd(MessageEnd {
-            message_id: out.message_id.to_string(),
-            status,
-        }));
+        out.emit(StreamEvent::MessageEnd(MessageEnd { message_id: out.message_id.to_string(), status }));
         out.writer.flush().await;
         out.lease.forget_recent();
         out.lease.end_turn();
@@ -259,29 +229,17 @@ async fn call_model(
             Ok(ModelEvent::Usage(u)) => usage = Some(u),
             Ok(ModelEvent::Finished(_)) => finished = true,
             Err(e) => {
-                record(
-                    e.code(),
-                    usage.map(|u| (u.input, u.output, u.cached)),
-                    started.elapsed().as_millis() as u64,
-                );
+                record(e.code(), usage.map(|u| (u.input, u.output, u.cached)), started.elapsed().as_millis() as u64);
                 return Err(e);
             }
         }
     }
     if !finished {
-        record(
-            ProviderError::Truncated.code(),
-            None,
-            started.elapsed().as_millis() as u64,
-        );
+        record(ProviderError::Truncated.code(), None, started.elapsed().as_millis() as u64);
         return Err(ProviderError::Truncated);
     }
     let u = usage.unwrap_or_default();
-    let cost = record(
-        "ok",
-        Some((u.input, u.output, u.cached)),
-        started.elapsed().as_millis() as u64,
-    );
+    let cost = record("ok", Some((u.input, u.output, u.cached)), started.elapsed().as_millis() as u64);
     let total = out.lease.add_cost(cost);
     out.emit(StreamEvent::Usage(Usage {
         model: model_name.clone(),
@@ -291,11 +249,7 @@ async fn call_model(
         cost_usd: cost,
         conversation_cost_usd: total,
     }));
-    Ok(if calls.is_empty() {
-        HopEnd::Done
-    } else {
-        HopEnd::Tools(calls)
-    })
+    Ok(if calls.is_empty() { HopEnd::Done } else { HopEnd::Tools(calls) })
 }
 
 /// Runs one hop's tool calls concurrently, each in its own task (a panic stays inside it) and
@@ -310,10 +264,7 @@ async fn run_tools(
 ) -> Vec<Result<ToolOutput, ToolError>> {
     let arguments: Vec<Value> = calls
         .iter()
-        .map(|c| {
-            serde_json::from_str(&c.arguments)
-                .unwrap_or_else(|_| Value::String(c.arguments.clone()))
-        })
+        .map(|c| serde_json::from_str(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone())))
         .collect();
     for (call, args) in calls.iter().zip(&arguments) {
         out.emit(StreamEvent::ToolCall(ToolCall {
@@ -333,8 +284,7 @@ async fn run_tools(
         async move {
             let started = Instant::now();
             let name = call.name.clone();
-            let mut handle =
-                tokio::spawn(async move { tools.call(&ctx, &call.name, &call.arguments).await });
+            let mut handle = tokio::spawn(async move { tools.call(&ctx, &call.name, &call.arguments).await });
             let result = match tokio::time::timeout(timeout, &mut handle).await {
                 Ok(Ok(r)) => r,
                 Ok(Err(join)) if join.is_panic() => {
@@ -397,8 +347,5 @@ fn friendly_error(error: &ProviderError, chinese: bool) -> ErrorEvent {
     } else {
         "Sorry, I can't answer right now. Please try again in a moment, or ask to talk to a person."
     };
-    ErrorEvent {
-        code: code.to_owned(),
-        message: message.to_owned(),
-    }
+    ErrorEvent { code: code.to_owned(), message: message.to_owned() }
 }

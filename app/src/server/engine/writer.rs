@@ -18,15 +18,8 @@ use crate::server::store::tool_calls::ToolCallRecord;
 use crate::server::store::usage::UsageRecord;
 
 enum Op {
-    Event {
-        conversation_id: Arc<str>,
-        message_id: Option<Arc<str>>,
-        frame: Arc<Frame>,
-    },
-    StartSeq {
-        message_id: String,
-        seq: u64,
-    },
+    Event { conversation_id: Arc<str>, message_id: Option<Arc<str>>, frame: Arc<Frame> },
+    StartSeq { message_id: String, seq: u64 },
     ToolCall(ToolCallRecord),
     Usage(UsageRecord),
     Finish(FinishedMessage),
@@ -48,12 +41,7 @@ impl Writer {
     }
 
     /// Stores an event; tokens with a `message_id` also extend that message's partial text.
-    pub fn event(
-        &self,
-        conversation_id: &Arc<str>,
-        message_id: Option<&Arc<str>>,
-        frame: Arc<Frame>,
-    ) {
+    pub fn event(&self, conversation_id: &Arc<str>, message_id: Option<&Arc<str>>, frame: Arc<Frame>) {
         let _ = self.tx.send(Op::Event {
             conversation_id: conversation_id.clone(),
             message_id: message_id.cloned(),
@@ -62,10 +50,7 @@ impl Writer {
     }
 
     pub fn start_seq(&self, message_id: &str, seq: u64) {
-        let _ = self.tx.send(Op::StartSeq {
-            message_id: message_id.to_owned(),
-            seq,
-        });
+        let _ = self.tx.send(Op::StartSeq { message_id: message_id.to_owned(), seq });
     }
 
     pub fn tool_call(&self, record: ToolCallRecord) {
@@ -90,12 +75,7 @@ impl Writer {
     }
 }
 
-async fn run(
-    db: Db,
-    clock: Arc<dyn Clock>,
-    interval: Duration,
-    mut rx: mpsc::UnboundedReceiver<Op>,
-) {
+async fn run(db: Db, clock: Arc<dyn Clock>, interval: Duration, mut rx: mpsc::UnboundedReceiver<Op>) {
     let mut ops: Vec<Op> = Vec::with_capacity(1024);
     loop {
         if rx.recv_many(&mut ops, 4096).await == 0 {
@@ -139,31 +119,22 @@ fn build(ops: Vec<Op>, now: i64) -> (Batch, Vec<oneshot::Sender<bool>>) {
     let mut append_index: HashMap<Arc<str>, usize> = HashMap::new();
     let mut start_seqs: Vec<(String, u64)> = Vec::new();
 
-    let close =
-        |runs: &mut HashMap<Arc<str>, (usize, Vec<String>)>, batch: &mut Batch, conv: &Arc<str>| {
-            if let Some((index, texts)) = runs.remove(conv) {
-                batch.events[index].data =
-                    serde_json::to_string(&texts).unwrap_or_else(|_| "[]".into());
-            }
-        };
+    let close = |runs: &mut HashMap<Arc<str>, (usize, Vec<String>)>, batch: &mut Batch, conv: &Arc<str>| {
+        if let Some((index, texts)) = runs.remove(conv) {
+            batch.events[index].data = serde_json::to_string(&texts).unwrap_or_else(|_| "[]".into());
+        }
+    };
 
     for op in ops {
         match op {
-            Op::Event {
-                conversation_id,
-                message_id,
-                frame,
-            } => {
+            Op::Event { conversation_id, message_id, frame } => {
                 if let StreamEvent::Token(token) = &frame.event {
                     if let Some(id) = &message_id {
                         match append_index.get(id) {
                             Some(&i) => appends[i].text.push_str(&token.text),
                             None => {
                                 append_index.insert(id.clone(), appends.len());
-                                appends.push(TextAppend {
-                                    message_id: id.to_string(),
-                                    text: token.text.clone(),
-                                });
+                                appends.push(TextAppend { message_id: id.to_string(), text: token.text.clone() });
                             }
                         }
                     }
@@ -175,10 +146,7 @@ fn build(ops: Vec<Op>, now: i64) -> (Batch, Vec<oneshot::Sender<bool>>) {
                         }
                     }
                     close(&mut runs, &mut batch, &conversation_id);
-                    runs.insert(
-                        conversation_id.clone(),
-                        (batch.events.len(), vec![token.text.clone()]),
-                    );
+                    runs.insert(conversation_id.clone(), (batch.events.len(), vec![token.text.clone()]));
                     batch.events.push(EventRow {
                         conversation_id: conversation_id.to_string(),
                         seq: frame.seq,
@@ -222,12 +190,7 @@ pub fn expand(row: &EventRow) -> Vec<(u64, StreamEvent)> {
         return texts
             .into_iter()
             .enumerate()
-            .map(|(i, text)| {
-                (
-                    row.seq + i as u64,
-                    StreamEvent::Token(parley_widget::protocol::Token { text }),
-                )
-            })
+            .map(|(i, text)| (row.seq + i as u64, StreamEvent::Token(parley_widget::protocol::Token { text })))
             .collect();
     }
     match StreamEvent::parse(&row.name, &row.data) {
@@ -269,10 +232,7 @@ mod tests {
                 &a,
                 &ma,
                 3,
-                StreamEvent::MessageEnd(MessageEnd {
-                    message_id: "ma".into(),
-                    status: MessageStatus::Complete,
-                }),
+                StreamEvent::MessageEnd(MessageEnd { message_id: "ma".into(), status: MessageStatus::Complete }),
             ),
             ev(&a, &ma, 4, token("x")),
         ];
@@ -280,28 +240,14 @@ mod tests {
         let rows: Vec<_> = batch
             .events
             .iter()
-            .map(|r| {
-                (
-                    r.conversation_id.as_str(),
-                    r.seq,
-                    r.last_seq,
-                    r.name.as_str(),
-                    r.data.as_str(),
-                )
-            })
+            .map(|r| (r.conversation_id.as_str(), r.seq, r.last_seq, r.name.as_str(), r.data.as_str()))
             .collect();
         assert_eq!(
             rows,
             vec![
                 ("a", 1, 2, "token", "[\"He\",\"llo\"]"),
                 ("b", 1, 2, "token", "[\"你\",\"好\"]"),
-                (
-                    "a",
-                    3,
-                    3,
-                    "message_end",
-                    "{\"message_id\":\"ma\",\"status\":\"complete\"}"
-                ),
+                ("a", 3, 3, "message_end", "{\"message_id\":\"ma\",\"status\":\"complete\"}"),
                 ("a", 4, 4, "token", "[\"x\"]"),
             ]
         );

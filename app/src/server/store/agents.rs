@@ -70,10 +70,7 @@ impl Agent {
     /// Whether a page on `origin` may embed this agent.
     pub fn allows_origin(&self, origin: &str) -> bool {
         self.allowed_origins.is_empty()
-            || self
-                .allowed_origins
-                .iter()
-                .any(|o| o == "*" || o.trim_end_matches('/') == origin)
+            || self.allowed_origins.iter().any(|o| o == "*" || o.trim_end_matches('/') == origin)
     }
 }
 
@@ -130,10 +127,7 @@ impl From<AgentRow> for Agent {
             },
             system_prompt: r.system_prompt,
             greeting: r.greeting,
-            theme: Theme {
-                color: r.theme_color,
-                position: r.launcher_position,
-            },
+            theme: Theme { color: r.theme_color, position: r.launcher_position },
             allowed_origins: from_json_text(&r.allowed_origins),
         }
     }
@@ -144,19 +138,13 @@ const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_too
 
 pub async fn by_public_key(db: &Db, key: &str) -> Result<Option<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents WHERE public_key = $1");
-    let row: Option<AgentRow> = sqlx::query_as(&sql)
-        .bind(key)
-        .fetch_optional(db.pool())
-        .await?;
+    let row: Option<AgentRow> = sqlx::query_as(&sql).bind(key).fetch_optional(db.pool()).await?;
     Ok(row.map(Agent::from))
 }
 
 pub async fn by_id(db: &Db, id: &str) -> Result<Option<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents WHERE id = $1");
-    let row: Option<AgentRow> = sqlx::query_as(&sql)
-        .bind(id)
-        .fetch_optional(db.pool())
-        .await?;
+    let row: Option<AgentRow> = sqlx::query_as(&sql).bind(id).fetch_optional(db.pool()).await?;
     Ok(row.map(Agent::from))
 }
 
@@ -167,9 +155,7 @@ pub async fn list(db: &Db) -> Result<Vec<Agent>, DbError> {
 }
 
 pub async fn count(db: &Db) -> Result<i64, DbError> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM agents")
-        .fetch_one(db.pool())
-        .await
+    sqlx::query_scalar("SELECT COUNT(*) FROM agents").fetch_one(db.pool()).await
 }
 
 pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, DbError> {

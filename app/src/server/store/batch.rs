@@ -48,13 +48,11 @@ pub async fn write(db: &Db, batch: &Batch) -> Result<(), DbError> {
     let mut tx = db.pool().begin().await?;
     super::events::insert_rows(&mut tx, &batch.events).await?;
     for a in &batch.appends {
-        sqlx::query(
-            "UPDATE messages SET content = content || $2 WHERE id = $1 AND status = 'streaming'",
-        )
-        .bind(&a.message_id)
-        .bind(&a.text)
-        .execute(&mut *tx)
-        .await?;
+        sqlx::query("UPDATE messages SET content = content || $2 WHERE id = $1 AND status = 'streaming'")
+            .bind(&a.message_id)
+            .bind(&a.text)
+            .execute(&mut *tx)
+            .await?;
     }
     for (message_id, seq) in &batch.start_seqs {
         sqlx::query("UPDATE messages SET start_seq = $2 WHERE id = $1")

@@ -45,34 +45,18 @@ const COLUMNS: &str = "id, agent_id, visitor_id, status, lead_submitted, created
 
 pub async fn by_id(db: &Db, id: &str) -> Result<Option<Conversation>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM conversations WHERE id = $1");
-    let row: Option<Row> = sqlx::query_as(&sql)
-        .bind(id)
-        .fetch_optional(db.pool())
-        .await?;
+    let row: Option<Row> = sqlx::query_as(&sql).bind(id).fetch_optional(db.pool()).await?;
     Ok(row.map(Conversation::from))
 }
 
 /// The conversation, if it belongs to this visitor.
-pub async fn of_visitor(
-    db: &Db,
-    id: &str,
-    visitor_id: &str,
-) -> Result<Option<Conversation>, DbError> {
+pub async fn of_visitor(db: &Db, id: &str, visitor_id: &str) -> Result<Option<Conversation>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM conversations WHERE id = $1 AND visitor_id = $2");
-    let row: Option<Row> = sqlx::query_as(&sql)
-        .bind(id)
-        .bind(visitor_id)
-        .fetch_optional(db.pool())
-        .await?;
+    let row: Option<Row> = sqlx::query_as(&sql).bind(id).bind(visitor_id).fetch_optional(db.pool()).await?;
     Ok(row.map(Conversation::from))
 }
 
-pub async fn set_status(
-    db: &Db,
-    id: &str,
-    status: ConversationStatus,
-    now: i64,
-) -> Result<(), DbError> {
+pub async fn set_status(db: &Db, id: &str, status: ConversationStatus, now: i64) -> Result<(), DbError> {
     sqlx::query("UPDATE conversations SET status = $2, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(status.as_str())

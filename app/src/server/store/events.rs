@@ -29,28 +29,16 @@ fn to_i64(v: u64) -> i64 {
 }
 
 /// Inserts event rows inside a transaction, several rows per statement.
-pub async fn insert_rows(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    rows: &[EventRow],
-) -> Result<(), DbError> {
+pub async fn insert_rows(tx: &mut sqlx::Transaction<'_, sqlx::Any>, rows: &[EventRow]) -> Result<(), DbError> {
     for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let mut sql = String::from(
-            "INSERT INTO events (conversation_id, seq, last_seq, name, data, created_at) VALUES ",
-        );
+        let mut sql =
+            String::from("INSERT INTO events (conversation_id, seq, last_seq, name, data, created_at) VALUES ");
         for i in 0..chunk.len() {
             let b = i * 6;
             if i > 0 {
                 sql.push(',');
             }
-            sql.push_str(&format!(
-                "(${}, ${}, ${}, ${}, ${}, ${})",
-                b + 1,
-                b + 2,
-                b + 3,
-                b + 4,
-                b + 5,
-                b + 6
-            ));
+            sql.push_str(&format!("(${}, ${}, ${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6));
         }
         let mut query = sqlx::query(&sql);
         for r in chunk {
@@ -68,11 +56,7 @@ pub async fn insert_rows(
 }
 
 /// Stored rows that contain events after `after_seq`, in order.
-pub async fn after(
-    db: &Db,
-    conversation_id: &str,
-    after_seq: u64,
-) -> Result<Vec<EventRow>, DbError> {
+pub async fn after(db: &Db, conversation_id: &str, after_seq: u64) -> Result<Vec<EventRow>, DbError> {
     let rows: Vec<(i64, i64, String, String, i64)> = sqlx::query_as(
         "SELECT seq, last_seq, name, data, created_at FROM events \
          WHERE conversation_id = $1 AND last_seq > $2 ORDER BY seq",

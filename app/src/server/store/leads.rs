@@ -14,12 +14,7 @@ pub async fn submit(
     now: i64,
 ) -> Result<String, DbError> {
     let id = new_id();
-    let blank_to_none = |s: &Option<String>| {
-        s.as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    };
+    let blank_to_none = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
     let mut tx = db.pool().begin().await?;
     sqlx::query(
         "INSERT INTO leads (id, agent_id, conversation_id, visitor_id, name, email, phone, message, status, \

@@ -131,48 +131,29 @@ pub async fn by_client_id(
     conversation_id: &str,
     client_message_id: &str,
 ) -> Result<Option<(Message, Option<Message>)>, DbError> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 AND client_message_id = $2"
-    );
-    let visitor: Option<Row> = sqlx::query_as(&sql)
-        .bind(conversation_id)
-        .bind(client_message_id)
-        .fetch_optional(db.pool())
-        .await?;
+    let sql = format!("SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 AND client_message_id = $2");
+    let visitor: Option<Row> =
+        sqlx::query_as(&sql).bind(conversation_id).bind(client_message_id).fetch_optional(db.pool()).await?;
     let Some(visitor) = visitor.map(Message::from) else {
         return Ok(None);
     };
-    let sql =
-        format!("SELECT {COLUMNS} FROM messages WHERE reply_to = $1 ORDER BY created_at LIMIT 1");
-    let reply: Option<Row> = sqlx::query_as(&sql)
-        .bind(&visitor.id)
-        .fetch_optional(db.pool())
-        .await?;
+    let sql = format!("SELECT {COLUMNS} FROM messages WHERE reply_to = $1 ORDER BY created_at LIMIT 1");
+    let reply: Option<Row> = sqlx::query_as(&sql).bind(&visitor.id).fetch_optional(db.pool()).await?;
     Ok(Some((visitor, reply.map(Message::from))))
 }
 
 /// Every message of a conversation, oldest first.
 pub async fn list(db: &Db, conversation_id: &str) -> Result<Vec<Message>, DbError> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at, id"
-    );
-    let rows: Vec<Row> = sqlx::query_as(&sql)
-        .bind(conversation_id)
-        .fetch_all(db.pool())
-        .await?;
+    let sql = format!("SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at, id");
+    let rows: Vec<Row> = sqlx::query_as(&sql).bind(conversation_id).fetch_all(db.pool()).await?;
     Ok(rows.into_iter().map(Message::from).collect())
 }
 
 /// The latest `limit` messages, oldest first, for the model's context.
 pub async fn recent(db: &Db, conversation_id: &str, limit: i64) -> Result<Vec<Message>, DbError> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
-    );
-    let rows: Vec<Row> = sqlx::query_as(&sql)
-        .bind(conversation_id)
-        .bind(limit)
-        .fetch_all(db.pool())
-        .await?;
+    let sql =
+        format!("SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2");
+    let rows: Vec<Row> = sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(db.pool()).await?;
     let mut messages: Vec<Message> = rows.into_iter().map(Message::from).collect();
     messages.reverse();
     Ok(messages)

@@ -45,11 +45,7 @@ impl Db {
             DbKind::Sqlite
         } else {
             return Err(DbError::Configuration(
-                format!(
-                    "unsupported database URL (want sqlite:// or postgres://): {}",
-                    redact(url)
-                )
-                .into(),
+                format!("unsupported database URL (want sqlite:// or postgres://): {}", redact(url)).into(),
             ));
         };
         let options = AnyConnectOptions::from_str(url)?;
@@ -81,10 +77,7 @@ impl Db {
             }
         };
         let db = Db { pool, kind };
-        sqlx::migrate!("../migrations")
-            .run(&db.pool)
-            .await
-            .map_err(|e| DbError::Migrate(Box::new(e)))?;
+        sqlx::migrate!("../migrations").run(&db.pool).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
         Ok(db)
     }
 

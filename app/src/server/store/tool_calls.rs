@@ -46,10 +46,7 @@ pub async fn insert<'e>(
 }
 
 /// Tool calls of every message in a conversation, as `(message_id, summary)` in call order.
-pub async fn of_conversation(
-    db: &Db,
-    conversation_id: &str,
-) -> Result<Vec<(String, ToolCallSummary)>, DbError> {
+pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<(String, ToolCallSummary)>, DbError> {
     let rows: Vec<(String, String, String, String, Option<i64>)> = sqlx::query_as(
         "SELECT message_id, call_id, name, status, duration_ms FROM tool_calls \
          WHERE conversation_id = $1 ORDER BY created_at, id",

@@ -23,10 +23,7 @@ fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-pub async fn insert<'e>(
-    exec: impl sqlx::Executor<'e, Database = sqlx::Any>,
-    r: &UsageRecord,
-) -> Result<(), DbError> {
+pub async fn insert<'e>(exec: impl sqlx::Executor<'e, Database = sqlx::Any>, r: &UsageRecord) -> Result<(), DbError> {
     sqlx::query(
         "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, \
          input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at) \
@@ -80,10 +77,9 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Usage
 
 /// What a conversation has cost so far.
 pub async fn conversation_cost(db: &Db, conversation_id: &str) -> Result<f64, DbError> {
-    let total: Option<f64> =
-        sqlx::query_scalar("SELECT SUM(cost_usd) FROM usage_ledger WHERE conversation_id = $1")
-            .bind(conversation_id)
-            .fetch_one(db.pool())
-            .await?;
+    let total: Option<f64> = sqlx::query_scalar("SELECT SUM(cost_usd) FROM usage_ledger WHERE conversation_id = $1")
+        .bind(conversation_id)
+        .fetch_one(db.pool())
+        .await?;
     Ok(total.unwrap_or(0.0))
 }

@@ -17,10 +17,7 @@ pub struct Visitor {
 pub fn new_token() -> String {
     use base64::Engine;
     let bytes: [u8; 32] = rand::random();
-    format!(
-        "pv_{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-    )
+    format!("pv_{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
 /// The stored form of a token.
@@ -48,11 +45,7 @@ pub async fn create(
     .bind(now)
     .execute(db.pool())
     .await?;
-    Ok(Visitor {
-        id,
-        agent_id: agent_id.to_owned(),
-        host_origin: host_origin.map(str::to_owned),
-    })
+    Ok(Visitor { id, agent_id: agent_id.to_owned(), host_origin: host_origin.map(str::to_owned) })
 }
 
 pub async fn by_token(db: &Db, token: &str) -> Result<Option<Visitor>, DbError> {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{
-    AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream,
-    ModelToolCall, ProviderError, TokenUsage,
+    AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
+    ProviderError, TokenUsage,
 };
 
 /// The demo model.
@@ -69,13 +69,7 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
         .messages
         .iter()
         .rev()
-        .find_map(|m| {
-            if let ModelMessage::User(t) = m {
-                Some(t.as_str())
-            } else {
-                None
-            }
-        })
+        .find_map(|m| if let ModelMessage::User(t) = m { Some(t.as_str()) } else { None })
         .unwrap_or("");
     let zh = is_chinese(last_user);
 
@@ -107,10 +101,7 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
 
 /// `(tool name, result JSON)` of the tool messages after the last visitor message.
 fn tool_results(messages: &[ModelMessage]) -> Vec<(String, Value)> {
-    let last_user = messages
-        .iter()
-        .rposition(|m| matches!(m, ModelMessage::User(_)))
-        .unwrap_or(0);
+    let last_user = messages.iter().rposition(|m| matches!(m, ModelMessage::User(_))).unwrap_or(0);
     let mut names = std::collections::HashMap::new();
     let mut out = Vec::new();
     for m in &messages[last_user..] {
@@ -145,7 +136,8 @@ fn compose_from_results(results: &[(String, Value)], zh: bool) -> String {
         let text = match name.as_str() {
             "escalate_to_human" => {
                 if zh {
-                    "我已经通知了我们的团队。请点击下方的 **联系人工** 按钮留下您的联系方式，工作人员会尽快与您联系。".to_owned()
+                    "我已经通知了我们的团队。请点击下方的 **联系人工** 按钮留下您的联系方式，工作人员会尽快与您联系。"
+                        .to_owned()
                 } else {
                     "I've let our team know. Press **Talk to a person** below and leave your contact details — someone will get back to you shortly.".to_owned()
                 }
@@ -168,23 +160,19 @@ fn compose_from_results(results: &[(String, Value)], zh: bool) -> String {
 
 fn small_talk(text: &str, zh: bool, tools: &[super::ToolSpec]) -> String {
     let lower = text.to_lowercase();
-    let greeting = ["hello", "hi", "hey", "你好", "您好", "嗨"]
-        .iter()
-        .any(|g| {
-            lower.trim() == *g
-                || lower.starts_with(&format!("{g} "))
-                || lower.starts_with(&format!("{g},"))
-                || lower.starts_with(&format!("{g}!"))
-        })
-        || (zh && (lower.starts_with("你好") || lower.starts_with("您好")));
-    let can = tools
-        .iter()
-        .map(|t| format!("`{}`", t.name))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let greeting = ["hello", "hi", "hey", "你好", "您好", "嗨"].iter().any(|g| {
+        lower.trim() == *g
+            || lower.starts_with(&format!("{g} "))
+            || lower.starts_with(&format!("{g},"))
+            || lower.starts_with(&format!("{g}!"))
+    }) || (zh && (lower.starts_with("你好") || lower.starts_with("您好")));
+    let can = tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", ");
     match (zh, greeting) {
         (true, true) => "您好！我是 Parley 的离线演示模型。您可以问我问题，或者说“转人工”来联系真人客服。".to_owned(),
-        (false, true) => "Hello! I'm Parley's offline demo model. Ask me something, or say \"talk to a person\" to reach a human.".to_owned(),
+        (false, true) => {
+            "Hello! I'm Parley's offline demo model. Ask me something, or say \"talk to a person\" to reach a human."
+                .to_owned()
+        }
         (true, false) if can.is_empty() => {
             format!("（离线演示模型）我收到了您的消息：“{}”。接入真实模型后，这里会是完整的回答。", clip(text, 80))
         }
@@ -256,11 +244,7 @@ impl ChatModel for DemoModel {
         "demo"
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest,
-        _attempts: &AttemptLog,
-    ) -> Result<ModelStream, ProviderError> {
+    async fn stream(&self, request: ModelRequest, _attempts: &AttemptLog) -> Result<ModelStream, ProviderError> {
         let input = estimate_tokens(&request);
         let mut events: Vec<ModelEvent> = Vec::new();
         let reason = match plan(&request) {
@@ -274,23 +258,16 @@ impl ChatModel for DemoModel {
             }
         };
         let output = events.len() as u64;
-        events.push(ModelEvent::Usage(TokenUsage {
-            input,
-            output,
-            cached: 0,
-        }));
+        events.push(ModelEvent::Usage(TokenUsage { input, output, cached: 0 }));
         events.push(ModelEvent::Finished(reason));
         let delay = self.token_delay;
-        let stream = futures::stream::unfold(
-            (events.into_iter(), true),
-            move |(mut it, first)| async move {
-                let next = it.next()?;
-                if !first && matches!(next, ModelEvent::Text(_)) && !delay.is_zero() {
-                    tokio::time::sleep(delay).await;
-                }
-                Some((Ok(next), (it, false)))
-            },
-        );
+        let stream = futures::stream::unfold((events.into_iter(), true), move |(mut it, first)| async move {
+            let next = it.next()?;
+            if !first && matches!(next, ModelEvent::Text(_)) && !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            Some((Ok(next), (it, false)))
+        });
         Ok(Box::pin(stream))
     }
 }
@@ -306,11 +283,7 @@ mod tests {
             messages,
             tools: tools
                 .iter()
-                .map(|n| ToolSpec {
-                    name: (*n).into(),
-                    description: String::new(),
-                    parameters: json!({}),
-                })
+                .map(|n| ToolSpec { name: (*n).into(), description: String::new(), parameters: json!({}) })
                 .collect(),
             max_tokens: None,
         }
@@ -319,10 +292,7 @@ mod tests {
     #[test]
     fn asks_for_a_human_in_english_and_chinese() {
         for text in ["Can I talk to a real person?", "我要转人工"] {
-            let reply = plan(&request(
-                vec![ModelMessage::User(text.into())],
-                &["escalate_to_human"],
-            ));
+            let reply = plan(&request(vec![ModelMessage::User(text.into())], &["escalate_to_human"]));
             match reply {
                 DemoReply::CallTools(calls) => assert_eq!(calls[0].name, "escalate_to_human"),
                 other => panic!("{text}: {other:?}"),
@@ -332,10 +302,7 @@ mod tests {
 
     #[test]
     fn never_calls_a_tool_it_was_not_offered() {
-        let reply = plan(&request(
-            vec![ModelMessage::User("talk to a person".into())],
-            &[],
-        ));
+        let reply = plan(&request(vec![ModelMessage::User("talk to a person".into())], &[]));
         assert!(matches!(reply, DemoReply::Say(_)));
     }
 
@@ -351,10 +318,7 @@ mod tests {
                     arguments: "{}".into(),
                 }],
             },
-            ModelMessage::Tool {
-                call_id: "c1".into(),
-                content: "{\"ok\":true}".into(),
-            },
+            ModelMessage::Tool { call_id: "c1".into(), content: "{\"ok\":true}".into() },
         ];
         match plan(&request(messages, &["escalate_to_human"])) {
             DemoReply::Say(text) => assert!(text.contains("联系人工")),

@@ -16,14 +16,8 @@ use serde_json::Value;
 pub enum ModelMessage {
     System(String),
     User(String),
-    Assistant {
-        content: String,
-        tool_calls: Vec<ModelToolCall>,
-    },
-    Tool {
-        call_id: String,
-        content: String,
-    },
+    Assistant { content: String, tool_calls: Vec<ModelToolCall> },
+    Tool { call_id: String, content: String },
 }
 
 /// A tool the model may call.
@@ -109,9 +103,7 @@ impl ProviderError {
         match self {
             ProviderError::RateLimited { .. } => "rate_limited",
             ProviderError::Server { .. } => "server_error",
-            ProviderError::Client {
-                status: 401 | 403, ..
-            } => "auth_error",
+            ProviderError::Client { status: 401 | 403, .. } => "auth_error",
             ProviderError::Client { .. } => "request_rejected",
             ProviderError::Connect(_) => "connect_error",
             ProviderError::Timeout(_) => "timeout",
@@ -145,10 +137,7 @@ impl AttemptLog {
     }
 
     pub fn take(&self) -> Vec<Attempt> {
-        self.0
-            .lock()
-            .map(|mut v| std::mem::take(&mut *v))
-            .unwrap_or_default()
+        self.0.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default()
     }
 }
 
@@ -160,9 +149,5 @@ pub trait ChatModel: Send + Sync {
 
     /// Starts a streaming call. Retries that are safe (before any output) happen inside; every
     /// attempt that failed is recorded in `attempts`.
-    async fn stream(
-        &self,
-        request: ModelRequest,
-        attempts: &AttemptLog,
-    ) -> Result<ModelStream, ProviderError>;
+    async fn stream(&self, request: ModelRequest, attempts: &AttemptLog) -> Result<ModelStream, ProviderError>;
 }

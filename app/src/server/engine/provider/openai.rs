@@ -13,8 +13,8 @@ use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
 use super::{
-    Attempt, AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest,
-    ModelStream, ModelToolCall, ProviderError, TokenUsage,
+    Attempt, AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
+    ProviderError, TokenUsage,
 };
 
 /// Timeouts and retry policy of the client.
@@ -55,19 +55,9 @@ pub struct OpenAiClient {
 
 impl OpenAiClient {
     /// `base_url` like `https://api.openai.com/v1`; `/chat/completions` is appended.
-    pub fn new(
-        http: reqwest::Client,
-        base_url: &str,
-        api_key: Option<String>,
-        settings: OpenAiSettings,
-    ) -> Self {
+    pub fn new(http: reqwest::Client, base_url: &str, api_key: Option<String>, settings: OpenAiSettings) -> Self {
         let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
-        OpenAiClient {
-            http,
-            url,
-            api_key,
-            settings,
-        }
+        OpenAiClient { http, url, api_key, settings }
     }
 
     async fn send_once(&self, body: &Bytes) -> Result<reqwest::Response, ProviderError> {
@@ -84,11 +74,7 @@ impl OpenAiClient {
             .await
             .map_err(|_| ProviderError::Timeout("first byte"))?
             .map_err(|e| {
-                if e.is_timeout() {
-                    ProviderError::Timeout("connect")
-                } else {
-                    ProviderError::Connect(without_url(&e))
-                }
+                if e.is_timeout() { ProviderError::Timeout("connect") } else { ProviderError::Connect(without_url(&e)) }
             })?;
         let status = response.status();
         if status.is_success() {
@@ -106,30 +92,19 @@ fn classify(status: StatusCode, retry_after: Option<Duration>, body: &str) -> Pr
         429 => {
             // Some providers use 429 for an exhausted quota; waiting does not help there.
             if body.contains("insufficient_quota") {
-                ProviderError::Client {
-                    status: 429,
-                    detail: truncate(body, 300),
-                }
+                ProviderError::Client { status: 429, detail: truncate(body, 300) }
             } else {
                 ProviderError::RateLimited { retry_after }
             }
         }
         s @ 500..=599 => ProviderError::Server { status: s },
-        s => ProviderError::Client {
-            status: s,
-            detail: truncate(body, 300),
-        },
+        s => ProviderError::Client { status: s, detail: truncate(body, 300) },
     }
 }
 
 /// `retry-after-ms` (milliseconds) or `retry-after` (seconds).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let get = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-    };
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         if ms.is_finite() && ms >= 0.0 {
             return Some(Duration::from_millis(ms as u64));
@@ -217,14 +192,9 @@ impl ChatModel for OpenAiClient {
         "openai"
     }
 
-    async fn stream(
-        &self,
-        request: ModelRequest,
-        attempts: &AttemptLog,
-    ) -> Result<ModelStream, ProviderError> {
+    async fn stream(&self, request: ModelRequest, attempts: &AttemptLog) -> Result<ModelStream, ProviderError> {
         let body = Bytes::from(
-            serde_json::to_vec(&request_body(&request))
-                .map_err(|e| ProviderError::Protocol(e.to_string()))?,
+            serde_json::to_vec(&request_body(&request)).map_err(|e| ProviderError::Protocol(e.to_string()))?,
         );
         let mut retries = 0;
         let mut backoff = self.settings.backoff;
@@ -240,20 +210,15 @@ impl ChatModel for OpenAiClient {
                         .is_some_and(|v| v.starts_with("application/json"));
                     if is_json {
                         // A provider that ignored `stream: true`: one JSON completion.
-                        let text =
-                            tokio::time::timeout(self.settings.idle_timeout, response.text())
-                                .await
-                                .map_err(|_| ProviderError::Timeout("body"))?
-                                .map_err(|e| ProviderError::Connect(without_url(&e)))?;
+                        let text = tokio::time::timeout(self.settings.idle_timeout, response.text())
+                            .await
+                            .map_err(|_| ProviderError::Timeout("body"))?
+                            .map_err(|e| ProviderError::Connect(without_url(&e)))?;
                         let events = parse_completion(&text)?;
                         return Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))));
                     }
                     let started_at = started;
-                    return Ok(Box::pin(event_stream(
-                        response.bytes_stream(),
-                        self.settings.clone(),
-                        started_at,
-                    )));
+                    return Ok(Box::pin(event_stream(response.bytes_stream(), self.settings.clone(), started_at)));
                 }
                 Err(e) => e,
             };
@@ -267,21 +232,12 @@ impl ChatModel for OpenAiClient {
             }
             retries += 1;
             let wait = match &error {
-                ProviderError::RateLimited {
-                    retry_after: Some(d),
-                } => (*d).min(self.settings.max_retry_wait),
-                ProviderError::RateLimited { retry_after: None } => {
-                    backoff.min(self.settings.max_retry_wait)
-                }
+                ProviderError::RateLimited { retry_after: Some(d) } => (*d).min(self.settings.max_retry_wait),
+                ProviderError::RateLimited { retry_after: None } => backoff.min(self.settings.max_retry_wait),
                 _ => backoff,
             };
             backoff = backoff.saturating_mul(2);
-            tracing::info!(
-                code = error.code(),
-                wait_ms = wait.as_millis() as u64,
-                retries,
-                "retrying model call"
-            );
+            tracing::info!(code = error.code(), wait_ms = wait.as_millis() as u64, retries, "retrying model call");
             tokio::time::sleep(wait).await;
         }
     }
@@ -289,60 +245,36 @@ impl ChatModel for OpenAiClient {
 
 /// Turns a non-streamed completion into the same events a stream gives.
 fn parse_completion(text: &str) -> Result<Vec<ModelEvent>, ProviderError> {
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| ProviderError::Protocol(e.to_string()))?;
+    let v: Value = serde_json::from_str(text).map_err(|e| ProviderError::Protocol(e.to_string()))?;
     if let Some(err) = v.get("error") {
         return Err(ProviderError::StreamError(error_message(err)));
     }
-    let choice = v
-        .pointer("/choices/0")
-        .ok_or_else(|| ProviderError::Protocol("no choices".into()))?;
+    let choice = v.pointer("/choices/0").ok_or_else(|| ProviderError::Protocol("no choices".into()))?;
     let mut events = Vec::new();
     if let Some(content) = choice.pointer("/message/content").and_then(Value::as_str) {
         if !content.is_empty() {
             events.push(ModelEvent::Text(content.to_owned()));
         }
     }
-    if let Some(calls) = choice
-        .pointer("/message/tool_calls")
-        .and_then(Value::as_array)
-    {
+    if let Some(calls) = choice.pointer("/message/tool_calls").and_then(Value::as_array) {
         for (i, c) in calls.iter().enumerate() {
             events.push(ModelEvent::ToolCall(ModelToolCall {
-                id: c
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| format!("call_{i}")),
-                name: c
-                    .pointer("/function/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                arguments: c
-                    .pointer("/function/arguments")
-                    .and_then(Value::as_str)
-                    .unwrap_or("{}")
-                    .to_owned(),
+                id: c.get("id").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| format!("call_{i}")),
+                name: c.pointer("/function/name").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                arguments: c.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("{}").to_owned(),
             }));
         }
     }
     if let Some(u) = v.get("usage") {
         events.push(ModelEvent::Usage(parse_usage(u)));
     }
-    let reason = choice
-        .get("finish_reason")
-        .and_then(Value::as_str)
-        .unwrap_or("stop");
+    let reason = choice.get("finish_reason").and_then(Value::as_str).unwrap_or("stop");
     events.push(ModelEvent::Finished(finish_reason(reason)));
     Ok(events)
 }
 
 fn error_message(err: &Value) -> String {
-    err.get("message")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .unwrap_or_else(|| truncate(&err.to_string(), 300))
+    err.get("message").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| truncate(&err.to_string(), 300))
 }
 
 fn parse_usage(u: &Value) -> TokenUsage {
@@ -410,8 +342,7 @@ impl<S> StreamState<S> {
             return self.fail(ProviderError::StreamError(error_message(err)));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.pending
-                .push_back(Ok(ModelEvent::Usage(parse_usage(usage))));
+            self.pending.push_back(Ok(ModelEvent::Usage(parse_usage(usage))));
         }
         let Some(choice) = chunk.pointer("/choices/0") else {
             return;
@@ -419,8 +350,7 @@ impl<S> StreamState<S> {
         if let Some(delta) = choice.get("delta") {
             if let Some(text) = delta.get("content").and_then(Value::as_str) {
                 if !text.is_empty() {
-                    self.pending
-                        .push_back(Ok(ModelEvent::Text(text.to_owned())));
+                    self.pending.push_back(Ok(ModelEvent::Text(text.to_owned())));
                 }
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
@@ -460,22 +390,9 @@ impl<S> StreamState<S> {
             return;
         };
         for (i, call) in std::mem::take(&mut self.calls) {
-            let id = if call.id.is_empty() {
-                format!("call_{i}")
-            } else {
-                call.id
-            };
-            let arguments = if call.arguments.trim().is_empty() {
-                "{}".to_owned()
-            } else {
-                call.arguments
-            };
-            self.pending
-                .push_back(Ok(ModelEvent::ToolCall(ModelToolCall {
-                    id,
-                    name: call.name,
-                    arguments,
-                })));
+            let id = if call.id.is_empty() { format!("call_{i}") } else { call.id };
+            let arguments = if call.arguments.trim().is_empty() { "{}".to_owned() } else { call.arguments };
+            self.pending.push_back(Ok(ModelEvent::ToolCall(ModelToolCall { id, name: call.name, arguments })));
         }
         self.pending.push_back(Ok(ModelEvent::Finished(reason)));
     }
@@ -574,11 +491,7 @@ mod tests {
         assert_eq!(
             events,
             vec![
-                Ok(ModelEvent::Usage(TokenUsage {
-                    input: 5,
-                    output: 7,
-                    cached: 0
-                })),
+                Ok(ModelEvent::Usage(TokenUsage { input: 5, output: 7, cached: 0 })),
                 Ok(ModelEvent::ToolCall(ModelToolCall {
                     id: "c1".into(),
                     name: "escalate_to_human".into(),
@@ -608,57 +521,33 @@ mod tests {
         st.bytes(&bytes[..cut]);
         st.bytes(&bytes[cut..]);
         st.end();
-        assert_eq!(
-            st.pending.pop_front(),
-            Some(Ok(ModelEvent::Text("你好".into())))
-        );
+        assert_eq!(st.pending.pop_front(), Some(Ok(ModelEvent::Text("你好".into()))));
     }
 
     #[test]
     fn error_inside_a_200_stream_is_a_failure() {
         let events = run(&["data: {\"error\":{\"message\":\"overloaded\"}}\n\n"]);
-        assert_eq!(
-            events,
-            vec![Err(ProviderError::StreamError("overloaded".into()))]
-        );
+        assert_eq!(events, vec![Err(ProviderError::StreamError("overloaded".into()))]);
     }
 
     #[test]
     fn stream_without_finish_reason_is_truncated() {
         let events = run(&["data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n"]);
-        assert_eq!(
-            events,
-            vec![
-                Ok(ModelEvent::Text("Hel".into())),
-                Err(ProviderError::Truncated)
-            ]
-        );
+        assert_eq!(events, vec![Ok(ModelEvent::Text("Hel".into())), Err(ProviderError::Truncated)]);
     }
 
     #[test]
     fn classifies_statuses() {
         assert_eq!(
-            classify(
-                StatusCode::TOO_MANY_REQUESTS,
-                Some(Duration::from_millis(20)),
-                ""
-            ),
-            ProviderError::RateLimited {
-                retry_after: Some(Duration::from_millis(20))
-            }
+            classify(StatusCode::TOO_MANY_REQUESTS, Some(Duration::from_millis(20)), ""),
+            ProviderError::RateLimited { retry_after: Some(Duration::from_millis(20)) }
         );
         assert!(matches!(
             classify(StatusCode::TOO_MANY_REQUESTS, None, "insufficient_quota"),
             ProviderError::Client { .. }
         ));
-        assert_eq!(
-            classify(StatusCode::BAD_GATEWAY, None, ""),
-            ProviderError::Server { status: 502 }
-        );
-        assert_eq!(
-            classify(StatusCode::UNAUTHORIZED, None, "").code(),
-            "auth_error"
-        );
+        assert_eq!(classify(StatusCode::BAD_GATEWAY, None, ""), ProviderError::Server { status: 502 });
+        assert_eq!(classify(StatusCode::UNAUTHORIZED, None, "").code(), "auth_error");
     }
 
     #[test]

@@ -34,21 +34,12 @@ impl Tool for EscalateToHuman {
     }
 
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
-        let reason = args
-            .get("reason")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-            .map(str::to_owned);
+        let reason =
+            args.get("reason").and_then(Value::as_str).map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned);
         let zh = ctx.agent.vertical == "immigration"
-            || reason
-                .as_deref()
-                .is_some_and(crate::server::engine::provider::demo::is_chinese);
+            || reason.as_deref().is_some_and(crate::server::engine::provider::demo::is_chinese);
         let (label, fallback) = if zh {
-            (
-                "联系人工",
-                "如需人工帮助，请留下您的姓名和联系方式，我们的顾问会尽快联系您。",
-            )
+            ("联系人工", "如需人工帮助，请留下您的姓名和联系方式，我们的顾问会尽快联系您。")
         } else {
             (
                 "Talk to a person",

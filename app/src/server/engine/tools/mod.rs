@@ -28,10 +28,7 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn result(result: Value) -> Self {
-        ToolOutput {
-            result,
-            blocks: Vec::new(),
-        }
+        ToolOutput { result, blocks: Vec::new() }
     }
 }
 

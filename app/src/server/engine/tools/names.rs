@@ -6,17 +6,10 @@
 pub fn check(name: &str) -> Result<(), String> {
     let len = name.chars().count();
     if len == 0 || len > 64 {
-        return Err(format!(
-            "tool name `{name}` must be 1 to 64 characters long, not {len}"
-        ));
+        return Err(format!("tool name `{name}` must be 1 to 64 characters long, not {len}"));
     }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        return Err(format!(
-            "tool name `{name}` contains `{bad}`; only A-Z, a-z, 0-9, `_`, `-` and `.` are allowed"
-        ));
+    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
+        return Err(format!("tool name `{name}` contains `{bad}`; only A-Z, a-z, 0-9, `_`, `-` and `.` are allowed"));
     }
     Ok(())
 }
@@ -41,15 +34,7 @@ mod tests {
 
     #[test]
     fn rejects_everything_else() {
-        for bad in [
-            "",
-            "has space",
-            "comma,name",
-            "搜索",
-            "slash/name",
-            "emoji😀",
-            &"x".repeat(65),
-        ] {
+        for bad in ["", "has space", "comma,name", "搜索", "slash/name", "emoji😀", &"x".repeat(65)] {
             assert!(check(bad).is_err(), "{bad}");
         }
     }

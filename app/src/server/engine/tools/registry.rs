@@ -24,9 +24,7 @@ pub struct Registry {
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.tools.iter().map(|t| &t.spec.name))
-            .finish()
+        f.debug_list().entries(self.tools.iter().map(|t| &t.spec.name)).finish()
     }
 }
 
@@ -48,20 +46,11 @@ impl Registry {
             }
             let validator = jsonschema::validator_for(&schema)
                 .map_err(|e| format!("the schema of `{name}` does not compile: {e}"))?;
-            let spec = ToolSpec {
-                name: name.to_owned(),
-                description: tool.description().to_owned(),
-                parameters: schema,
-            };
-            out.push(Arc::new(Registered {
-                tool,
-                validator,
-                spec,
-            }));
+            let spec =
+                ToolSpec { name: name.to_owned(), description: tool.description().to_owned(), parameters: schema };
+            out.push(Arc::new(Registered { tool, validator, spec }));
         }
-        Ok(Registry {
-            tools: Arc::new(out),
-        })
+        Ok(Registry { tools: Arc::new(out) })
     }
 
     /// Every tool Parley ships.
@@ -72,10 +61,7 @@ impl Registry {
 
     /// `(name, capability)` of every tool.
     pub fn catalogue(&self) -> Vec<(&'static str, &'static str)> {
-        self.tools
-            .iter()
-            .map(|t| (t.tool.name(), t.tool.capability()))
-            .collect()
+        self.tools.iter().map(|t| (t.tool.name(), t.tool.capability())).collect()
     }
 
     /// The tools an agent may use: its capabilities allow them, and `enabled_tools` (when set)
@@ -122,22 +108,14 @@ impl AgentTools {
     }
 
     /// Runs a tool after checking its name and arguments.
-    pub async fn call(
-        &self,
-        ctx: &ToolContext,
-        name: &str,
-        raw_arguments: &str,
-    ) -> Result<ToolOutput, ToolError> {
+    pub async fn call(&self, ctx: &ToolContext, name: &str, raw_arguments: &str) -> Result<ToolOutput, ToolError> {
         let tool = self.find(name)?;
         let args = parse_and_validate(&tool.validator, raw_arguments)?;
         tool.tool.execute(ctx, args).await
     }
 
     fn find(&self, name: &str) -> Result<&Arc<Registered>, ToolError> {
-        self.tools
-            .iter()
-            .find(|t| t.tool.name() == name)
-            .ok_or_else(|| ToolError::UnknownTool(name.to_owned()))
+        self.tools.iter().find(|t| t.tool.name() == name).ok_or_else(|| ToolError::UnknownTool(name.to_owned()))
     }
 }
 
@@ -146,26 +124,17 @@ fn parse_and_validate(validator: &jsonschema::Validator, raw: &str) -> Result<Va
     let args: Value = if raw.is_empty() {
         Value::Object(Default::default())
     } else {
-        serde_json::from_str(raw)
-            .map_err(|e| ToolError::InvalidArguments(format!("not valid JSON ({e})")))?
+        serde_json::from_str(raw).map_err(|e| ToolError::InvalidArguments(format!("not valid JSON ({e})")))?
     };
     let problems: Vec<String> = validator
         .iter_errors(&args)
         .take(5)
         .map(|e| {
             let path = e.instance_path().to_string();
-            if path.is_empty() {
-                e.to_string()
-            } else {
-                format!("{path}: {e}")
-            }
+            if path.is_empty() { e.to_string() } else { format!("{path}: {e}") }
         })
         .collect();
-    if problems.is_empty() {
-        Ok(args)
-    } else {
-        Err(ToolError::InvalidArguments(problems.join("; ")))
-    }
+    if problems.is_empty() { Ok(args) } else { Err(ToolError::InvalidArguments(problems.join("; "))) }
 }
 
 #[cfg(test)]
@@ -230,24 +199,11 @@ mod tests {
     #[test]
     fn capabilities_times_enabled_tools() {
         let r = registry();
-        assert_eq!(
-            r.for_agent(&agent(&["cap_a"], None)).names(),
-            vec!["a_one", "a_two"]
-        );
-        assert_eq!(
-            r.for_agent(&agent(&["cap_a", "cap_b"], None)).names(),
-            vec!["a_one", "a_two", "b_one"]
-        );
-        assert_eq!(
-            r.for_agent(&agent(&["cap_a", "cap_b"], Some(&["a_two", "b_one"])))
-                .names(),
-            vec!["a_two", "b_one"]
-        );
+        assert_eq!(r.for_agent(&agent(&["cap_a"], None)).names(), vec!["a_one", "a_two"]);
+        assert_eq!(r.for_agent(&agent(&["cap_a", "cap_b"], None)).names(), vec!["a_one", "a_two", "b_one"]);
+        assert_eq!(r.for_agent(&agent(&["cap_a", "cap_b"], Some(&["a_two", "b_one"]))).names(), vec!["a_two", "b_one"]);
         // enabled_tools cannot widen what the capabilities allow.
-        assert_eq!(
-            r.for_agent(&agent(&["cap_a"], Some(&["b_one"]))).names(),
-            Vec::<&str>::new()
-        );
+        assert_eq!(r.for_agent(&agent(&["cap_a"], Some(&["b_one"]))).names(), Vec::<&str>::new());
         assert!(r.for_agent(&agent(&["news"], None)).is_empty());
         assert!(r.for_agent(&agent(&[], None)).is_empty());
     }
@@ -255,48 +211,24 @@ mod tests {
     #[test]
     fn rejects_bad_names_and_duplicates() {
         assert!(Registry::new(vec![Arc::new(Fake("bad name", "c"))]).is_err());
-        assert!(
-            Registry::new(vec![Arc::new(Fake("dup", "c")), Arc::new(Fake("dup", "d"))]).is_err()
-        );
+        assert!(Registry::new(vec![Arc::new(Fake("dup", "c")), Arc::new(Fake("dup", "d"))]).is_err());
     }
 
     #[test]
     fn builtin_names_pass_sep_986_and_openai_rules() {
         for (name, _) in Registry::builtin().catalogue() {
             assert!(names::check(name).is_ok());
-            assert!(
-                name.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
-                "{name}"
-            );
+            assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "{name}");
         }
     }
 
     #[test]
     fn validates_arguments_against_the_schema() {
         let tools = registry().for_agent(&agent(&["cap_a"], None));
-        assert_eq!(
-            tools.check_arguments("a_one", "{\"n\": 3}").unwrap(),
-            json!({"n": 3})
-        );
-        for bad in [
-            "{\"n\": \"3\"}",
-            "{\"n\": 3, \"extra\": true}",
-            "{}",
-            "[1]",
-            "{n: 3}",
-        ] {
-            assert!(
-                matches!(
-                    tools.check_arguments("a_one", bad),
-                    Err(ToolError::InvalidArguments(_))
-                ),
-                "{bad}"
-            );
+        assert_eq!(tools.check_arguments("a_one", "{\"n\": 3}").unwrap(), json!({"n": 3}));
+        for bad in ["{\"n\": \"3\"}", "{\"n\": 3, \"extra\": true}", "{}", "[1]", "{n: 3}"] {
+            assert!(matches!(tools.check_arguments("a_one", bad), Err(ToolError::InvalidArguments(_))), "{bad}");
         }
-        assert_eq!(
-            tools.check_arguments("nope", "{}"),
-            Err(ToolError::UnknownTool("nope".into()))
-        );
+        assert_eq!(tools.check_arguments("nope", "{}"), Err(ToolError::UnknownTool("nope".into())));
     }
 }
