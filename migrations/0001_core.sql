@@ -59,6 +59,7 @@ CREATE TABLE messages (
 );
 CREATE INDEX messages_by_conversation ON messages (conversation_id, created_at);
 CREATE UNIQUE INDEX messages_by_client_id ON messages (conversation_id, client_message_id);
+CREATE INDEX messages_by_client_message ON messages (client_message_id);
 CREATE INDEX messages_by_status ON messages (status);
 
 CREATE TABLE tool_calls (

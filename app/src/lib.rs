@@ -1,15 +1,22 @@
 //! The Parley Leptos application, shared by server-side rendering and hydration: routes, the
-//! embed page and (later) the admin console. Server-only code lives in [`server`].
+//! embed page and the console pages, and their server functions. Server-only code lives in
+//! [`server`].
 
 #![recursion_limit = "256"]
 
-use leptos::prelude::*;
-use leptos_meta::{MetaTags, provide_meta_context};
-use leptos_router::components::{Route, Router, Routes};
-use leptos_router::path;
+pub mod pages;
+pub mod server_fns;
 
 #[cfg(feature = "ssr")]
 pub mod server;
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::path;
+
+use pages::embed::EmbedPage;
+use pages::home::HomePage;
 
 /// The HTML document around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -35,9 +42,11 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
+        <Stylesheet id="parley" href="/pkg/parley.css" />
         <Router>
-            <Routes fallback=|| view! { <p>"Page not found."</p> }>
-                <Route path=path!("/") view=|| view! { <h1>"Parley"</h1> } />
+            <Routes fallback=|| view! { <p class="not-found">"Page not found."</p> }>
+                <Route path=path!("/") view=HomePage />
+                <Route path=path!("/embed/:key") view=EmbedPage />
             </Routes>
         </Router>
     }

@@ -1,7 +1,10 @@
 //! Everything the visitor's browser needs: the wire protocol (serde only), the SSE parser, the
 //! markdown sanitiser, the chat panel with its block renderer registry, and the plain-JS loader.
 
+pub mod blocks;
+pub mod i18n;
 pub mod markdown;
+pub mod panel;
 pub mod protocol;
 pub mod sse;
 

@@ -1,1 +1,119 @@
-// loader
+/*! Parley widget loader. Embed with:
+ *  <script src="https://HOST/widget.js" data-agent="AGENT_KEY" async></script>
+ * It draws a launcher; the chat panel itself lives in an iframe on HOST, loaded only when the
+ * visitor opens it. Host and panel talk with postMessage, each checking the other's origin. */
+(function () {
+  'use strict';
+  if (window.Parley && window.Parley.version) return;
+  var script = document.currentScript;
+  if (!script || !script.src) return;
+  var agent = script.getAttribute('data-agent') || '';
+  var app = new URL(script.src, location.href).origin;
+  var host = location.origin;
+  var cfg = null, frame = null, ready = false, isOpen = false, queue = [];
+  var shell, root, button, box;
+
+  function icon(open) {
+    return open
+      ? '<svg viewBox="0 0 24 24" width="26" height="26" aria-hidden="true"><path d="M6 6l12 12M18 6L6 18" stroke="currentColor" stroke-width="2.2" stroke-linecap="round"/></svg>'
+      : '<svg viewBox="0 0 24 24" width="28" height="28" aria-hidden="true"><path d="M4 5.5A2.5 2.5 0 0 1 6.5 3h11A2.5 2.5 0 0 1 20 5.5v8a2.5 2.5 0 0 1-2.5 2.5H10l-4.5 4v-4h0A2.5 2.5 0 0 1 4 13.5z" fill="currentColor"/></svg>';
+  }
+
+  function css(color, left) {
+    var side = left ? 'left' : 'right';
+    return ':host{all:initial}' +
+      '.l{position:fixed;bottom:20px;' + side + ':20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;' +
+      'background:' + color + ';color:#fff;cursor:pointer;display:flex;align-items:center;justify-content:center;' +
+      'box-shadow:0 6px 20px rgba(0,0,0,.25);padding:0;margin:0}' +
+      '.l:focus-visible{outline:3px solid #111;outline-offset:3px}' +
+      '.b{position:fixed;bottom:88px;' + side + ':20px;z-index:2147483000;width:380px;height:min(640px,calc(100vh - 110px));' +
+      'border-radius:14px;overflow:hidden;box-shadow:0 12px 40px rgba(0,0,0,.28);background:#fff;display:none}' +
+      '.b.o{display:block}' +
+      '.b iframe{border:0;width:100%;height:100%;display:block;background:#fff}' +
+      '@media (max-width:640px){.b{inset:0;width:100%;height:100%;border-radius:0;bottom:0}.b.o~.l{display:none}}';
+  }
+
+  function safeColor(c) {
+    return /^#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?$/.test(c || '') ? c : '#4f46e5';
+  }
+
+  function draw() {
+    if (shell) return;
+    var theme = (cfg && cfg.theme) || {};
+    shell = document.createElement('div');
+    shell.setAttribute('data-parley', '');
+    root = shell.attachShadow ? shell.attachShadow({ mode: 'open' }) : shell;
+    var style = document.createElement('style');
+    style.textContent = css(safeColor(theme.color), theme.position === 'left');
+    box = document.createElement('div');
+    box.className = 'b';
+    button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'l';
+    button.setAttribute('aria-label', 'Open chat' + (cfg && cfg.name ? ': ' + cfg.name : ''));
+    button.setAttribute('aria-expanded', 'false');
+    button.innerHTML = icon(false);
+    button.addEventListener('click', function () { isOpen ? close() : open(); });
+    root.appendChild(style);
+    root.appendChild(box);
+    root.appendChild(button);
+    document.body.appendChild(shell);
+  }
+
+  function post(msg) {
+    if (frame && ready) frame.contentWindow.postMessage(msg, app);
+    else queue.push(msg);
+  }
+
+  function open() {
+    draw();
+    if (!frame) {
+      frame = document.createElement('iframe');
+      frame.title = (cfg && cfg.name) || 'Chat';
+      frame.setAttribute('allow', 'clipboard-write');
+      frame.src = app + '/embed/' + encodeURIComponent(agent) + '?origin=' + encodeURIComponent(host);
+      box.appendChild(frame);
+    }
+    isOpen = true;
+    box.className = 'b o';
+    button.innerHTML = icon(true);
+    button.setAttribute('aria-expanded', 'true');
+    post({ type: 'parley:open' });
+  }
+
+  function close() {
+    if (!shell) return;
+    isOpen = false;
+    box.className = 'b';
+    button.innerHTML = icon(false);
+    button.setAttribute('aria-expanded', 'false');
+    button.focus();
+  }
+
+  window.addEventListener('message', function (e) {
+    if (e.origin !== app || !frame || e.source !== frame.contentWindow) return;
+    var type = e.data && e.data.type;
+    if (type === 'parley:ready') {
+      ready = true;
+      while (queue.length) frame.contentWindow.postMessage(queue.shift(), app);
+    } else if (type === 'parley:close') {
+      close();
+    }
+  });
+
+  window.Parley = {
+    version: 1,
+    open: open,
+    close: close,
+    reset: function () { post({ type: 'parley:reset' }); }
+  };
+
+  // The launcher's look comes from the agent's settings, fetched when the page is idle.
+  function boot() {
+    fetch(app + '/api/v1/agents/' + encodeURIComponent(agent) + '/config', { credentials: 'omit' })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .catch(function () { return null; })
+      .then(function (c) { cfg = c; if (document.body) draw(); else addEventListener('DOMContentLoaded', draw); });
+  }
+  (window.requestIdleCallback || function (f) { setTimeout(f, 200); })(boot);
+})();

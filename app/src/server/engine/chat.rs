@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream::BoxStream;
 use parley_widget::protocol::{
-    ConversationStatus, Handoff, LeadForm, MessageStart, MessageStatus, Role, StreamEvent, Transcript,
+    ConversationStatus, Handoff, LeadForm, MessageEnd, MessageStart, MessageStatus, Role, StreamEvent, Transcript,
     TranscriptMessage, validate_lead,
 };
 use tokio_util::sync::CancellationToken;
@@ -109,7 +109,17 @@ impl Engine {
                 }
                 Some(conv)
             }
-            None => None,
+            None => {
+                // A retried first message: the client never learnt the conversation's id.
+                if let Some(cid) = client_message_id {
+                    if let Some((visitor_msg, reply)) =
+                        messages::by_visitor_client_id(self.db(), &visitor.id, cid).await?
+                    {
+                        return self.resume_reply(&visitor_msg.conversation_id, reply).await;
+                    }
+                }
+                None
+            }
         };
         let conversation_id = existing.as_ref().map(|c| c.id.clone()).unwrap_or_else(new_id);
         let lease = self.hub().lease(&conversation_id, existing.is_none()).await?;
@@ -122,8 +132,17 @@ impl Engine {
             }
             lease.try_begin_turn(message_id.clone(), cancel.clone()).map_err(|_| ChatError::Busy)?;
         }
+        // Number the answer's first event before storing it, so the stored row knows where a
+        // resumed stream starts.
+        let conversation: Arc<str> = Arc::from(conversation_id.as_str());
+        let message: Arc<str> = Arc::from(message_id.as_str());
+        let start = lease.emit(StreamEvent::MessageStart(MessageStart {
+            conversation_id: conversation_id.clone(),
+            message_id: message_id.clone(),
+            role: Role::Assistant,
+        }));
         let visitor_message_id = new_id();
-        let start = TurnStart {
+        let turn_start = TurnStart {
             conversation_id: &conversation_id,
             new_conversation: existing.is_none().then_some(NewConversation {
                 id: &conversation_id,
@@ -134,36 +153,29 @@ impl Engine {
             text,
             client_message_id,
             assistant_message_id: Some(&message_id),
+            assistant_start_seq: start.seq,
             now: self.now_ms(),
         };
-        if let Err(e) = messages::insert_turn_start(self.db(), &start).await {
+        if let Err(e) = messages::insert_turn_start(self.db(), &turn_start).await {
+            // Close what was announced; nothing was stored.
+            lease.emit(StreamEvent::MessageEnd(MessageEnd {
+                message_id: message_id.clone(),
+                status: MessageStatus::Failed,
+            }));
+            lease.forget_recent();
             lease.end_turn();
             return Err(e.into());
         }
+        self.0.writer.event(&conversation, Some(&message), start.clone());
         let history = match &existing {
             None => Vec::new(),
             Some(_) => messages::recent(self.db(), &conversation_id, self.settings().history_limit + 2)
                 .await
                 .unwrap_or_default(),
         };
-        let events = replay::open(
-            self.db().clone(),
-            lease.clone(),
-            lease.last_seq(),
-            Until::MessageEnd(message_id.clone()),
-            false,
-        )
-        .await?;
-
-        let conversation: Arc<str> = Arc::from(conversation_id.as_str());
-        let frame = lease.emit(StreamEvent::MessageStart(MessageStart {
-            conversation_id: conversation_id.clone(),
-            message_id: message_id.clone(),
-            role: Role::Assistant,
-        }));
-        self.0.writer.start_seq(&message_id, frame.seq);
-        let message: Arc<str> = Arc::from(message_id.as_str());
-        self.0.writer.event(&conversation, Some(&message), frame);
+        let events =
+            replay::open(self.db().clone(), lease.clone(), start.seq - 1, Until::MessageEnd(message_id.clone()), false)
+                .await?;
 
         let turn = Turn {
             writer: self.0.writer.clone(),

@@ -165,9 +165,9 @@ impl Channel {
         self.turn_released.notify_waiters();
     }
 
-    /// Cancels the active turn; returns its message id.
+    /// Cancels the active turn unless it is only finishing its writes; returns its message id.
     pub fn cancel_turn(&self) -> Option<String> {
-        lock(&self.turn).as_ref().map(|t| {
+        lock(&self.turn).as_ref().filter(|t| !t.finishing).map(|t| {
             t.cancel.cancel();
             t.message_id.clone()
         })

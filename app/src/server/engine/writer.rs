@@ -19,7 +19,6 @@ use crate::server::store::usage::UsageRecord;
 
 enum Op {
     Event { conversation_id: Arc<str>, message_id: Option<Arc<str>>, frame: Arc<Frame> },
-    StartSeq { message_id: String, seq: u64 },
     ToolCall(ToolCallRecord),
     Usage(UsageRecord),
     Finish(FinishedMessage),
@@ -47,10 +46,6 @@ impl Writer {
             message_id: message_id.cloned(),
             frame,
         });
-    }
-
-    pub fn start_seq(&self, message_id: &str, seq: u64) {
-        let _ = self.tx.send(Op::StartSeq { message_id: message_id.to_owned(), seq });
     }
 
     pub fn tool_call(&self, record: ToolCallRecord) {
@@ -117,7 +112,6 @@ fn build(ops: Vec<Op>, now: i64) -> (Batch, Vec<oneshot::Sender<bool>>) {
     let mut runs: HashMap<Arc<str>, (usize, Vec<String>)> = HashMap::new();
     let mut appends: Vec<TextAppend> = Vec::new();
     let mut append_index: HashMap<Arc<str>, usize> = HashMap::new();
-    let mut start_seqs: Vec<(String, u64)> = Vec::new();
 
     let close = |runs: &mut HashMap<Arc<str>, (usize, Vec<String>)>, batch: &mut Batch, conv: &Arc<str>| {
         if let Some((index, texts)) = runs.remove(conv) {
@@ -167,7 +161,6 @@ fn build(ops: Vec<Op>, now: i64) -> (Batch, Vec<oneshot::Sender<bool>>) {
                     });
                 }
             }
-            Op::StartSeq { message_id, seq } => start_seqs.push((message_id, seq)),
             Op::ToolCall(r) => batch.tool_calls.push(r),
             Op::Usage(r) => batch.usage.push(r),
             Op::Finish(f) => batch.finished.push(f),
@@ -179,7 +172,6 @@ fn build(ops: Vec<Op>, now: i64) -> (Batch, Vec<oneshot::Sender<bool>>) {
         close(&mut runs, &mut batch, &conv);
     }
     batch.appends = appends;
-    batch.start_seqs = start_seqs;
     (batch, waiters)
 }
 

@@ -25,8 +25,6 @@ pub struct Batch {
     pub tool_calls: Vec<ToolCallRecord>,
     pub usage: Vec<UsageRecord>,
     pub finished: Vec<FinishedMessage>,
-    /// `(message_id, seq)`: the event that started an assistant message.
-    pub start_seqs: Vec<(String, u64)>,
 }
 
 impl Batch {
@@ -36,7 +34,6 @@ impl Batch {
             && self.tool_calls.is_empty()
             && self.usage.is_empty()
             && self.finished.is_empty()
-            && self.start_seqs.is_empty()
     }
 }
 
@@ -51,13 +48,6 @@ pub async fn write(db: &Db, batch: &Batch) -> Result<(), DbError> {
         sqlx::query("UPDATE messages SET content = content || $2 WHERE id = $1 AND status = 'streaming'")
             .bind(&a.message_id)
             .bind(&a.text)
-            .execute(&mut *tx)
-            .await?;
-    }
-    for (message_id, seq) in &batch.start_seqs {
-        sqlx::query("UPDATE messages SET start_seq = $2 WHERE id = $1")
-            .bind(message_id)
-            .bind(i64::try_from(*seq).unwrap_or(i64::MAX))
             .execute(&mut *tx)
             .await?;
     }

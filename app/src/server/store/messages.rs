@@ -72,6 +72,8 @@ pub struct TurnStart<'a> {
     pub client_message_id: Option<&'a str>,
     /// The assistant's placeholder, `None` when a person handles the conversation.
     pub assistant_message_id: Option<&'a str>,
+    /// Sequence number of the assistant message's `message_start` event.
+    pub assistant_start_seq: u64,
     pub now: i64,
 }
 
@@ -113,11 +115,12 @@ pub async fn insert_turn_start(db: &Db, t: &TurnStart<'_>) -> Result<(), DbError
         sqlx::query(
             "INSERT INTO messages (id, conversation_id, role, content, blocks, status, client_message_id, \
              reply_to, author, start_seq, created_at, updated_at) \
-             VALUES ($1, $2, 'assistant', '', '[]', 'streaming', NULL, $3, NULL, 0, $4, $4)",
+             VALUES ($1, $2, 'assistant', '', '[]', 'streaming', NULL, $3, NULL, $4, $5, $5)",
         )
         .bind(assistant_id)
         .bind(t.conversation_id)
         .bind(t.visitor_message_id)
+        .bind(i64::try_from(t.assistant_start_seq).unwrap_or(i64::MAX))
         .bind(t.now + 1)
         .execute(&mut *tx)
         .await?;
@@ -140,6 +143,26 @@ pub async fn by_client_id(
     let sql = format!("SELECT {COLUMNS} FROM messages WHERE reply_to = $1 ORDER BY created_at LIMIT 1");
     let reply: Option<Row> = sqlx::query_as(&sql).bind(&visitor.id).fetch_optional(db.pool()).await?;
     Ok(Some((visitor, reply.map(Message::from))))
+}
+
+/// Like [`by_client_id`], across all of a visitor's conversations (a retried first message).
+pub async fn by_visitor_client_id(
+    db: &Db,
+    visitor_id: &str,
+    client_message_id: &str,
+) -> Result<Option<(Message, Option<Message>)>, DbError> {
+    let conversation: Option<String> = sqlx::query_scalar(
+        "SELECT m.conversation_id FROM messages m JOIN conversations c ON c.id = m.conversation_id \
+         WHERE m.client_message_id = $1 AND c.visitor_id = $2 LIMIT 1",
+    )
+    .bind(client_message_id)
+    .bind(visitor_id)
+    .fetch_optional(db.pool())
+    .await?;
+    match conversation {
+        Some(conversation_id) => by_client_id(db, &conversation_id, client_message_id).await,
+        None => Ok(None),
+    }
 }
 
 /// Every message of a conversation, oldest first.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
-use parley_widget::sse::{SseFrame, SseParser};
+use parley_widget::sse::{SseFrame, SseParser, Utf8Decoder};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
@@ -309,7 +309,7 @@ struct StreamState<S> {
     body: S,
     settings: OpenAiSettings,
     deadline_first: Option<Instant>,
-    carry: Vec<u8>,
+    decoder: Utf8Decoder,
     parser: SseParser,
     pending: VecDeque<Result<ModelEvent, ProviderError>>,
     calls: BTreeMap<u64, PartialCall>,
@@ -399,14 +399,10 @@ impl<S> StreamState<S> {
 
     /// Appends bytes, decoding only complete UTF-8 sequences.
     fn bytes(&mut self, chunk: &[u8]) {
-        self.carry.extend_from_slice(chunk);
-        let valid = match std::str::from_utf8(&self.carry) {
-            Ok(s) => s.len(),
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        let text = match self.decoder.push(chunk) {
+            Ok(text) => text,
             Err(_) => return self.fail(ProviderError::Protocol("invalid UTF-8 in stream".into())),
         };
-        let text = String::from_utf8_lossy(&self.carry[..valid]).into_owned();
-        self.carry.drain(..valid);
         let mut frames = Vec::new();
         self.parser.feed_with(&text, |f| frames.push(f));
         for f in frames {
@@ -427,7 +423,7 @@ where
         body,
         deadline_first: Some(started + settings.first_byte_timeout),
         settings,
-        carry: Vec::new(),
+        decoder: Utf8Decoder::default(),
         parser: SseParser::new(),
         pending: VecDeque::new(),
         calls: BTreeMap::new(),
@@ -465,7 +461,7 @@ mod tests {
             body: (),
             settings: OpenAiSettings::default(),
             deadline_first: None,
-            carry: Vec::new(),
+            decoder: Utf8Decoder::default(),
             parser: SseParser::new(),
             pending: VecDeque::new(),
             calls: BTreeMap::new(),
@@ -511,7 +507,7 @@ mod tests {
             body: (),
             settings: OpenAiSettings::default(),
             deadline_first: None,
-            carry: Vec::new(),
+            decoder: Utf8Decoder::default(),
             parser: SseParser::new(),
             pending: VecDeque::new(),
             calls: BTreeMap::new(),

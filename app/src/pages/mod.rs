@@ -1,0 +1,4 @@
+//! Pages of the application.
+
+pub mod embed;
+pub mod home;

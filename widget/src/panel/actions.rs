@@ -1,0 +1,258 @@
+//! What the panel does: boot (restore the conversation), send, follow a stream after a drop,
+//! stop, reset, leave a lead. All of it runs in the browser only.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde_json::Value;
+
+use super::client::{self, ClientError, StreamEnd};
+use super::model::Panel;
+use super::storage;
+use crate::protocol::{CreateVisitor, LeadForm, MessageStatus, Role, SendMessage, Transcript, VisitorCreated};
+
+const API: &str = "/api/v1";
+
+fn sleep_ms(ms: u32) -> impl std::future::Future<Output = ()> {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32);
+        }
+    });
+    async move {
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
+}
+
+fn random_id() -> String {
+    format!("c{:x}{:x}", (js_sys::Math::random() * 1e15) as u64, js_sys::Date::now() as u64)
+}
+
+impl Panel {
+    /// The visitor's token, created on first use.
+    async fn ensure_token(&self) -> Result<String, ClientError> {
+        if let Some(t) = self.token.get_value() {
+            return Ok(t);
+        }
+        let agent = self.agent.get_value();
+        let body = CreateVisitor { agent: agent.clone(), host_origin: self.host_origin.get_value() };
+        let created: VisitorCreated = client::json("POST", &format!("{API}/visitors"), None, Some(&body)).await?;
+        storage::set(&agent, "token", &created.token);
+        self.token.set_value(Some(created.token.clone()));
+        Ok(created.token)
+    }
+
+    fn forget_conversation(&self) {
+        storage::remove(&self.agent.get_value(), "conversation");
+        self.clear();
+    }
+
+    /// Restores the stored conversation after a (re)load, resuming an answer still being written.
+    pub fn boot(self) {
+        spawn_local(async move {
+            let agent = self.agent.get_value();
+            self.token.set_value(storage::get(&agent, "token"));
+            let (Some(token), Some(conversation)) = (self.token.get_value(), storage::get(&agent, "conversation"))
+            else {
+                return;
+            };
+            let url = format!("{API}/conversations/{conversation}");
+            match client::json::<(), Transcript>("GET", &url, Some(&token), None).await {
+                Ok(t) => {
+                    self.load(&t);
+                    let streaming = t
+                        .messages
+                        .iter()
+                        .rev()
+                        .find(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming);
+                    if let Some(m) = streaming {
+                        self.current.set(Some(m.id.clone()));
+                        self.busy.set(true);
+                        self.follow(m.start_seq.saturating_sub(1)).await;
+                        self.busy.set(false);
+                    }
+                }
+                Err(e) if e.status() == Some(401) => {
+                    storage::remove(&agent, "token");
+                    self.token.set_value(None);
+                    self.forget_conversation();
+                }
+                Err(e) if e.status() == Some(404) => self.forget_conversation(),
+                Err(e) => self.notice.set(Some(e.to_string())),
+            }
+        });
+    }
+
+    /// Sends the visitor's message and streams the answer in.
+    pub fn send(self, text: String) {
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            return;
+        }
+        if self.busy.get_untracked() {
+            self.notice.set(Some(self.labels.busy.to_owned()));
+            return;
+        }
+        self.busy.set(true);
+        self.notice.set(None);
+        let generation = self.generation.get_value();
+        let visitor_msg = self.push_visitor(&text);
+        spawn_local(async move {
+            let client_message_id = random_id();
+            let mut attempts = 0;
+            loop {
+                attempts += 1;
+                let token = match self.ensure_token().await {
+                    Ok(t) => t,
+                    Err(e) => {
+                        visitor_msg.error.set(Some(e.to_string()));
+                        break;
+                    }
+                };
+                let body = SendMessage {
+                    agent: self.agent.get_value(),
+                    conversation_id: self.conversation.get_untracked(),
+                    message: text.clone(),
+                    client_message_id: Some(client_message_id.clone()),
+                };
+                let body = serde_json::to_string(&body).unwrap_or_default();
+                let result =
+                    client::stream("POST", &format!("{API}/chat"), &token, Some(body), None, None, |seq, event| {
+                        if self.generation.get_value() == generation {
+                            self.on_event(seq, event);
+                        }
+                    })
+                    .await;
+                if self.generation.get_value() != generation {
+                    break;
+                }
+                match result {
+                    Ok(StreamEnd::Closed) if self.current.get_untracked().is_none() => break,
+                    Ok(_) => {
+                        // The stream broke before the answer ended: pick it up where it stopped.
+                        if self.conversation.get_untracked().is_some() && self.current.get_untracked().is_some() {
+                            self.follow(self.last_seq.get_value()).await;
+                            break;
+                        }
+                        // Nothing arrived: send again; the same client id never stores it twice.
+                        if attempts >= 3 {
+                            visitor_msg.error.set(Some(self.labels.offline.to_owned()));
+                            break;
+                        }
+                        sleep_ms(800 * attempts).await;
+                    }
+                    Err(ClientError::Api { status: 401, .. }) if attempts < 3 => {
+                        storage::remove(&self.agent.get_value(), "token");
+                        self.token.set_value(None);
+                        self.conversation.set(None);
+                    }
+                    Err(ClientError::Api { status: 404, .. })
+                        if attempts < 3 && self.conversation.get_untracked().is_some() =>
+                    {
+                        storage::remove(&self.agent.get_value(), "conversation");
+                        self.conversation.set(None);
+                    }
+                    Err(ClientError::Network(_)) if attempts < 3 => sleep_ms(800 * attempts).await,
+                    Err(e) => {
+                        visitor_msg.error.set(Some(e.to_string()));
+                        break;
+                    }
+                }
+            }
+            if self.generation.get_value() == generation {
+                self.busy.set(false);
+                self.offline.set(false);
+            }
+        });
+    }
+
+    fn on_event(&self, seq: u64, event: crate::protocol::StreamEvent) {
+        self.apply(seq, event);
+        if let Some(conv) = self.conversation.get_untracked() {
+            storage::set(&self.agent.get_value(), "conversation", &conv);
+        }
+        self.offline.set(false);
+        super::scroll_to_bottom();
+    }
+
+    /// Follows the conversation's stream after `after` until the current answer ends, reconnecting
+    /// with `Last-Event-ID` when the connection drops.
+    pub async fn follow(&self, after: u64) {
+        let Some(conversation) = self.conversation.get_untracked() else { return };
+        let generation = self.generation.get_value();
+        for attempt in 0..8u32 {
+            if self.current.get_untracked().is_none() || self.generation.get_value() != generation {
+                return;
+            }
+            let Some(token) = self.token.get_value() else { return };
+            let controller = web_sys::AbortController::new().ok();
+            let signal = controller.as_ref().map(|c| c.signal());
+            let from = if attempt == 0 { after } else { self.last_seq.get_value() };
+            let url = format!("{API}/conversations/{conversation}/events");
+            let result = client::stream("GET", &url, &token, None, Some(from), signal.as_ref(), |seq, event| {
+                if self.generation.get_value() != generation {
+                    if let Some(c) = &controller {
+                        c.abort();
+                    }
+                    return;
+                }
+                self.on_event(seq, event);
+                if self.current.get_untracked().is_none() {
+                    if let Some(c) = &controller {
+                        c.abort();
+                    }
+                }
+            })
+            .await;
+            if self.current.get_untracked().is_none() {
+                return;
+            }
+            match result {
+                Err(ClientError::Api { .. }) => return,
+                _ => {
+                    self.offline.set(true);
+                    sleep_ms(500 * (attempt + 1).min(8)).await;
+                }
+            }
+        }
+    }
+
+    /// Asks the server to stop the answer being written.
+    pub fn stop(self) {
+        let (Some(conversation), Some(token)) = (self.conversation.get_untracked(), self.token.get_value()) else {
+            return;
+        };
+        spawn_local(async move {
+            let url = format!("{API}/conversations/{conversation}/stop");
+            if let Err(e) = client::json::<(), Value>("POST", &url, Some(&token), None).await {
+                self.notice.set(Some(e.to_string()));
+            }
+        });
+    }
+
+    /// Starts a new conversation (the host page's `Parley.reset()` too).
+    pub fn reset(self) {
+        if self.busy.get_untracked() {
+            self.stop();
+        }
+        self.forget_conversation();
+    }
+
+    /// Sends the lead form; field errors come back for the form to show.
+    pub async fn submit_lead(&self, form: LeadForm) -> Result<(), Vec<(String, String)>> {
+        let (Some(conversation), Some(token)) = (self.conversation.get_untracked(), self.token.get_value()) else {
+            return Err(vec![("form".into(), "Send a message first.".into())]);
+        };
+        let url = format!("{API}/conversations/{conversation}/lead");
+        match client::json::<LeadForm, Value>("POST", &url, Some(&token), Some(&form)).await {
+            Ok(_) => {
+                self.lead_submitted.set(true);
+                self.lead_open.set(false);
+                Ok(())
+            }
+            Err(ClientError::Api { error, .. }) if !error.fields.is_empty() => {
+                Err(error.fields.into_iter().map(|f| (f.field, f.message)).collect())
+            }
+            Err(e) => Err(vec![("form".into(), e.to_string())]),
+        }
+    }
+}

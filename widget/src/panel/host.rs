@@ -1,0 +1,47 @@
+//! Talking to the host page (the loader) with `postMessage`: only to and from the host origin the
+//! server validated for this embed, never `"*"`.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use web_sys::MessageEvent;
+
+use super::model::Panel;
+
+/// Sends `{type}` to the host page.
+pub fn post(panel: &Panel, kind: &str) {
+    let Some(origin) = panel.host_origin.get_value() else { return };
+    let Some(window) = web_sys::window() else { return };
+    let Ok(Some(parent)) = window.parent() else { return };
+    let message = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&message, &"type".into(), &kind.into());
+    let _ = parent.post_message(&message, &origin);
+}
+
+/// Listens for the host's commands (`parley:reset`, `parley:focus`).
+pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
+    let Some(origin) = panel.host_origin.get_value() else { return };
+    let Some(window) = web_sys::window() else { return };
+    let parent = window.parent().ok().flatten();
+    let handler = Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
+        if event.origin() != origin {
+            return;
+        }
+        // Only the window that embeds us.
+        let from_parent = match (&parent, event.source()) {
+            (Some(p), Some(source)) => js_sys::Object::is(p.as_ref(), source.as_ref()),
+            _ => false,
+        };
+        if !from_parent {
+            return;
+        }
+        let kind = js_sys::Reflect::get(&event.data(), &"type".into()).ok().and_then(|v| v.as_string());
+        match kind.as_deref() {
+            Some("parley:reset") => panel.reset(),
+            Some("parley:focus") | Some("parley:open") => focus(),
+            _ => {}
+        }
+    });
+    let _ = window.add_event_listener_with_callback("message", handler.as_ref().unchecked_ref());
+    handler.forget();
+}

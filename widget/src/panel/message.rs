@@ -1,0 +1,63 @@
+//! One message on screen: text (markdown for the assistant, plain text for people), tool calls,
+//! blocks, and its state.
+
+use leptos::prelude::*;
+
+use super::model::{Msg, ToolChip};
+use crate::blocks::{BlockCtx, BlockView};
+use crate::i18n::Labels;
+use crate::markdown;
+use crate::protocol::{MessageStatus, Role, ToolCallStatus};
+
+fn tool_label(chip: &ToolChip, labels: &Labels) -> String {
+    let name = chip.name.replace(['_', '-'], " ");
+    match chip.status {
+        ToolCallStatus::Started => format!("{}: {name}…", labels.using_tool),
+        ToolCallStatus::Succeeded => format!("✓ {name}"),
+        ToolCallStatus::Failed => format!("✗ {name} ({})", labels.tool_failed),
+    }
+}
+
+#[component]
+pub fn MessageView(msg: Msg, ctx: BlockCtx) -> impl IntoView {
+    let labels = ctx.labels;
+    let role = msg.role;
+    let text = move || msg.text.get();
+    let body = match role {
+        Role::Assistant => view! {
+            <div class="pw-bubble pw-md" inner_html=move || markdown::render(&msg.text.get())></div>
+        }
+        .into_any(),
+        _ => view! { <div class="pw-bubble pw-plain">{text}</div> }.into_any(),
+    };
+    let blocks = move || msg.blocks.get().into_iter().enumerate().collect::<Vec<_>>();
+    let typing = move || msg.status.get() == MessageStatus::Streaming && msg.text.with(String::is_empty);
+    view! {
+        <div class=format!("pw-msg pw-{}", role.as_str()) data-status=move || msg.status.get().as_str()>
+            <Show when=move || msg.tools.with(|t| !t.is_empty())>
+                <ul class="pw-tools" aria-live="polite">
+                    <For each=move || msg.tools.get() key=|c| (c.call_id.clone(), c.status) let:chip>
+                        <li class=format!("pw-tool pw-tool-{}", chip.status.as_str())>{tool_label(&chip, &labels)}</li>
+                    </For>
+                </ul>
+            </Show>
+            {body}
+            <Show when=typing>
+                <div class="pw-typing" aria-label="…">
+                    <span></span>
+                    <span></span>
+                    <span></span>
+                </div>
+            </Show>
+            <For each=blocks key=|(i, _)| *i let:item>
+                <BlockView block=item.1 ctx />
+            </For>
+            {move || match msg.status.get() {
+                MessageStatus::Stopped => Some(view! { <p class="pw-note">{labels.stopped}</p> }.into_any()),
+                MessageStatus::Interrupted => Some(view! { <p class="pw-note">{labels.interrupted}</p> }.into_any()),
+                _ => None,
+            }}
+            {move || msg.error.get().map(|e| view! { <p class="pw-error" role="alert">{e}</p> })}
+        </div>
+    }
+}

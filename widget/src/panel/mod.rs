@@ -1,0 +1,141 @@
+//! The chat panel shown inside the widget's iframe: header, messages with their blocks, the lead
+//! form and the composer. Server-rendered with the agent's public configuration, then hydrated;
+//! everything that talks to the network starts only in the browser.
+
+mod actions;
+pub mod client;
+mod host;
+mod lead_form;
+mod message;
+pub mod model;
+mod storage;
+
+use leptos::html;
+use leptos::prelude::*;
+
+use crate::blocks::BlockCtx;
+use crate::protocol::PublicAgentConfig;
+use lead_form::LeadFormView;
+use message::MessageView;
+use model::Panel;
+
+/// Keeps the newest message in view when the visitor is already near the bottom.
+pub fn scroll_to_bottom() {
+    request_animation_frame(|| {
+        let Some(list) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id("pw-list"))
+        else {
+            return;
+        };
+        if list.scroll_height() - list.scroll_top() - list.client_height() < 160 {
+            list.set_scroll_top(list.scroll_height());
+        }
+    });
+}
+
+/// The chat panel.
+#[component]
+pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl IntoView {
+    let panel = Panel::new(&config, host_origin);
+    let labels = panel.labels;
+    let input = RwSignal::new(String::new());
+    let textarea = NodeRef::<html::Textarea>::new();
+    let ctx = BlockCtx {
+        capabilities: panel.capabilities,
+        labels,
+        on_escalate: Callback::new(move |_| panel.lead_open.set(true)),
+        lead_submitted: panel.lead_submitted,
+    };
+    let focus = move || {
+        if let Some(t) = textarea.get_untracked() {
+            let _ = t.focus();
+        }
+    };
+
+    // Browser only: restore the conversation, then tell the host page we are ready.
+    Effect::new(move |_| {
+        panel.boot();
+        host::listen(panel, focus);
+        host::post(&panel, "parley:ready");
+    });
+
+    let submit = move || {
+        let text = input.get_untracked();
+        if text.trim().is_empty() || panel.busy.get_untracked() {
+            return;
+        }
+        input.set(String::new());
+        panel.send(text);
+        scroll_to_bottom();
+    };
+    let max_chars = config.max_message_chars;
+    let theme_style = format!("--pw-accent: {};", sanitize_color(&config.theme.color));
+
+    view! {
+        <div class="pw-panel" style=theme_style>
+            <header class="pw-header">
+                <div class="pw-title">
+                    <strong>{config.name.clone()}</strong>
+                    {config.demo_model.then(|| view! {
+                        <span class="pw-demo" title=labels.demo_hint>{labels.demo_badge}</span>
+                    })}
+                </div>
+                <button type="button" class="pw-icon" title=labels.new_conversation aria-label=labels.new_conversation
+                    on:click=move |_| panel.reset()>"↺"</button>
+                <button type="button" class="pw-icon" title=labels.close aria-label=labels.close
+                    on:click=move |_| host::post(&panel, "parley:close")>"✕"</button>
+            </header>
+            <div id="pw-list" class="pw-list" role="log" aria-live="polite">
+                <For each=move || panel.messages.get() key=|m| m.key let:msg>
+                    <MessageView msg ctx />
+                </For>
+                <Show when=move || panel.lead_submitted.get()>
+                    <p class="pw-notice pw-handoff">{labels.waiting_human}</p>
+                </Show>
+            </div>
+            <Show when=move || panel.lead_open.get()>
+                <LeadFormView panel />
+            </Show>
+            {move || panel.notice.get().map(|n| view! { <p class="pw-notice" role="status">{n}</p> })}
+            <Show when=move || panel.offline.get()>
+                <p class="pw-notice pw-offline" role="status">{labels.offline}</p>
+            </Show>
+            <form class="pw-composer" on:submit=move |ev: leptos::ev::SubmitEvent| {
+                ev.prevent_default();
+                submit();
+            }>
+                <textarea
+                    node_ref=textarea
+                    class="pw-input"
+                    rows="1"
+                    maxlength=max_chars
+                    placeholder=labels.placeholder
+                    aria-label=labels.placeholder
+                    prop:value=input
+                    on:input=move |ev| input.set(event_target_value(&ev))
+                    on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                            ev.prevent_default();
+                            submit();
+                        }
+                    }
+                ></textarea>
+                {move || if panel.current.get().is_some() {
+                    view! {
+                        <button type="button" class="pw-send pw-stop" on:click=move |_| panel.stop()>{labels.stop}</button>
+                    }.into_any()
+                } else {
+                    view! {
+                        <button type="submit" class="pw-send" disabled=move || panel.busy.get()>{labels.send}</button>
+                    }.into_any()
+                }}
+            </form>
+        </div>
+    }
+}
+
+/// Only `#rgb` / `#rrggbb` colours reach the style attribute.
+fn sanitize_color(color: &str) -> String {
+    let ok =
+        color.starts_with('#') && matches!(color.len(), 4 | 7) && color[1..].chars().all(|c| c.is_ascii_hexdigit());
+    if ok { color.to_owned() } else { "#4f46e5".to_owned() }
+}

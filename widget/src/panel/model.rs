@@ -1,0 +1,248 @@
+//! The panel's state: its messages as signals, and how each stream event changes them.
+
+use leptos::prelude::*;
+
+use crate::i18n::Labels;
+use crate::protocol::{
+    Block, MessageStatus, PublicAgentConfig, Role, StreamEvent, ToolCallStatus, Transcript, TranscriptMessage,
+};
+
+/// A tool call shown under an answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolChip {
+    pub call_id: String,
+    pub name: String,
+    pub status: ToolCallStatus,
+}
+
+/// One message on screen.
+#[derive(Clone, Copy)]
+pub struct Msg {
+    /// Stable key for the list.
+    pub key: u64,
+    pub id: StoredValue<String>,
+    pub role: Role,
+    pub text: RwSignal<String>,
+    pub blocks: RwSignal<Vec<Block>>,
+    pub tools: RwSignal<Vec<ToolChip>>,
+    pub status: RwSignal<MessageStatus>,
+    pub error: RwSignal<Option<String>>,
+}
+
+impl Msg {
+    pub fn new(key: u64, id: String, role: Role, text: String, status: MessageStatus) -> Msg {
+        Msg {
+            key,
+            id: StoredValue::new(id),
+            role,
+            text: RwSignal::new(text),
+            blocks: RwSignal::new(Vec::new()),
+            tools: RwSignal::new(Vec::new()),
+            status: RwSignal::new(status),
+            error: RwSignal::new(None),
+        }
+    }
+}
+
+/// Everything the panel shows; `Copy`, so every closure can hold it.
+#[derive(Clone, Copy)]
+pub struct Panel {
+    pub agent: StoredValue<String>,
+    pub host_origin: StoredValue<Option<String>>,
+    pub labels: Labels,
+    pub capabilities: StoredValue<Vec<String>>,
+    pub messages: RwSignal<Vec<Msg>>,
+    pub conversation: RwSignal<Option<String>>,
+    pub token: StoredValue<Option<String>>,
+    /// Highest event sequence number applied.
+    pub last_seq: StoredValue<u64>,
+    /// The assistant message being written.
+    pub current: RwSignal<Option<String>>,
+    /// A send is in progress.
+    pub busy: RwSignal<bool>,
+    pub notice: RwSignal<Option<String>>,
+    pub lead_open: RwSignal<bool>,
+    pub lead_submitted: RwSignal<bool>,
+    pub offline: RwSignal<bool>,
+    /// Bumped by a reset; work started before it is ignored.
+    pub generation: StoredValue<u64>,
+    next_key: StoredValue<u64>,
+    greeting: StoredValue<String>,
+}
+
+impl Panel {
+    pub fn new(config: &PublicAgentConfig, host_origin: Option<String>) -> Panel {
+        let panel = Panel {
+            agent: StoredValue::new(config.key.clone()),
+            host_origin: StoredValue::new(host_origin),
+            labels: crate::i18n::for_text(&config.greeting),
+            capabilities: StoredValue::new(config.capabilities.clone()),
+            messages: RwSignal::new(Vec::new()),
+            conversation: RwSignal::new(None),
+            token: StoredValue::new(None),
+            last_seq: StoredValue::new(0),
+            current: RwSignal::new(None),
+            busy: RwSignal::new(false),
+            notice: RwSignal::new(None),
+            lead_open: RwSignal::new(false),
+            lead_submitted: RwSignal::new(false),
+            offline: RwSignal::new(false),
+            generation: StoredValue::new(0),
+            next_key: StoredValue::new(1),
+            greeting: StoredValue::new(config.greeting.clone()),
+        };
+        panel.clear();
+        panel
+    }
+
+    fn key(&self) -> u64 {
+        let k = self.next_key.get_value();
+        self.next_key.set_value(k + 1);
+        k
+    }
+
+    /// Back to an empty conversation with only the greeting.
+    pub fn clear(&self) {
+        let greeting =
+            Msg::new(0, "greeting".into(), Role::Assistant, self.greeting.get_value(), MessageStatus::Complete);
+        self.messages.set(vec![greeting]);
+        self.conversation.set(None);
+        self.last_seq.set_value(0);
+        self.current.set(None);
+        self.busy.set(false);
+        self.notice.set(None);
+        self.lead_open.set(false);
+        self.lead_submitted.set(false);
+        self.generation.update_value(|g| *g += 1);
+    }
+
+    /// Adds the visitor's own message at once.
+    pub fn push_visitor(&self, text: &str) -> Msg {
+        let msg = Msg::new(
+            self.key(),
+            format!("local-{}", self.next_key.get_value()),
+            Role::Visitor,
+            text.to_owned(),
+            MessageStatus::Complete,
+        );
+        self.messages.update(|m| m.push(msg));
+        msg
+    }
+
+    fn find(&self, id: &str) -> Option<Msg> {
+        self.messages.with_untracked(|m| m.iter().rev().find(|x| x.id.with_value(|v| v == id)).copied())
+    }
+
+    fn current_msg(&self) -> Option<Msg> {
+        self.current.get_untracked().and_then(|id| self.find(&id))
+    }
+
+    /// Shows a stored conversation.
+    pub fn load(&self, t: &Transcript) {
+        let mut list = self.messages.get_untracked().into_iter().take(1).collect::<Vec<_>>();
+        for m in &t.messages {
+            list.push(self.from_transcript(m));
+        }
+        self.messages.set(list);
+        self.conversation.set(Some(t.conversation_id.clone()));
+        self.lead_submitted.set(t.lead_submitted);
+    }
+
+    fn from_transcript(&self, m: &TranscriptMessage) -> Msg {
+        let msg = Msg::new(self.key(), m.id.clone(), m.role, m.text.clone(), m.status);
+        msg.blocks.set(m.blocks.clone());
+        msg.tools.set(
+            m.tool_calls
+                .iter()
+                .map(|c| ToolChip { call_id: c.call_id.clone(), name: c.name.clone(), status: c.status })
+                .collect(),
+        );
+        msg
+    }
+
+    /// Applies one stream event; events already applied are ignored.
+    pub fn apply(&self, seq: u64, event: StreamEvent) {
+        if seq <= self.last_seq.get_value() {
+            return;
+        }
+        self.last_seq.set_value(seq);
+        match event {
+            StreamEvent::MessageStart(start) => {
+                if self.conversation.get_untracked().is_none() {
+                    self.conversation.set(Some(start.conversation_id.clone()));
+                }
+                match self.find(&start.message_id) {
+                    // Replayed from its start: begin again.
+                    Some(existing) => {
+                        existing.text.set(String::new());
+                        existing.blocks.set(Vec::new());
+                        existing.tools.set(Vec::new());
+                        existing.status.set(MessageStatus::Streaming);
+                        existing.error.set(None);
+                    }
+                    None => {
+                        let msg = Msg::new(
+                            self.key(),
+                            start.message_id.clone(),
+                            start.role,
+                            String::new(),
+                            MessageStatus::Streaming,
+                        );
+                        self.messages.update(|m| m.push(msg));
+                    }
+                }
+                self.current.set(Some(start.message_id));
+            }
+            StreamEvent::Token(t) => {
+                if let Some(msg) = self.current_msg() {
+                    msg.text.update(|s| s.push_str(&t.text));
+                }
+            }
+            StreamEvent::ToolCall(call) => {
+                if let Some(msg) = self.current_msg() {
+                    msg.tools.update(|tools| match tools.iter_mut().find(|c| c.call_id == call.call_id) {
+                        Some(chip) => chip.status = call.status,
+                        None => tools.push(ToolChip { call_id: call.call_id, name: call.name, status: call.status }),
+                    });
+                }
+            }
+            StreamEvent::Block(b) => {
+                if let Some(msg) = self.find(&b.message_id) {
+                    msg.blocks.update(|blocks| blocks.push(b.block));
+                }
+            }
+            StreamEvent::Error(e) => {
+                if e.code == "USER_ABORTED" {
+                    return;
+                }
+                match self.current_msg() {
+                    Some(msg) => msg.error.set(Some(e.message)),
+                    None => self.notice.set(Some(e.message)),
+                }
+            }
+            StreamEvent::Handoff(h) => {
+                if h.to == "waiting" {
+                    self.lead_submitted.set(true);
+                }
+            }
+            StreamEvent::OperatorMessage(m) => {
+                if self.find(&m.message_id).is_none() {
+                    let msg = Msg::new(self.key(), m.message_id, Role::Operator, m.text, MessageStatus::Complete);
+                    self.messages.update(|list| list.push(msg));
+                }
+            }
+            StreamEvent::MessageEnd(end) => {
+                if let Some(msg) = self.find(&end.message_id) {
+                    msg.status.set(end.status);
+                }
+                if self.current.get_untracked().as_deref() == Some(end.message_id.as_str()) {
+                    self.current.set(None);
+                }
+            }
+            StreamEvent::Usage(_)
+            | StreamEvent::StateUpdate(_)
+            | StreamEvent::AgentStart(_)
+            | StreamEvent::AgentComplete(_) => {}
+        }
+    }
+}
