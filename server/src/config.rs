@@ -7,37 +7,37 @@ use std::path::PathBuf;
 #[derive(clap::Args, Clone, Debug)]
 pub struct Config {
     /// Address to listen on (port 0 picks a free one).
-    #[arg(long, env = "PARLEY_ADDR", default_value = "127.0.0.1:3000")]
+    #[arg(long, global = true, env = "PARLEY_ADDR", default_value = "127.0.0.1:3000")]
     pub addr: SocketAddr,
     /// Directory for the SQLite database and other local data.
-    #[arg(long, env = "PARLEY_DATA_DIR", default_value = "data")]
+    #[arg(long, global = true, env = "PARLEY_DATA_DIR", default_value = "data")]
     pub data_dir: PathBuf,
     /// Database URL; default: SQLite in the data directory. `postgres://…` for PostgreSQL.
-    #[arg(long, env = "DATABASE_URL")]
+    #[arg(long, global = true, env = "DATABASE_URL")]
     pub database_url: Option<String>,
     /// Public URL of this server (snippets, payment links); default `http://ADDR`.
-    #[arg(long, env = "PARLEY_PUBLIC_URL")]
+    #[arg(long, global = true, env = "PARLEY_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Also serve a demo host page that embeds the widget, on this address (another origin).
-    #[arg(long, env = "PARLEY_DEMO_HOST_ADDR")]
+    #[arg(long, global = true, env = "PARLEY_DEMO_HOST_ADDR")]
     pub demo_host_addr: Option<SocketAddr>,
     /// Where cargo-leptos put the site (JS, WASM, CSS).
-    #[arg(long, env = "PARLEY_SITE_ROOT", default_value = "target/site")]
+    #[arg(long, global = true, env = "PARLEY_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
     /// Pause between the demo model's tokens, in milliseconds.
-    #[arg(long, env = "PARLEY_DEMO_TOKEN_DELAY_MS", default_value_t = 25)]
+    #[arg(long, global = true, env = "PARLEY_DEMO_TOKEN_DELAY_MS", default_value_t = 25)]
     pub demo_token_delay_ms: u64,
     /// Per-tool timeout, in milliseconds.
-    #[arg(long, env = "PARLEY_TOOL_TIMEOUT_MS", default_value_t = 15_000)]
+    #[arg(long, global = true, env = "PARLEY_TOOL_TIMEOUT_MS", default_value_t = 15_000)]
     pub tool_timeout_ms: u64,
     /// First-start default provider for the demo agents: an OpenAI-compatible base URL.
-    #[arg(long, env = "PARLEY_OPENAI_BASE_URL")]
+    #[arg(long, global = true, env = "PARLEY_OPENAI_BASE_URL")]
     pub openai_base_url: Option<String>,
     /// API key for that provider.
-    #[arg(long, env = "PARLEY_OPENAI_API_KEY", hide_env_values = true)]
+    #[arg(long, global = true, env = "PARLEY_OPENAI_API_KEY", hide_env_values = true)]
     pub openai_api_key: Option<String>,
     /// Model for that provider.
-    #[arg(long, env = "PARLEY_MODEL", default_value = "gpt-4o-mini")]
+    #[arg(long, global = true, env = "PARLEY_MODEL", default_value = "gpt-4o-mini")]
     pub model: String,
 }
 

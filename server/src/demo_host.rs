@@ -16,13 +16,9 @@ struct Page {
 /// Serves the demo pages on `addr`; returns the bound address.
 pub async fn spawn(addr: SocketAddr, app_url: String) -> std::io::Result<SocketAddr> {
     let app = Router::new().route("/", get(help)).route("/immigration", get(immigration)).with_state(Page { app_url });
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = crate::bind(addr)?;
     let bound = listener.local_addr()?;
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            tracing::error!(error = %e, "demo host page stopped");
-        }
-    });
+    crate::serve_in_background(listener, app, "demo host page");
     Ok(bound)
 }
 
@@ -53,6 +49,7 @@ fn render(app_url: &str, agent: &str, title: &str, hint: &str) -> String {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>{title}</title>
 <style>
   /* A host site with loud styles of its own: none of them may reach the chat panel. */

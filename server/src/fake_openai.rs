@@ -109,11 +109,9 @@ impl FakeOpenAi {
             closed_early: AtomicU64::new(0),
         });
         let app = Router::new().route("/v1/chat/completions", post(completions)).with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind(addr).await.expect("bind fake upstream");
+        let listener = crate::bind(addr).expect("bind fake upstream");
         let addr = listener.local_addr().expect("local addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        crate::serve_in_background(listener, app, "fake upstream");
         FakeOpenAi { addr, shared }
     }
 

@@ -2,6 +2,7 @@
 //! used by tests and benchmarks (a fake OpenAI-compatible upstream, the load benchmark).
 
 pub mod api_error;
+pub mod bench;
 pub mod config;
 pub mod demo_host;
 pub mod extract;
@@ -103,6 +104,27 @@ pub async fn build_state(
     Ok(AppState { leptos_options, engine, http: Arc::new(HttpSettings { public_url, max_body_bytes: 64 * 1024 }) })
 }
 
+/// A listening socket with a backlog large enough for thousands of connections at once.
+pub fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(4096)
+}
+
+/// Serves `app` on `listener` in the background, with Nagle off so small SSE frames leave at once.
+pub fn serve_in_background(listener: tokio::net::TcpListener, app: axum::Router, what: &'static str) {
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "{what} stopped");
+        }
+    });
+}
+
 /// Binds, builds and serves in the background (tests use port 0).
 pub async fn spawn(config: Config) -> anyhow::Result<Running> {
     spawn_with(config, Arc::new(SystemClock), Registry::builtin()).await
@@ -120,11 +142,6 @@ pub async fn spawn_with(config: Config, clock: Arc<dyn Clock>, registry: Registr
         }
         None => None,
     };
-    let app = routes::router(state.clone());
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            tracing::error!(error = %e, "server stopped");
-        }
-    });
+    serve_in_background(listener, routes::router(state.clone()), "server");
     Ok(Running { addr, state, demo_host })
 }

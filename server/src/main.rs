@@ -29,6 +29,8 @@ enum Command {
     CreateAgent(CreateAgent),
     /// Run a fake OpenAI-compatible upstream with fixed delays (for benchmarks).
     FakeUpstream(FakeUpstream),
+    /// Measure added time-to-first-token and concurrent streams against a fake upstream.
+    Bench(parley_server::bench::BenchArgs),
 }
 
 #[derive(clap::Args)]
@@ -94,6 +96,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Serve => serve(cli.config).await,
         Command::CreateAgent(args) => create_agent(&cli.config, args).await,
         Command::FakeUpstream(args) => fake_upstream(args).await,
+        Command::Bench(args) => parley_server::bench::run(args).await,
     }
 }
 

@@ -1,0 +1,81 @@
+import { defineConfig, devices } from '@playwright/test';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** Where the app (widget iframe, API) and the pretend customer website (another origin) listen. */
+export const APP_ADDR = '127.0.0.1:3100';
+export const DEMO_HOST_ADDR = '127.0.0.1:3101';
+export const APP_URL = `http://${APP_ADDR}`;
+export const DEMO_HOST_URL = `http://${DEMO_HOST_ADDR}`;
+
+// Tests read these (see tests/helpers.ts); worker processes inherit the environment.
+process.env.PARLEY_E2E_APP_URL = APP_URL;
+process.env.PARLEY_E2E_DEMO_HOST_URL = DEMO_HOST_URL;
+
+const bin = process.env.PARLEY_E2E_BIN ?? path.resolve(__dirname, '../target/release/parley');
+const siteRoot = process.env.PARLEY_E2E_SITE_ROOT ?? path.resolve(__dirname, '../target/site');
+
+// A fresh database for every run. The config is evaluated again in each worker process, so only
+// the main process (the one that starts the web server) creates the directory.
+let dataDir = process.env.PARLEY_E2E_RUN_DATA_DIR;
+if (!dataDir) {
+  const created = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-e2e-'));
+  dataDir = process.env.PARLEY_E2E_RUN_DATA_DIR = created;
+  // Playwright stops the web server before the runner exits; then the database can go.
+  process.on('exit', () => fs.rmSync(created, { recursive: true, force: true }));
+}
+
+export default defineConfig({
+  testDir: 'tests',
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  forbidOnly: !!process.env.CI,
+  reporter: 'list',
+  outputDir: 'test-results',
+  use: {
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+  },
+  projects: [
+    {
+      name: 'chromium',
+      use: {
+        ...devices['Desktop Chrome'],
+        launchOptions: {
+          executablePath: '/usr/bin/chromium',
+          args: [
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-quic',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+          ],
+        },
+      },
+    },
+  ],
+  webServer: {
+    command: `"${bin}" serve`,
+    url: `${APP_URL}/healthz`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    env: {
+      PARLEY_ADDR: APP_ADDR,
+      PARLEY_DEMO_HOST_ADDR: DEMO_HOST_ADDR,
+      PARLEY_DATA_DIR: dataDir,
+      PARLEY_SITE_ROOT: siteRoot,
+      LEPTOS_ENV: 'PROD',
+      PARLEY_DEMO_TOKEN_DELAY_MS: process.env.PARLEY_E2E_TOKEN_DELAY_MS ?? '40',
+      RUST_LOG: process.env.RUST_LOG ?? 'info',
+    },
+  },
+});

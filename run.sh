@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs Parley on http://127.0.0.1:3000 with SQLite in ./data and the offline demo model, plus a
+# demo host page on http://127.0.0.1:3001 that embeds the widget from another origin.
+# Installs the build tools it needs first (once), then builds the release.
+set -euo pipefail
+cd "$(dirname "$0")"
+source .ci/ensure-tools.sh
+
+say "building Parley (release)"
+cargo leptos build --release
+
+export LEPTOS_ENV=PROD
+export PARLEY_SITE_ROOT="${PARLEY_SITE_ROOT:-target/site}"
+export PARLEY_DEMO_HOST_ADDR="${PARLEY_DEMO_HOST_ADDR:-127.0.0.1:3001}"
+exec target/release/parley serve "$@"

@@ -1,0 +1,410 @@
+//! `parley bench`: how much time Parley adds to a turn and how many streams it sustains, measured
+//! in one run against a fake upstream with fixed delays. It starts `parley fake-upstream` and
+//! `parley serve` as child processes (fresh SQLite database, an agent pointed at the fake) and
+//! drives them over real HTTP from this process:
+//!
+//! 1. **direct**: time to first token calling the fake upstream directly;
+//! 2. **parley**: the same through Parley (`POST /api/v1/chat`, first `token` event);
+//! 3. **direct-tool** / **parley-tool**: a one-tool turn (the model asks for a tool, then answers),
+//!    directly (two calls in a row) and through Parley (tool validated, run, stored);
+//! 4. **streams**: N concurrent long streams through Parley; completed, errors, longest gap.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+/// Flags of `parley bench`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct BenchArgs {
+    /// Requests per latency series (after the warm-up).
+    #[arg(long, default_value_t = 300)]
+    pub requests: usize,
+    #[arg(long, default_value_t = 50)]
+    pub warmup: usize,
+    /// Concurrent streams in the stream test (0 skips it).
+    #[arg(long, default_value_t = 2000)]
+    pub streams: usize,
+    /// Tokens per answer.
+    #[arg(long, default_value_t = 64)]
+    pub tokens: usize,
+    /// Token spacing of the upstream in the stream test, in milliseconds.
+    #[arg(long, default_value_t = 20)]
+    pub stream_token_delay_ms: u64,
+    /// Port of the fake upstream (the next one is used for the stream test's upstream).
+    #[arg(long, default_value_t = 18180)]
+    pub upstream_port: u16,
+    /// Port of Parley.
+    #[arg(long, default_value_t = 18190)]
+    pub parley_port: u16,
+    /// Write every figure here as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.start_kill();
+        }
+    }
+}
+
+async fn wait_ready(url: &str) -> anyhow::Result<()> {
+    let client = reqwest::Client::new();
+    for _ in 0..200 {
+        if let Ok(r) = client.get(url).send().await {
+            if r.status().is_success() || r.status().is_client_error() {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bail!("{url} did not come up")
+}
+
+fn spawn_child(args: &[&str], envs: &[(&str, String)]) -> anyhow::Result<Child> {
+    let exe = std::env::current_exe().context("finding the parley binary")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(args).stdout(Stdio::null()).stderr(Stdio::null()).kill_on_drop(true);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.env("RUST_LOG", "warn");
+    Ok(cmd.spawn()?)
+}
+
+/// Percentiles of a series, in microseconds.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Series {
+    pub name: String,
+    pub n: usize,
+    pub errors: usize,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+}
+
+fn series(name: &str, mut samples: Vec<Duration>, errors: usize) -> Series {
+    samples.sort();
+    let pick = |q: f64| -> f64 {
+        if samples.is_empty() {
+            return f64::NAN;
+        }
+        let i = ((samples.len() as f64 - 1.0) * q).round() as usize;
+        samples[i].as_secs_f64() * 1e6
+    };
+    Series { name: name.into(), n: samples.len(), errors, p50_us: pick(0.5), p90_us: pick(0.9), p99_us: pick(0.99) }
+}
+
+/// Time from `started` to the first body chunk that contains `marker`; the body is read to its end.
+async fn ttft(request: reqwest::RequestBuilder, marker: &str, started: Instant) -> anyhow::Result<Duration> {
+    let response = request.send().await?;
+    if !response.status().is_success() {
+        bail!("status {}", response.status());
+    }
+    let mut body = response.bytes_stream();
+    let mut first = None;
+    let mut seen = String::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk?;
+        if first.is_none() {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains(marker) {
+                first = Some(started.elapsed());
+            } else if seen.len() > 4096 {
+                seen.drain(..seen.len() - 256);
+            }
+        }
+    }
+    first.context("no first token")
+}
+
+fn upstream_body(message: &str, tools: bool) -> Value {
+    let mut body = json!({"model": "fake-model", "stream": true, "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": message}]});
+    if tools {
+        body["tools"] = json!([{"type": "function", "function": {"name": "escalate_to_human", "description": "d",
+            "parameters": {"type": "object", "properties": {}}}}]);
+    }
+    body
+}
+
+async fn run_series<F, Fut>(name: &str, warmup: usize, requests: usize, mut one: F) -> Series
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Duration>>,
+{
+    for i in 0..warmup {
+        let _ = one(i).await;
+    }
+    let mut samples = Vec::with_capacity(requests);
+    let mut errors = 0;
+    for i in 0..requests {
+        match one(warmup + i).await {
+            Ok(d) => samples.push(d),
+            Err(_) => errors += 1,
+        }
+    }
+    series(name, samples, errors)
+}
+
+/// Result of the concurrent stream test.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StreamsResult {
+    pub streams: usize,
+    pub completed: usize,
+    pub errors: usize,
+    pub ttft: Series,
+    pub max_gap_p50_ms: f64,
+    pub max_gap_p99_ms: f64,
+    pub max_gap_max_ms: f64,
+    pub seconds: f64,
+}
+
+/// Runs the benchmark and prints a report.
+pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("parley-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let upstream: SocketAddr = ([127, 0, 0, 1], args.upstream_port).into();
+    let slow_upstream: SocketAddr = ([127, 0, 0, 1], args.upstream_port + 1).into();
+    let parley: SocketAddr = ([127, 0, 0, 1], args.parley_port).into();
+    let data = dir.display().to_string();
+    let tokens = args.tokens.to_string();
+    let mut children = Children(Vec::new());
+    children.0.push(spawn_child(
+        &["fake-upstream", "--listen", &upstream.to_string(), "--tokens", &tokens, "--tool", "escalate_to_human={}"],
+        &[],
+    )?);
+    let delay = args.stream_token_delay_ms.to_string();
+    children.0.push(spawn_child(
+        &["fake-upstream", "--listen", &slow_upstream.to_string(), "--tokens", &tokens, "--token-delay-ms", &delay],
+        &[],
+    )?);
+    for (key, base) in [("bench", upstream), ("bench-streams", slow_upstream)] {
+        let status = Command::new(std::env::current_exe()?)
+            .args([
+                "create-agent",
+                "--key",
+                key,
+                "--name",
+                key,
+                "--capabilities",
+                "ticket_escalation",
+                "--provider",
+                "openai",
+            ])
+            .args(["--base-url", &format!("http://{base}/v1"), "--model", "fake-model"])
+            .env("PARLEY_DATA_DIR", &data)
+            .env_remove("DATABASE_URL")
+            .stdout(Stdio::null())
+            .status()
+            .await?;
+        if !status.success() {
+            bail!("could not create the bench agent");
+        }
+    }
+    children.0.push(spawn_child(
+        &["serve", "--addr", &parley.to_string()],
+        &[("PARLEY_DATA_DIR", data.clone()), ("LEPTOS_ENV", "PROD".into())],
+    )?);
+    wait_ready(&format!("http://{parley}/healthz")).await?;
+    wait_ready(&format!("http://{upstream}/v1/chat/completions")).await?;
+    wait_ready(&format!("http://{slow_upstream}/v1/chat/completions")).await?;
+
+    let client = reqwest::Client::builder().tcp_nodelay(true).pool_max_idle_per_host(4096).build()?;
+    let base = format!("http://{parley}");
+    let visitor: Value =
+        client.post(format!("{base}/api/v1/visitors")).json(&json!({"agent": "bench"})).send().await?.json().await?;
+    let token = visitor["token"].as_str().context("visitor token")?.to_owned();
+    let chat = format!("{base}/api/v1/chat");
+    let direct_url = format!("http://{upstream}/v1/chat/completions");
+
+    println!(
+        "parley bench: {} requests per series after {} warm-up, {} tokens per answer",
+        args.requests, args.warmup, args.tokens
+    );
+    let direct = run_series("direct", args.warmup, args.requests, |i| {
+        ttft(
+            client.post(&direct_url).json(&upstream_body(&format!("hello {i}"), false)),
+            "\"content\":\"tok",
+            Instant::now(),
+        )
+    })
+    .await;
+    let product = run_series("parley", args.warmup, args.requests, |i| {
+        ttft(
+            client.post(&chat).bearer_auth(&token).json(&json!({"agent": "bench", "message": format!("hello {i}")})),
+            "event: token",
+            Instant::now(),
+        )
+    })
+    .await;
+    let direct_tool = run_series("direct-tool", args.warmup, args.requests, |i| {
+        let client = client.clone();
+        let url = direct_url.clone();
+        async move {
+            let started = Instant::now();
+            // Call 1: the model asks for the tool; read it to the end.
+            let first = client.post(&url).json(&upstream_body(&format!("[[tool]] {i}"), true)).send().await?;
+            let _ = first.bytes().await?;
+            // Call 2: the answer after the tool result.
+            let mut body = upstream_body(&format!("[[tool]] {i}"), true);
+            body["messages"]
+                .as_array_mut()
+                .context("messages")?
+                .push(json!({"role": "tool", "tool_call_id": "c", "content": "{}"}));
+            ttft(client.post(&url).json(&body), "\"content\":\"tok", started).await
+        }
+    })
+    .await;
+    let product_tool = run_series("parley-tool", args.warmup, args.requests, |i| {
+        ttft(
+            client.post(&chat).bearer_auth(&token).json(&json!({"agent": "bench", "message": format!("[[tool]] {i}")})),
+            "event: token",
+            Instant::now(),
+        )
+    })
+    .await;
+
+    let report = vec![direct.clone(), product.clone(), direct_tool.clone(), product_tool.clone()];
+    println!("\n{:<12} {:>6} {:>6} {:>10} {:>10} {:>10}", "series", "n", "errors", "p50 µs", "p90 µs", "p99 µs");
+    for s in &report {
+        println!("{:<12} {:>6} {:>6} {:>10.0} {:>10.0} {:>10.0}", s.name, s.n, s.errors, s.p50_us, s.p90_us, s.p99_us);
+    }
+    println!(
+        "\nadded TTFT, no tool:  p50 {:+.0} µs   p99 {:+.0} µs",
+        product.p50_us - direct.p50_us,
+        product.p99_us - direct.p99_us
+    );
+    println!(
+        "added TTFT, one tool: p50 {:+.0} µs   p99 {:+.0} µs   (vs. the same two upstream calls made directly)",
+        product_tool.p50_us - direct_tool.p50_us,
+        product_tool.p99_us - direct_tool.p99_us
+    );
+
+    let mut streams_result = None;
+    if args.streams > 0 {
+        let visitor: Value = client
+            .post(format!("{base}/api/v1/visitors"))
+            .json(&json!({"agent": "bench-streams"}))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let token = Arc::new(visitor["token"].as_str().context("token")?.to_owned());
+        let started = Instant::now();
+        let tasks: Vec<_> = (0..args.streams)
+            .map(|n| {
+                let client = client.clone();
+                let token = token.clone();
+                let url = chat.clone();
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let response = client
+                        .post(&url)
+                        .bearer_auth(token.as_str())
+                        .json(&json!({"agent": "bench-streams", "message": format!("stream {n}")}))
+                        .send()
+                        .await?;
+                    read_stream(response, started).await
+                })
+            })
+            .collect();
+        let mut ttfts = Vec::new();
+        let mut gaps = Vec::new();
+        let mut errors = 0;
+        for t in tasks {
+            match t.await {
+                Ok(Ok((first, gap))) => {
+                    ttfts.push(first);
+                    gaps.push(gap);
+                }
+                _ => errors += 1,
+            }
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        gaps.sort();
+        let gap_at = |q: f64| {
+            if gaps.is_empty() {
+                f64::NAN
+            } else {
+                gaps[((gaps.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3
+            }
+        };
+        let result = StreamsResult {
+            streams: args.streams,
+            completed: ttfts.len(),
+            errors,
+            max_gap_p50_ms: gap_at(0.5),
+            max_gap_p99_ms: gap_at(0.99),
+            max_gap_max_ms: gap_at(1.0),
+            ttft: series("streams-ttft", ttfts, errors),
+            seconds,
+        };
+        println!(
+            "\nstreams: {} started at once, {} completed, {} errors in {:.1} s; TTFT p50 {:.1} ms p99 {:.1} ms; \
+             longest gap between events per stream: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (upstream spacing {} ms)",
+            result.streams,
+            result.completed,
+            result.errors,
+            result.seconds,
+            result.ttft.p50_us / 1e3,
+            result.ttft.p99_us / 1e3,
+            result.max_gap_p50_ms,
+            result.max_gap_p99_ms,
+            result.max_gap_max_ms,
+            args.stream_token_delay_ms
+        );
+        streams_result = Some(result);
+    }
+    if let Some(path) = &args.json {
+        let out = json!({"series": report, "streams": streams_result, "tokens": args.tokens});
+        std::fs::write(path, serde_json::to_vec_pretty(&out)?)?;
+    }
+    drop(children);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+async fn read_stream(response: reqwest::Response, started: Instant) -> anyhow::Result<(Duration, Duration)> {
+    if !response.status().is_success() {
+        bail!("status {}", response.status());
+    }
+    let mut body = response.bytes_stream();
+    let mut first = None;
+    let mut last = Instant::now();
+    let mut max_gap = Duration::ZERO;
+    let mut completed = false;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk?;
+        let now = Instant::now();
+        let text = String::from_utf8_lossy(&chunk);
+        match first {
+            None if text.contains("event: token") => {
+                first = Some(started.elapsed());
+                last = now;
+            }
+            Some(_) => {
+                max_gap = max_gap.max(now - last);
+                last = now;
+            }
+            None => {}
+        }
+        if text.contains("event: message_end") && text.contains("\"complete\"") {
+            completed = true;
+        }
+    }
+    if !completed {
+        bail!("stream did not complete");
+    }
+    Ok((first.context("no token")?, max_gap))
+}
