@@ -14,7 +14,7 @@ export const ESCALATION_ANSWER = /I've let our team know\. Press Talk to a perso
 declare global {
   interface Window {
     __parleyReady?: number;
-    __parleySamples?: { t: number; len: number; status: string | null; assistants: number }[];
+    __parleySamples?: { t: number; len: number; status: string | null; assistants: number; stop: boolean }[];
   }
 }
 

@@ -121,3 +121,34 @@ test('the panel\'s ↺ button starts a new conversation too', async ({ page }) =
   await expect(p.locator('#pw-list > .pw-msg')).toHaveCount(1);
   await expect.poll(() => storedConversation(page)).toBeNull();
 });
+
+test('Parley.reset() called before the panel is opened also starts a new conversation', async ({ page }) => {
+  await trackPanelReady(page);
+  await gotoHost(page);
+  let p = await openWithLauncher(page);
+  await send(p, 'Hello');
+  await expect(p.locator('.pw-msg.pw-assistant')).toHaveCount(2);
+  await waitIdle(p);
+  const old = await storedConversation(page);
+  expect(old).toBeTruthy();
+
+  // E.g. the host site's logout handler: the widget has not been opened on this page yet, so the
+  // loader queues the reset until the panel says it is ready.
+  await page.reload();
+  await expect(launcher(page)).toBeVisible();
+  await page.evaluate(() => (window as unknown as { Parley: { reset(): void } }).Parley.reset());
+  p = await openWithLauncher(page);
+  await expect.poll(() => storedConversation(page)).toBeNull();
+
+  const question = 'What are your opening hours?';
+  await send(p, question);
+  const last = p.locator('.pw-msg.pw-assistant').last();
+  await expect(last.locator('.pw-bubble')).toContainText(question);
+  await expect(last).toHaveAttribute('data-status', 'complete');
+  await waitIdle(p);
+  const fresh = await storedConversation(page);
+  expect.soft(fresh, 'the next message went into a new conversation, not the old one').not.toBe(old);
+  await expect.soft(p.locator('.pw-msg.pw-visitor .pw-bubble'), 'only the new message is shown').toHaveText([question], {
+    timeout: 1_000,
+  });
+});

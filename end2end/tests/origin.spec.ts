@@ -20,39 +20,61 @@ test('the embed page refuses an origin that is not allowed', async ({ request })
   expect(await ok.text()).toContain('pw-panel');
 });
 
-/** Serves a made-up page on `origin` (no network) that frames the embed page at `src`. */
-async function framingPage(page: Page, origin: string, src: string) {
-  await page.route(`${origin}/`, (route) =>
-    route.fulfill({
-      contentType: 'text/html',
-      body: `<!doctype html><title>framer</title><iframe id="f" src="${src}" width="400" height="600"></iframe>`,
-    }),
+/**
+ * Opens a real page of the local server on `pageUrl` (so the browser treats it as a loopback
+ * page, like the app) and adds an iframe of the embed page `src` to it; resolves when the iframe
+ * has loaded (or failed to).
+ */
+async function framingPage(page: Page, pageUrl: string, src: string) {
+  await page.goto(pageUrl);
+  await page.evaluate(
+    (src) =>
+      new Promise<void>((resolve) => {
+        const f = document.createElement('iframe');
+        f.id = 'f';
+        f.width = '400';
+        f.height = '600';
+        f.onload = () => resolve();
+        f.src = src;
+        document.body.appendChild(f);
+      }),
+    src,
   );
-  const loaded = page.waitForEvent('framenavigated', (f) => f !== page.mainFrame());
-  await page.goto(`${origin}/`);
-  await loaded;
 }
 
 test('a browser refuses to show the panel inside a page on a foreign origin, even if it lies about its origin', async ({
   page,
 }) => {
-  // Positive control: the same kind of page on an allowed origin (http://localhost:3101 is one of
-  // demo-help's allowed origins) does show the panel.
-  const allowed = DEMO_HOST_URL.replace('127.0.0.1', 'localhost');
-  await framingPage(page, allowed, embed(allowed));
-  await expect(page.frameLocator('#f').locator('.pw-panel')).toBeVisible();
-
-  // A foreign page that claims to be the demo host: the server lets the request through (it
-  // cannot know), but frame-ancestors makes the browser block the frame.
-  const blocked: string[] = [];
+  const problems: string[] = [];
+  page.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure()?.errorText}`));
+  const violations: string[] = [];
   page.on('console', (m) => {
-    if (/frame-ancestors|Refused to frame/i.test(m.text())) blocked.push(m.text());
+    if (/frame-ancestors/i.test(m.text())) violations.push(m.text());
   });
+
+  // Positive control: http://localhost:3101 is one of demo-help's allowed origins; a page there
+  // framing the embed page does show the panel.
+  const allowed = DEMO_HOST_URL.replace('127.0.0.1', 'localhost');
+  await framingPage(page, `${allowed}/`, embed(allowed));
+  await expect(page.frameLocator('#f').locator('.pw-panel')).toBeVisible();
+  expect(violations).toEqual([]);
+
+  // http://localhost:3100 is not an allowed origin (and not 'self', which is 127.0.0.1:3100). A
+  // page there that claims to be the demo host: the server answers (it cannot know), but
+  // frame-ancestors makes the browser refuse to show it.
+  const foreign = APP_URL.replace('127.0.0.1', 'localhost');
   const response = page.waitForResponse((r) => r.url().startsWith(`${APP_URL}/embed/`));
-  await framingPage(page, 'http://evil.example', embed(DEMO_HOST_URL));
+  await framingPage(page, `${foreign}/healthz`, embed(DEMO_HOST_URL));
   expect((await response).status()).toBe(200);
-  await expect.poll(() => blocked.length, { message: 'the browser reports a frame-ancestors violation' }).toBeGreaterThan(0);
+  await expect
+    .poll(() => violations.length, { message: 'the browser reports a frame-ancestors violation' })
+    .toBeGreaterThan(0);
+  expect(violations[0]).toMatch(/Framing 'http:\/\/127\.0\.0\.1:3100\/' violates .*frame-ancestors.*blocked/s);
   await expect(page.frameLocator('#f').locator('.pw-panel')).toHaveCount(0);
   const child = page.frames().find((f) => f !== page.mainFrame());
   expect(child?.url() ?? '').not.toMatch(/^http:\/\/127\.0\.0\.1:3100\/embed\//);
+  // Blocked because of the response's policy, not for any other reason (e.g. network checks).
+  expect(problems.filter((p) => !p.includes('/favicon.ico'))).toEqual([
+    `${embed(DEMO_HOST_URL)}: net::ERR_BLOCKED_BY_RESPONSE`,
+  ]);
 });

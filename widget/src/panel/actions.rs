@@ -56,7 +56,13 @@ impl Panel {
                 return;
             };
             let url = format!("{API}/conversations/{conversation}");
-            match client::json::<(), Transcript>("GET", &url, Some(&token), None).await {
+            let generation = self.generation.get_value();
+            let result = client::json::<(), Transcript>("GET", &url, Some(&token), None).await;
+            // The host may have asked for a new conversation while this was loading.
+            if self.generation.get_value() != generation {
+                return;
+            }
+            match result {
                 Ok(t) => {
                     self.load(&t);
                     let streaming = t
