@@ -58,9 +58,10 @@ CREATE TABLE messages (
     updated_at BIGINT NOT NULL
 );
 CREATE INDEX messages_by_conversation ON messages (conversation_id, created_at);
-CREATE UNIQUE INDEX messages_by_client_id ON messages (conversation_id, client_message_id);
-CREATE INDEX messages_by_client_message ON messages (client_message_id);
-CREATE INDEX messages_by_status ON messages (status);
+-- Partial indexes: most messages have no client id, and only a few are streaming at a time.
+CREATE UNIQUE INDEX messages_by_client_id ON messages (client_message_id, conversation_id)
+    WHERE client_message_id IS NOT NULL;
+CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
 
 CREATE TABLE tool_calls (
     id TEXT PRIMARY KEY,

@@ -8,21 +8,20 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream::BoxStream;
 use parley_widget::protocol::{
-    ConversationStatus, Handoff, LeadForm, MessageEnd, MessageStart, MessageStatus, Role, StreamEvent, Transcript,
+    ConversationStatus, Handoff, LeadForm, MessageStart, MessageStatus, Role, StreamEvent, Transcript,
     TranscriptMessage, validate_lead,
 };
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
 use super::hub::{Frame, Lease};
-use super::provider::ModelMessage;
 use super::provider::demo::is_chinese;
 use super::replay::{self, Until};
 use super::tools::ToolContext;
-use super::turn::{Turn, TurnLimits};
+use super::turn::{Turn, TurnLimits, TurnStart};
 use crate::server::store::agents::Agent;
 use crate::server::store::conversations::{self, Conversation};
-use crate::server::store::messages::{self, Message, NewConversation, TurnStart};
+use crate::server::store::messages::{self, Message, NewTurn};
 use crate::server::store::visitors::Visitor;
 use crate::server::store::{DbError, leads, new_id, tool_calls};
 
@@ -134,49 +133,15 @@ impl Engine {
         }
         // Number the answer's first event before storing it, so the stored row knows where a
         // resumed stream starts.
-        let conversation: Arc<str> = Arc::from(conversation_id.as_str());
-        let message: Arc<str> = Arc::from(message_id.as_str());
         let start = lease.emit(StreamEvent::MessageStart(MessageStart {
             conversation_id: conversation_id.clone(),
             message_id: message_id.clone(),
             role: Role::Assistant,
         }));
         let visitor_message_id = new_id();
-        let turn_start = TurnStart {
-            conversation_id: &conversation_id,
-            new_conversation: existing.is_none().then_some(NewConversation {
-                id: &conversation_id,
-                agent_id: &agent.id,
-                visitor_id: &visitor.id,
-            }),
-            visitor_message_id: &visitor_message_id,
-            text,
-            client_message_id,
-            assistant_message_id: Some(&message_id),
-            assistant_start_seq: start.seq,
-            now: self.now_ms(),
-        };
-        if let Err(e) = messages::insert_turn_start(self.db(), &turn_start).await {
-            // Close what was announced; nothing was stored.
-            lease.emit(StreamEvent::MessageEnd(MessageEnd {
-                message_id: message_id.clone(),
-                status: MessageStatus::Failed,
-            }));
-            lease.forget_recent();
-            lease.end_turn();
-            return Err(e.into());
-        }
-        self.0.writer.event(&conversation, Some(&message), start.clone());
-        let history = match &existing {
-            None => Vec::new(),
-            Some(_) => messages::recent(self.db(), &conversation_id, self.settings().history_limit + 2)
-                .await
-                .unwrap_or_default(),
-        };
         let events =
             replay::open(self.db().clone(), lease.clone(), start.seq - 1, Until::MessageEnd(message_id.clone()), false)
                 .await?;
-
         let turn = Turn {
             writer: self.0.writer.clone(),
             model: self.model_for(&agent),
@@ -191,7 +156,20 @@ impl Engine {
                 clock: self.clock().clone(),
                 http: self.0.http.clone(),
             },
-            messages: model_context(&agent, &history, text, &[&visitor_message_id, &message_id]),
+            start: TurnStart {
+                stored: NewTurn {
+                    conversation_id: conversation_id.clone(),
+                    new_conversation: existing.is_none().then(|| (agent.id.clone(), visitor.id.clone())),
+                    visitor_message_id,
+                    text: text.to_owned(),
+                    client_message_id: client_message_id.map(str::to_owned),
+                    assistant_message_id: Some(message_id.clone()),
+                    assistant_start_seq: start.seq,
+                    now: self.now_ms(),
+                },
+                message_start: start,
+                history_limit: existing.is_some().then_some(self.settings().history_limit + 2),
+            },
             limits: TurnLimits {
                 max_hops: self.settings().max_hops,
                 tool_timeout: self.settings().tool_timeout,
@@ -299,31 +277,4 @@ impl Engine {
         self.0.writer.flush().await;
         Ok(())
     }
-}
-
-/// The model's context: the agent's instructions, earlier messages, the new one.
-fn model_context(agent: &Agent, history: &[Message], text: &str, this_turn: &[&str]) -> Vec<ModelMessage> {
-    let mut out = Vec::with_capacity(history.len() + 2);
-    if !agent.system_prompt.trim().is_empty() {
-        out.push(ModelMessage::System(agent.system_prompt.clone()));
-    }
-    for m in history {
-        // The message just sent is added last; the reply being written is empty.
-        if this_turn.contains(&m.id.as_str()) || m.content.trim().is_empty() {
-            continue;
-        }
-        match m.role {
-            Role::Visitor => out.push(ModelMessage::User(m.content.clone())),
-            Role::Assistant if m.status != MessageStatus::Failed => {
-                out.push(ModelMessage::Assistant { content: m.content.clone(), tool_calls: Vec::new() })
-            }
-            Role::Operator => out.push(ModelMessage::Assistant {
-                content: format!("[{} (a person) wrote]: {}", m.author.as_deref().unwrap_or("Operator"), m.content),
-                tool_calls: Vec::new(),
-            }),
-            _ => {}
-        }
-    }
-    out.push(ModelMessage::User(text.to_owned()));
-    out
 }

@@ -116,11 +116,6 @@ impl Channel {
         lock(&self.inner).next_seq - 1
     }
 
-    /// Drops events kept in memory (they are all stored by now).
-    pub fn forget_recent(&self) {
-        lock(&self.inner).recent.clear();
-    }
-
     /// Adds to the conversation's running cost and returns the new total.
     pub fn add_cost(&self, usd: f64) -> f64 {
         let mut inner = lock(&self.inner);

@@ -235,9 +235,9 @@ impl Engine {
                 data: event.data_json(),
                 created_at: now,
             };
-            let mut tx = self.0.db.pool().begin().await?;
-            crate::server::store::events::insert_rows(&mut tx, &[row]).await?;
-            tx.commit().await?;
+            let mut conn = self.0.db.writer().acquire().await?;
+            let stmts = crate::server::store::events::insert_stmts(&[row]);
+            crate::server::store::script::run(&mut conn, self.0.db.kind(), &stmts).await?;
         }
         Ok(interrupted.len())
     }

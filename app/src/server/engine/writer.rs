@@ -1,6 +1,8 @@
-//! The stream writer: one task that persists events, partial answer text, tool calls, usage and
-//! final message states in batched transactions, off the streaming path. Consecutive tokens of a
-//! conversation are stored as one row. A `flush` returns once everything sent before it is stored.
+//! The stream writer: one task that persists visitor turns, events, partial answer text, tool
+//! calls, usage and final message states in batched transactions, off the streaming path.
+//! Consecutive tokens of a conversation are stored as one row. Turns and flushes are written at
+//! once; turns that arrive together are committed together (group commit), which is what keeps
+//! thousands of simultaneous first messages fast on SQLite's single writer.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,15 +12,23 @@ use parley_widget::protocol::StreamEvent;
 use tokio::sync::{mpsc, oneshot};
 
 use super::clock::Clock;
-use super::hub::Frame;
+use super::hub::{Frame, Lease};
 use crate::server::store::Db;
 use crate::server::store::batch::{self, Batch, FinishedMessage};
 use crate::server::store::events::{EventRow, TextAppend};
+use crate::server::store::messages::NewTurn;
 use crate::server::store::tool_calls::ToolCallRecord;
 use crate::server::store::usage::UsageRecord;
 
 enum Op {
-    Event { conversation_id: Arc<str>, message_id: Option<Arc<str>>, frame: Arc<Frame> },
+    Turn(NewTurn, oneshot::Sender<Result<(), String>>),
+    /// Keeps a channel alive until the events before it are stored.
+    Release(Lease),
+    Event {
+        conversation_id: Arc<str>,
+        message_id: Option<Arc<str>>,
+        frame: Arc<Frame>,
+    },
     ToolCall(ToolCallRecord),
     Usage(UsageRecord),
     Finish(FinishedMessage),
@@ -37,6 +47,19 @@ impl Writer {
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(run(db, clock, interval, rx));
         Writer { tx }
+    }
+
+    /// Commits a visitor turn (with other turns waiting at the same moment).
+    pub async fn begin_turn(&self, turn: NewTurn) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Op::Turn(turn, tx)).map_err(|_| "the writer has stopped".to_owned())?;
+        rx.await.unwrap_or_else(|_| Err("the writer has stopped".to_owned()))
+    }
+
+    /// Drops `lease` once everything sent before it is stored, so the channel outlives its
+    /// unstored events (a new channel numbers from what is stored).
+    pub fn release(&self, lease: Lease) {
+        let _ = self.tx.send(Op::Release(lease));
     }
 
     /// Stores an event; tokens with a `message_id` also extend that message's partial text.
@@ -70,44 +93,90 @@ impl Writer {
     }
 }
 
+/// The writer's own connection, kept for its lifetime (reacquired after an error).
+struct Conn {
+    db: Db,
+    conn: Option<sqlx::pool::PoolConnection<sqlx::Any>>,
+}
+
+impl Conn {
+    async fn write(&mut self, batch: &Batch) -> Result<(), crate::server::store::DbError> {
+        if self.conn.is_none() {
+            self.conn = Some(self.db.writer().acquire().await?);
+        }
+        let conn = self.conn.as_mut().expect("connection");
+        let result = batch::write(conn, self.db.kind(), batch).await;
+        if result.is_err() {
+            // Give it back to the pool, which checks it, and take a fresh one next time.
+            self.conn = None;
+        }
+        result
+    }
+}
+
 async fn run(db: Db, clock: Arc<dyn Clock>, interval: Duration, mut rx: mpsc::UnboundedReceiver<Op>) {
     let mut ops: Vec<Op> = Vec::with_capacity(1024);
+    let mut conn = Conn { db, conn: None };
     loop {
         if rx.recv_many(&mut ops, 4096).await == 0 {
             return;
         }
-        // Gather more for up to `interval`, unless someone waits for a flush.
+        // Gather more for up to `interval`, unless someone waits (a flush or a turn).
         let deadline = tokio::time::Instant::now() + interval;
-        while !ops.iter().any(|o| matches!(o, Op::Flush(_))) && ops.len() < 8192 {
+        while !ops.iter().any(|o| matches!(o, Op::Flush(_) | Op::Turn(..))) && ops.len() < 8192 {
             match tokio::time::timeout_at(deadline, rx.recv_many(&mut ops, 4096)).await {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
         }
-        let (batch, waiters) = build(std::mem::take(&mut ops), clock.now_ms());
-        let mut ok = false;
-        for attempt in 0..3u32 {
-            match batch::write(&db, &batch).await {
-                Ok(()) => {
-                    ok = true;
-                    break;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, attempt, "stream writer could not store a batch");
-                    tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt + 1))).await;
+        let Built { mut batch, waiters, turn_waiters, releases } = build(std::mem::take(&mut ops), clock.now_ms());
+        let mut ok = conn.write(&batch).await.is_ok();
+        if ok {
+            for w in turn_waiters {
+                let _ = w.send(Ok(()));
+            }
+        } else {
+            // Find the turn that cannot be stored (each alone), then retry the rest.
+            for (turn, w) in batch.turns.drain(..).zip(turn_waiters) {
+                let single = Batch { turns: vec![turn], ..Batch::default() };
+                let _ = w.send(conn.write(&single).await.map_err(|e| {
+                    tracing::warn!(error = %e, "a visitor turn could not be stored");
+                    "could not store the message".to_owned()
+                }));
+            }
+            for attempt in 0..3u32 {
+                match conn.write(&batch).await {
+                    Ok(()) => {
+                        ok = true;
+                        break;
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, attempt, "stream writer could not store a batch");
+                        tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt + 1))).await;
+                    }
                 }
             }
         }
         for w in waiters {
             let _ = w.send(ok);
         }
+        drop(releases);
     }
 }
 
+struct Built {
+    batch: Batch,
+    waiters: Vec<oneshot::Sender<bool>>,
+    turn_waiters: Vec<oneshot::Sender<Result<(), String>>>,
+    releases: Vec<Lease>,
+}
+
 /// Turns queued operations into one batch, joining consecutive tokens of a conversation.
-fn build(ops: Vec<Op>, now: i64) -> (Batch, Vec<oneshot::Sender<bool>>) {
+fn build(ops: Vec<Op>, now: i64) -> Built {
     let mut batch = Batch::default();
     let mut waiters = Vec::new();
+    let mut turn_waiters = Vec::new();
+    let mut releases = Vec::new();
     // Open token run per conversation: (row index, texts).
     let mut runs: HashMap<Arc<str>, (usize, Vec<String>)> = HashMap::new();
     let mut appends: Vec<TextAppend> = Vec::new();
@@ -165,6 +234,11 @@ fn build(ops: Vec<Op>, now: i64) -> (Batch, Vec<oneshot::Sender<bool>>) {
             Op::Usage(r) => batch.usage.push(r),
             Op::Finish(f) => batch.finished.push(f),
             Op::Flush(w) => waiters.push(w),
+            Op::Turn(turn, w) => {
+                batch.turns.push(turn);
+                turn_waiters.push(w);
+            }
+            Op::Release(lease) => releases.push(lease),
         }
     }
     let open: Vec<Arc<str>> = runs.keys().cloned().collect();
@@ -172,7 +246,7 @@ fn build(ops: Vec<Op>, now: i64) -> (Batch, Vec<oneshot::Sender<bool>>) {
         close(&mut runs, &mut batch, &conv);
     }
     batch.appends = appends;
-    (batch, waiters)
+    Built { batch, waiters, turn_waiters, releases }
 }
 
 /// Expands a stored row back into numbered events.
@@ -228,7 +302,7 @@ mod tests {
             ),
             ev(&a, &ma, 4, token("x")),
         ];
-        let (batch, _) = build(ops, 0);
+        let batch = build(ops, 0).batch;
         let rows: Vec<_> = batch
             .events
             .iter()

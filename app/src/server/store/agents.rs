@@ -138,24 +138,24 @@ const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_too
 
 pub async fn by_public_key(db: &Db, key: &str) -> Result<Option<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents WHERE public_key = $1");
-    let row: Option<AgentRow> = sqlx::query_as(&sql).bind(key).fetch_optional(db.pool()).await?;
+    let row: Option<AgentRow> = sqlx::query_as(&sql).bind(key).fetch_optional(&mut *db.read().await?).await?;
     Ok(row.map(Agent::from))
 }
 
 pub async fn by_id(db: &Db, id: &str) -> Result<Option<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents WHERE id = $1");
-    let row: Option<AgentRow> = sqlx::query_as(&sql).bind(id).fetch_optional(db.pool()).await?;
+    let row: Option<AgentRow> = sqlx::query_as(&sql).bind(id).fetch_optional(&mut *db.read().await?).await?;
     Ok(row.map(Agent::from))
 }
 
 pub async fn list(db: &Db) -> Result<Vec<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents ORDER BY created_at");
-    let rows: Vec<AgentRow> = sqlx::query_as(&sql).fetch_all(db.pool()).await?;
+    let rows: Vec<AgentRow> = sqlx::query_as(&sql).fetch_all(&mut *db.read().await?).await?;
     Ok(rows.into_iter().map(Agent::from).collect())
 }
 
 pub async fn count(db: &Db) -> Result<i64, DbError> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM agents").fetch_one(db.pool()).await
+    sqlx::query_scalar("SELECT COUNT(*) FROM agents").fetch_one(&mut *db.read().await?).await
 }
 
 pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, DbError> {
@@ -183,7 +183,7 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, DbError>
     .bind(&new.theme.position)
     .bind(to_json_text(&new.allowed_origins))
     .bind(now)
-    .execute(db.pool())
+    .execute(db.writer())
     .await?;
     by_id(db, &id).await?.ok_or(DbError::RowNotFound)
 }
@@ -213,7 +213,7 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool,
     .bind(&new.theme.position)
     .bind(to_json_text(&new.allowed_origins))
     .bind(now)
-    .execute(db.pool())
+    .execute(db.writer())
     .await?;
     Ok(done.rows_affected() == 1)
 }

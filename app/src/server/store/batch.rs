@@ -3,13 +3,16 @@
 use parley_widget::protocol::{Block, MessageStatus};
 
 use super::events::{EventRow, TextAppend};
+use super::messages::NewTurn;
+use super::script::{self, Arg, Stmt};
 use super::tool_calls::{self, ToolCallRecord};
 use super::usage::{self, UsageRecord};
-use super::{Db, DbError, to_json_text};
+use super::{DbError, DbKind, to_json_text};
 
 /// The final state of an assistant message.
 #[derive(Clone, Debug)]
 pub struct FinishedMessage {
+    pub conversation_id: String,
     pub message_id: String,
     pub content: String,
     pub blocks: Vec<Block>,
@@ -20,6 +23,8 @@ pub struct FinishedMessage {
 /// What a flush writes.
 #[derive(Debug, Default)]
 pub struct Batch {
+    /// Visitor turns waiting to be committed before their model call.
+    pub turns: Vec<NewTurn>,
     pub events: Vec<EventRow>,
     pub appends: Vec<TextAppend>,
     pub tool_calls: Vec<ToolCallRecord>,
@@ -29,7 +34,8 @@ pub struct Batch {
 
 impl Batch {
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
+        self.turns.is_empty()
+            && self.events.is_empty()
             && self.appends.is_empty()
             && self.tool_calls.is_empty()
             && self.usage.is_empty()
@@ -37,35 +43,38 @@ impl Batch {
     }
 }
 
-/// Writes the batch in one transaction (events first, final message states last).
-pub async fn write(db: &Db, batch: &Batch) -> Result<(), DbError> {
-    if batch.is_empty() {
-        return Ok(());
-    }
-    let mut tx = db.pool().begin().await?;
-    super::events::insert_rows(&mut tx, &batch.events).await?;
+/// The batch's statements: turns first, final message states last.
+pub fn statements(batch: &Batch) -> Vec<Stmt> {
+    let mut out = super::messages::insert_turn_stmts(&batch.turns);
+    out.extend(super::events::insert_stmts(&batch.events));
     for a in &batch.appends {
-        sqlx::query("UPDATE messages SET content = content || $2 WHERE id = $1 AND status = 'streaming'")
-            .bind(&a.message_id)
-            .bind(&a.text)
-            .execute(&mut *tx)
-            .await?;
+        out.push(Stmt::new(
+            "UPDATE messages SET content = content || $2 WHERE id = $1 AND status = 'streaming'",
+            vec![Arg::from(&a.message_id), Arg::from(&a.text)],
+        ));
     }
-    for r in &batch.tool_calls {
-        tool_calls::insert(&mut *tx, r).await?;
-    }
-    for r in &batch.usage {
-        usage::insert(&mut *tx, r).await?;
-    }
+    out.extend(batch.tool_calls.iter().map(tool_calls::insert_stmt));
+    out.extend(batch.usage.iter().map(usage::insert_stmt));
     for f in &batch.finished {
-        sqlx::query("UPDATE messages SET content = $2, blocks = $3, status = $4, updated_at = $5 WHERE id = $1")
-            .bind(&f.message_id)
-            .bind(&f.content)
-            .bind(to_json_text(&f.blocks))
-            .bind(f.status.as_str())
-            .bind(f.at)
-            .execute(&mut *tx)
-            .await?;
+        out.push(Stmt::new(
+            "UPDATE messages SET content = $2, blocks = $3, status = $4, updated_at = $5 WHERE id = $1",
+            vec![
+                Arg::from(&f.message_id),
+                Arg::from(&f.content),
+                Arg::from(to_json_text(&f.blocks)),
+                Arg::from(f.status.as_str()),
+                Arg::from(f.at),
+            ],
+        ));
+        out.push(Stmt::new(
+            "UPDATE conversations SET updated_at = $2 WHERE id = $1",
+            vec![Arg::from(&f.conversation_id), Arg::from(f.at)],
+        ));
     }
-    tx.commit().await
+    out
+}
+
+/// Writes the batch atomically on `conn`.
+pub async fn write(conn: &mut sqlx::AnyConnection, kind: DbKind, batch: &Batch) -> Result<(), DbError> {
+    script::run(conn, kind, &statements(batch)).await
 }

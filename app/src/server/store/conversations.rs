@@ -45,14 +45,15 @@ const COLUMNS: &str = "id, agent_id, visitor_id, status, lead_submitted, created
 
 pub async fn by_id(db: &Db, id: &str) -> Result<Option<Conversation>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM conversations WHERE id = $1");
-    let row: Option<Row> = sqlx::query_as(&sql).bind(id).fetch_optional(db.pool()).await?;
+    let row: Option<Row> = sqlx::query_as(&sql).bind(id).fetch_optional(&mut *db.read().await?).await?;
     Ok(row.map(Conversation::from))
 }
 
 /// The conversation, if it belongs to this visitor.
 pub async fn of_visitor(db: &Db, id: &str, visitor_id: &str) -> Result<Option<Conversation>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM conversations WHERE id = $1 AND visitor_id = $2");
-    let row: Option<Row> = sqlx::query_as(&sql).bind(id).bind(visitor_id).fetch_optional(db.pool()).await?;
+    let row: Option<Row> =
+        sqlx::query_as(&sql).bind(id).bind(visitor_id).fetch_optional(&mut *db.read().await?).await?;
     Ok(row.map(Conversation::from))
 }
 
@@ -61,7 +62,7 @@ pub async fn set_status(db: &Db, id: &str, status: ConversationStatus, now: i64)
         .bind(id)
         .bind(status.as_str())
         .bind(now)
-        .execute(db.pool())
+        .execute(db.writer())
         .await?;
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! The stored event log of each conversation's stream, written in batches by the engine's writer
 //! and read back to replay a stream after `Last-Event-ID`.
 
-use super::{Db, DbError};
+use super::script::{Arg, Stmt};
+use super::{Db, DbError, placeholders};
 
 /// One stored row: a single event, or a run of consecutive tokens (`data` is then a JSON array of
 /// the token texts for `seq..=last_seq`).
@@ -28,31 +29,30 @@ fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-/// Inserts event rows inside a transaction, several rows per statement.
-pub async fn insert_rows(tx: &mut sqlx::Transaction<'_, sqlx::Any>, rows: &[EventRow]) -> Result<(), DbError> {
-    for chunk in rows.chunks(ROWS_PER_INSERT) {
-        let mut sql =
-            String::from("INSERT INTO events (conversation_id, seq, last_seq, name, data, created_at) VALUES ");
-        for i in 0..chunk.len() {
-            let b = i * 6;
-            if i > 0 {
-                sql.push(',');
+/// Statements inserting event rows, several rows per statement.
+pub fn insert_stmts(rows: &[EventRow]) -> Vec<Stmt> {
+    rows.chunks(ROWS_PER_INSERT)
+        .map(|chunk| {
+            let mut args = Vec::with_capacity(chunk.len() * 6);
+            for r in chunk {
+                args.extend([
+                    Arg::from(&r.conversation_id),
+                    Arg::from(r.seq),
+                    Arg::from(r.last_seq),
+                    Arg::from(&r.name),
+                    Arg::from(&r.data),
+                    Arg::from(r.created_at),
+                ]);
             }
-            sql.push_str(&format!("(${}, ${}, ${}, ${}, ${}, ${})", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6));
-        }
-        let mut query = sqlx::query(&sql);
-        for r in chunk {
-            query = query
-                .bind(&r.conversation_id)
-                .bind(to_i64(r.seq))
-                .bind(to_i64(r.last_seq))
-                .bind(&r.name)
-                .bind(&r.data)
-                .bind(r.created_at);
-        }
-        query.execute(&mut **tx).await?;
-    }
-    Ok(())
+            Stmt::new(
+                format!(
+                    "INSERT INTO events (conversation_id, seq, last_seq, name, data, created_at) VALUES {}",
+                    placeholders(chunk.len(), 6)
+                ),
+                args,
+            )
+        })
+        .collect()
 }
 
 /// Stored rows that contain events after `after_seq`, in order.
@@ -63,7 +63,7 @@ pub async fn after(db: &Db, conversation_id: &str, after_seq: u64) -> Result<Vec
     )
     .bind(conversation_id)
     .bind(to_i64(after_seq))
-    .fetch_all(db.pool())
+    .fetch_all(&mut *db.read().await?)
     .await?;
     Ok(rows
         .into_iter()
@@ -85,7 +85,7 @@ pub async fn max_seq(db: &Db, conversation_id: &str) -> Result<u64, DbError> {
          UNION ALL SELECT MAX(start_seq) AS m FROM messages WHERE conversation_id = $1) AS t",
     )
     .bind(conversation_id)
-    .fetch_one(db.pool())
+    .fetch_one(&mut *db.read().await?)
     .await?;
     Ok(max.and_then(|m| u64::try_from(m).ok()).unwrap_or(0))
 }

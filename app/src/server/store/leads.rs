@@ -15,7 +15,7 @@ pub async fn submit(
 ) -> Result<String, DbError> {
     let id = new_id();
     let blank_to_none = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-    let mut tx = db.pool().begin().await?;
+    let mut tx = db.writer().begin().await?;
     sqlx::query(
         "INSERT INTO leads (id, agent_id, conversation_id, visitor_id, name, email, phone, message, status, \
          notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'new', '', $9, $9)",
@@ -61,6 +61,6 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Lead>
          WHERE conversation_id = $1 ORDER BY created_at",
     )
     .bind(conversation_id)
-    .fetch_all(db.pool())
+    .fetch_all(&mut *db.read().await?)
     .await
 }

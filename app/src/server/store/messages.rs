@@ -3,7 +3,8 @@
 use parley_widget::protocol::{Block, ConversationStatus, MessageStatus, Role};
 use sqlx::FromRow;
 
-use super::{Db, DbError, from_json_text};
+use super::script::{Arg, Stmt};
+use super::{Db, DbError, from_json_text, placeholders};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
@@ -56,76 +57,96 @@ impl From<Row> for Message {
 const COLUMNS: &str = "id, conversation_id, role, content, blocks, status, client_message_id, reply_to, \
     author, start_seq, created_at";
 
-/// A conversation to create together with the first message.
-pub struct NewConversation<'a> {
-    pub id: &'a str,
-    pub agent_id: &'a str,
-    pub visitor_id: &'a str,
-}
-
-/// Everything a visitor turn writes before the model is called.
-pub struct TurnStart<'a> {
-    pub conversation_id: &'a str,
-    pub new_conversation: Option<NewConversation<'a>>,
-    pub visitor_message_id: &'a str,
-    pub text: &'a str,
-    pub client_message_id: Option<&'a str>,
-    /// The assistant's placeholder, `None` when a person handles the conversation.
-    pub assistant_message_id: Option<&'a str>,
+/// A visitor turn to store before the model is called: the visitor's message, the assistant's
+/// placeholder (unless a person handles the conversation) and, for a first message, the
+/// conversation itself.
+#[derive(Clone, Debug)]
+pub struct NewTurn {
+    pub conversation_id: String,
+    /// `(agent_id, visitor_id)` when the conversation is new.
+    pub new_conversation: Option<(String, String)>,
+    pub visitor_message_id: String,
+    pub text: String,
+    pub client_message_id: Option<String>,
+    pub assistant_message_id: Option<String>,
     /// Sequence number of the assistant message's `message_start` event.
     pub assistant_start_seq: u64,
     pub now: i64,
 }
 
-/// Commits the visitor's message (and the assistant's placeholder) in one transaction.
-pub async fn insert_turn_start(db: &Db, t: &TurnStart<'_>) -> Result<(), DbError> {
-    let mut tx = db.pool().begin().await?;
-    if let Some(c) = &t.new_conversation {
-        sqlx::query(
-            "INSERT INTO conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, 0, $5, $5)",
-        )
-        .bind(c.id)
-        .bind(c.agent_id)
-        .bind(c.visitor_id)
-        .bind(ConversationStatus::Bot.as_str())
-        .bind(t.now)
-        .execute(&mut *tx)
-        .await?;
-    } else {
-        sqlx::query("UPDATE conversations SET updated_at = $2 WHERE id = $1")
-            .bind(t.conversation_id)
-            .bind(t.now)
-            .execute(&mut *tx)
-            .await?;
+const ROWS_PER_INSERT: usize = 200;
+
+/// Statements storing turns, several rows per statement (conversations first).
+pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    let new: Vec<&NewTurn> = turns.iter().filter(|t| t.new_conversation.is_some()).collect();
+    for chunk in new.chunks(ROWS_PER_INSERT) {
+        let mut args = Vec::with_capacity(chunk.len() * 7);
+        for t in chunk {
+            let (agent_id, visitor_id) = t.new_conversation.clone().unwrap_or_default();
+            args.extend([
+                Arg::from(&t.conversation_id),
+                Arg::from(agent_id),
+                Arg::from(visitor_id),
+                Arg::from(ConversationStatus::Bot.as_str()),
+                Arg::from(0i64),
+                Arg::from(t.now),
+                Arg::from(t.now),
+            ]);
+        }
+        out.push(Stmt::new(
+            format!(
+                "INSERT INTO conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at) VALUES {}",
+                placeholders(chunk.len(), 7)
+            ),
+            args,
+        ));
     }
-    sqlx::query(
-        "INSERT INTO messages (id, conversation_id, role, content, blocks, status, client_message_id, \
-         reply_to, author, start_seq, created_at, updated_at) \
-         VALUES ($1, $2, 'visitor', $3, '[]', 'complete', $4, NULL, NULL, 0, $5, $5)",
-    )
-    .bind(t.visitor_message_id)
-    .bind(t.conversation_id)
-    .bind(t.text)
-    .bind(t.client_message_id)
-    .bind(t.now)
-    .execute(&mut *tx)
-    .await?;
-    if let Some(assistant_id) = t.assistant_message_id {
-        sqlx::query(
-            "INSERT INTO messages (id, conversation_id, role, content, blocks, status, client_message_id, \
-             reply_to, author, start_seq, created_at, updated_at) \
-             VALUES ($1, $2, 'assistant', '', '[]', 'streaming', NULL, $3, NULL, $4, $5, $5)",
-        )
-        .bind(assistant_id)
-        .bind(t.conversation_id)
-        .bind(t.visitor_message_id)
-        .bind(i64::try_from(t.assistant_start_seq).unwrap_or(i64::MAX))
-        .bind(t.now + 1)
-        .execute(&mut *tx)
-        .await?;
+    // Visitor messages and assistant placeholders.
+    let mut rows: Vec<Vec<Arg>> = Vec::with_capacity(turns.len() * 2);
+    for t in turns {
+        rows.push(vec![
+            Arg::from(&t.visitor_message_id),
+            Arg::from(&t.conversation_id),
+            Arg::from("visitor"),
+            Arg::from(&t.text),
+            Arg::from("[]"),
+            Arg::from("complete"),
+            Arg::from(&t.client_message_id),
+            Arg::MaybeText(None),
+            Arg::MaybeText(None),
+            Arg::from(0i64),
+            Arg::from(t.now),
+            Arg::from(t.now),
+        ]);
+        if let Some(assistant) = &t.assistant_message_id {
+            rows.push(vec![
+                Arg::from(assistant),
+                Arg::from(&t.conversation_id),
+                Arg::from("assistant"),
+                Arg::from(""),
+                Arg::from("[]"),
+                Arg::from("streaming"),
+                Arg::MaybeText(None),
+                Arg::MaybeText(Some(t.visitor_message_id.clone())),
+                Arg::MaybeText(None),
+                Arg::from(t.assistant_start_seq),
+                Arg::from(t.now + 1),
+                Arg::from(t.now + 1),
+            ]);
+        }
     }
-    tx.commit().await
+    for chunk in rows.chunks(ROWS_PER_INSERT) {
+        out.push(Stmt::new(
+            format!(
+                "INSERT INTO messages (id, conversation_id, role, content, blocks, status, client_message_id, \
+                 reply_to, author, start_seq, created_at, updated_at) VALUES {}",
+                placeholders(chunk.len(), 12)
+            ),
+            chunk.iter().flatten().cloned().collect(),
+        ));
+    }
+    out
 }
 
 /// The visitor message sent earlier with this client id, and the assistant reply to it.
@@ -135,13 +156,16 @@ pub async fn by_client_id(
     client_message_id: &str,
 ) -> Result<Option<(Message, Option<Message>)>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 AND client_message_id = $2");
-    let visitor: Option<Row> =
-        sqlx::query_as(&sql).bind(conversation_id).bind(client_message_id).fetch_optional(db.pool()).await?;
+    let visitor: Option<Row> = sqlx::query_as(&sql)
+        .bind(conversation_id)
+        .bind(client_message_id)
+        .fetch_optional(&mut *db.read().await?)
+        .await?;
     let Some(visitor) = visitor.map(Message::from) else {
         return Ok(None);
     };
     let sql = format!("SELECT {COLUMNS} FROM messages WHERE reply_to = $1 ORDER BY created_at LIMIT 1");
-    let reply: Option<Row> = sqlx::query_as(&sql).bind(&visitor.id).fetch_optional(db.pool()).await?;
+    let reply: Option<Row> = sqlx::query_as(&sql).bind(&visitor.id).fetch_optional(&mut *db.read().await?).await?;
     Ok(Some((visitor, reply.map(Message::from))))
 }
 
@@ -157,7 +181,7 @@ pub async fn by_visitor_client_id(
     )
     .bind(client_message_id)
     .bind(visitor_id)
-    .fetch_optional(db.pool())
+    .fetch_optional(&mut *db.read().await?)
     .await?;
     match conversation {
         Some(conversation_id) => by_client_id(db, &conversation_id, client_message_id).await,
@@ -168,7 +192,7 @@ pub async fn by_visitor_client_id(
 /// Every message of a conversation, oldest first.
 pub async fn list(db: &Db, conversation_id: &str) -> Result<Vec<Message>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at, id");
-    let rows: Vec<Row> = sqlx::query_as(&sql).bind(conversation_id).fetch_all(db.pool()).await?;
+    let rows: Vec<Row> = sqlx::query_as(&sql).bind(conversation_id).fetch_all(&mut *db.read().await?).await?;
     Ok(rows.into_iter().map(Message::from).collect())
 }
 
@@ -176,7 +200,8 @@ pub async fn list(db: &Db, conversation_id: &str) -> Result<Vec<Message>, DbErro
 pub async fn recent(db: &Db, conversation_id: &str, limit: i64) -> Result<Vec<Message>, DbError> {
     let sql =
         format!("SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2");
-    let rows: Vec<Row> = sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(db.pool()).await?;
+    let rows: Vec<Row> =
+        sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(&mut *db.read().await?).await?;
     let mut messages: Vec<Message> = rows.into_iter().map(Message::from).collect();
     messages.reverse();
     Ok(messages)
@@ -187,12 +212,12 @@ pub async fn recent(db: &Db, conversation_id: &str, limit: i64) -> Result<Vec<Me
 pub async fn interrupt_streaming(db: &Db, now: i64) -> Result<Vec<(String, String)>, DbError> {
     let rows: Vec<(String, String)> =
         sqlx::query_as("SELECT conversation_id, id FROM messages WHERE status = 'streaming'")
-            .fetch_all(db.pool())
+            .fetch_all(&mut *db.read().await?)
             .await?;
     if !rows.is_empty() {
         sqlx::query("UPDATE messages SET status = 'interrupted', updated_at = $1 WHERE status = 'streaming'")
             .bind(now)
-            .execute(db.pool())
+            .execute(db.writer())
             .await?;
     }
     Ok(rows)

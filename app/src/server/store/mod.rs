@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod events;
 pub mod leads;
 pub mod messages;
+pub mod script;
 pub mod tool_calls;
 pub mod usage;
 pub mod visitors;
@@ -16,8 +17,15 @@ pub mod visitors;
 use std::str::FromStr;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Executor};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Read connections (SQLite).
+const READERS: u32 = 8;
 
 pub use sqlx::Error as DbError;
 
@@ -28,11 +36,56 @@ pub enum DbKind {
     Postgres,
 }
 
-/// The connection pool, shared by everything that stores or reads data.
+/// The connection pools, shared by everything that stores or reads data.
+///
+/// SQLite allows one writer at a time and makes other writers sleep and retry, which costs
+/// milliseconds; so on SQLite every write goes through one connection (writers queue in memory
+/// instead) and reads use a pool of their own. On PostgreSQL both are the same pool.
 #[derive(Clone, Debug)]
 pub struct Db {
-    pool: AnyPool,
+    read: AnyPool,
+    write: AnyPool,
+    /// Read connections checked out of `read` and kept (see [`Held`]).
+    held: Arc<HeldConnections>,
     kind: DbKind,
+}
+
+/// Connections kept out of sqlx's pool between uses. sqlx pings a connection every time it goes
+/// back to its pool — a round trip to SQLite's worker thread or to the PostgreSQL server that
+/// cost about 150 µs per query here — so reads take a connection from this stack and put it back
+/// as it is. Queries never leave a transaction open on these connections.
+#[derive(Debug)]
+struct HeldConnections {
+    idle: std::sync::Mutex<Vec<PoolConnection<Any>>>,
+    permits: Arc<Semaphore>,
+}
+
+/// A read connection; goes back to the stack when dropped.
+pub struct Held {
+    conn: Option<PoolConnection<Any>>,
+    home: Arc<HeldConnections>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl std::ops::Deref for Held {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        self.conn.as_deref().expect("held connection")
+    }
+}
+
+impl std::ops::DerefMut for Held {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        self.conn.as_deref_mut().expect("held connection")
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let (Some(conn), Ok(mut idle)) = (self.conn.take(), self.home.idle.lock()) {
+            idle.push(conn);
+        }
+    }
 }
 
 impl Db {
@@ -49,40 +102,98 @@ impl Db {
             ));
         };
         let options = AnyConnectOptions::from_str(url)?;
-        let pool = match kind {
+        let db = match kind {
             DbKind::Sqlite => {
-                AnyPoolOptions::new()
-                    .max_connections(8)
-                    .min_connections(1)
-                    .after_connect(|conn, _| {
-                        Box::pin(async move {
-                            // WAL lets readers run beside the single writer; NORMAL sync is durable
-                            // across application crashes (only an OS crash can lose the last commits).
-                            conn.execute("PRAGMA journal_mode = WAL").await?;
-                            conn.execute("PRAGMA synchronous = NORMAL").await?;
-                            conn.execute("PRAGMA busy_timeout = 5000").await?;
-                            conn.execute("PRAGMA foreign_keys = ON").await?;
-                            Ok(())
+                let sqlite = |max: u32, auto_checkpoint: bool| {
+                    AnyPoolOptions::new()
+                        .max_connections(max)
+                        .min_connections(1)
+                        // A ping on every acquire costs a round trip to SQLite's worker thread.
+                        .test_before_acquire(false)
+                        .after_connect(move |conn, _| {
+                            Box::pin(async move {
+                                // WAL lets readers run beside the writer; NORMAL sync is durable across
+                                // application crashes (only an OS crash can lose the last commits).
+                                conn.execute("PRAGMA journal_mode = WAL").await?;
+                                conn.execute("PRAGMA synchronous = NORMAL").await?;
+                                conn.execute("PRAGMA busy_timeout = 5000").await?;
+                                conn.execute("PRAGMA foreign_keys = ON").await?;
+                                if !auto_checkpoint {
+                                    // Writers never stop to checkpoint; a background task does it.
+                                    conn.execute("PRAGMA wal_autocheckpoint = 0").await?;
+                                }
+                                Ok(())
+                            })
                         })
-                    })
-                    .connect_with(options)
-                    .await?
+                };
+                // One connection for the stream writer, one for the occasional other write.
+                let write = sqlite(2, false).connect_with(options.clone()).await?;
+                // The schema must exist before readers look at it.
+                sqlx::migrate!("../migrations").run(&write).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
+                let read = sqlite(READERS, true).connect_with(options).await?;
+                let db = Db::assemble(read, write, kind);
+                db.spawn_checkpoints();
+                db
             }
             DbKind::Postgres => {
-                AnyPoolOptions::new()
+                let pool = AnyPoolOptions::new()
                     .max_connections(16)
                     .acquire_timeout(Duration::from_secs(10))
                     .connect_with(options)
-                    .await?
+                    .await?;
+                sqlx::migrate!("../migrations").run(&pool).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
+                Db::assemble(pool.clone(), pool, kind)
             }
         };
-        let db = Db { pool, kind };
-        sqlx::migrate!("../migrations").run(&db.pool).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
         Ok(db)
     }
 
+    fn assemble(read: AnyPool, write: AnyPool, kind: DbKind) -> Db {
+        let held = Arc::new(HeldConnections {
+            idle: std::sync::Mutex::new(Vec::new()),
+            permits: Arc::new(Semaphore::new(READERS as usize)),
+        });
+        Db { read, write, held, kind }
+    }
+
+    /// Moves the SQLite write-ahead log into the database file every second, off the writers.
+    fn spawn_checkpoints(&self) {
+        let db = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                if db.read.is_closed() {
+                    return;
+                }
+                let Ok(mut conn) = db.read().await else { continue };
+                if let Err(e) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").await {
+                    tracing::warn!(error = %e, "WAL checkpoint failed");
+                }
+            }
+        });
+    }
+
+    /// A connection for reads (taken from the stack of kept connections).
+    pub async fn read(&self) -> Result<Held, DbError> {
+        let permit = self.held.permits.clone().acquire_owned().await.map_err(|_| DbError::PoolClosed)?;
+        let kept = self.held.idle.lock().ok().and_then(|mut idle| idle.pop());
+        let conn = match kept {
+            Some(conn) => conn,
+            None => self.read.acquire().await?,
+        };
+        Ok(Held { conn: Some(conn), home: self.held.clone(), _permit: permit })
+    }
+
+    /// The read pool itself (tests, health checks).
     pub fn pool(&self) -> &AnyPool {
-        &self.pool
+        &self.read
+    }
+
+    /// The pool for writes (one connection on SQLite).
+    pub fn writer(&self) -> &AnyPool {
+        &self.write
     }
 
     pub fn kind(&self) -> DbKind {
@@ -91,7 +202,11 @@ impl Db {
 
     /// Closes every connection (tests and shutdown).
     pub async fn close(&self) {
-        self.pool.close().await;
+        if let Ok(mut idle) = self.held.idle.lock() {
+            idle.clear();
+        }
+        self.write.close().await;
+        self.read.close().await;
     }
 }
 
@@ -104,6 +219,23 @@ pub fn redact(url: &str) -> String {
         }
         _ => url.to_owned(),
     }
+}
+
+/// `($1,$2,…),($n,…)`: placeholders for a multi-row insert.
+pub fn placeholders(rows: usize, columns: usize) -> String {
+    let mut sql = String::with_capacity(rows * columns * 5);
+    for r in 0..rows {
+        sql.push_str(if r == 0 { "(" } else { ",(" });
+        for c in 0..columns {
+            if c > 0 {
+                sql.push(',');
+            }
+            sql.push('$');
+            sql.push_str(&(r * columns + c + 1).to_string());
+        }
+        sql.push(')');
+    }
+    sql
 }
 
 /// A new time-ordered identifier.

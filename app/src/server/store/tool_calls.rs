@@ -2,6 +2,7 @@
 
 use parley_widget::protocol::{ToolCallStatus, ToolCallSummary};
 
+use super::script::{Arg, Stmt};
 use super::{Db, DbError, new_id};
 
 /// A finished tool call to record.
@@ -20,29 +21,26 @@ pub struct ToolCallRecord {
     pub created_at: i64,
 }
 
-pub async fn insert<'e>(
-    exec: impl sqlx::Executor<'e, Database = sqlx::Any>,
-    r: &ToolCallRecord,
-) -> Result<(), DbError> {
-    sqlx::query(
+/// The statement recording a tool call.
+pub fn insert_stmt(r: &ToolCallRecord) -> Stmt {
+    Stmt::new(
         "INSERT INTO tool_calls (id, message_id, conversation_id, call_id, hop, name, arguments, result, \
          status, error, duration_ms, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        vec![
+            Arg::from(new_id()),
+            Arg::from(&r.message_id),
+            Arg::from(&r.conversation_id),
+            Arg::from(&r.call_id),
+            Arg::from(i64::from(r.hop)),
+            Arg::from(&r.name),
+            Arg::from(&r.arguments),
+            Arg::from(&r.result),
+            Arg::from(r.status.as_str()),
+            Arg::from(&r.error),
+            Arg::from(r.duration_ms),
+            Arg::from(r.created_at),
+        ],
     )
-    .bind(new_id())
-    .bind(&r.message_id)
-    .bind(&r.conversation_id)
-    .bind(&r.call_id)
-    .bind(i64::from(r.hop))
-    .bind(&r.name)
-    .bind(&r.arguments)
-    .bind(&r.result)
-    .bind(r.status.as_str())
-    .bind(&r.error)
-    .bind(i64::try_from(r.duration_ms).unwrap_or(i64::MAX))
-    .bind(r.created_at)
-    .execute(exec)
-    .await?;
-    Ok(())
 }
 
 /// Tool calls of every message in a conversation, as `(message_id, summary)` in call order.
@@ -52,7 +50,7 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<(Stri
          WHERE conversation_id = $1 ORDER BY created_at, id",
     )
     .bind(conversation_id)
-    .fetch_all(db.pool())
+    .fetch_all(&mut *db.read().await?)
     .await?;
     Ok(rows
         .into_iter()
@@ -87,7 +85,7 @@ pub async fn of_message(db: &Db, message_id: &str) -> Result<Vec<ToolCallRecord>
              duration_ms, created_at FROM tool_calls WHERE message_id = $1 ORDER BY created_at, id",
     )
     .bind(message_id)
-    .fetch_all(db.pool())
+    .fetch_all(&mut *db.read().await?)
     .await?;
     Ok(rows
         .into_iter()

@@ -1,5 +1,6 @@
 //! The usage ledger: one row per upstream model call attempt, failures included.
 
+use super::script::{Arg, Stmt};
 use super::{Db, DbError, new_id};
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -19,32 +20,28 @@ pub struct UsageRecord {
     pub created_at: i64,
 }
 
-fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-pub async fn insert<'e>(exec: impl sqlx::Executor<'e, Database = sqlx::Any>, r: &UsageRecord) -> Result<(), DbError> {
-    sqlx::query(
+/// The statement recording one attempt.
+pub fn insert_stmt(r: &UsageRecord) -> Stmt {
+    Stmt::new(
         "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, \
          input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        vec![
+            Arg::from(new_id()),
+            Arg::from(&r.agent_id),
+            Arg::from(&r.conversation_id),
+            Arg::from(&r.message_id),
+            Arg::from(&r.provider),
+            Arg::from(&r.model),
+            Arg::from(&r.outcome),
+            Arg::from(r.input_tokens),
+            Arg::from(r.output_tokens),
+            Arg::from(r.cached_tokens),
+            Arg::from(r.cost_usd),
+            Arg::from(r.latency_ms),
+            Arg::from(r.created_at),
+        ],
     )
-    .bind(new_id())
-    .bind(&r.agent_id)
-    .bind(&r.conversation_id)
-    .bind(&r.message_id)
-    .bind(&r.provider)
-    .bind(&r.model)
-    .bind(&r.outcome)
-    .bind(to_i64(r.input_tokens))
-    .bind(to_i64(r.output_tokens))
-    .bind(to_i64(r.cached_tokens))
-    .bind(r.cost_usd)
-    .bind(to_i64(r.latency_ms))
-    .bind(r.created_at)
-    .execute(exec)
-    .await?;
-    Ok(())
 }
 
 /// The ledger rows of a conversation, oldest first.
@@ -54,7 +51,7 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Usage
          cost_usd, latency_ms, created_at FROM usage_ledger WHERE conversation_id = $1 ORDER BY created_at, id",
     )
     .bind(conversation_id)
-    .fetch_all(db.pool())
+    .fetch_all(&mut *db.read().await?)
     .await?;
     Ok(rows
         .into_iter()
@@ -79,7 +76,7 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Usage
 pub async fn conversation_cost(db: &Db, conversation_id: &str) -> Result<f64, DbError> {
     let total: Option<f64> = sqlx::query_scalar("SELECT SUM(cost_usd) FROM usage_ledger WHERE conversation_id = $1")
         .bind(conversation_id)
-        .fetch_one(db.pool())
+        .fetch_one(&mut *db.read().await?)
         .await?;
     Ok(total.unwrap_or(0.0))
 }

@@ -43,7 +43,7 @@ pub async fn create(
     .bind(hash_token(token))
     .bind(host_origin)
     .bind(now)
-    .execute(db.pool())
+    .execute(db.writer())
     .await?;
     Ok(Visitor { id, agent_id: agent_id.to_owned(), host_origin: host_origin.map(str::to_owned) })
 }
@@ -51,6 +51,6 @@ pub async fn create(
 pub async fn by_token(db: &Db, token: &str) -> Result<Option<Visitor>, DbError> {
     sqlx::query_as("SELECT id, agent_id, host_origin FROM visitors WHERE token_hash = $1")
         .bind(hash_token(token))
-        .fetch_optional(db.pool())
+        .fetch_optional(&mut *db.read().await?)
         .await
 }

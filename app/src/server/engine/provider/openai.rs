@@ -2,6 +2,7 @@
 //! Ollama, vLLM): streaming with tools, tool calls assembled from the stream's deltas, errors
 //! classified, safe retries before the first byte of the answer.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -296,6 +297,67 @@ fn finish_reason(s: &str) -> FinishReason {
     }
 }
 
+/// One streamed chunk, read without building a JSON tree (this runs for every token).
+#[derive(serde::Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<ChunkChoice<'a>>,
+    #[serde(default)]
+    usage: Option<UsageJson>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct ChunkChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<ToolDelta<'a>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct ToolDelta<'a> {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct UsageJson {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<UsageDetails>,
+}
+
+#[derive(serde::Deserialize)]
+struct UsageDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+}
+
 /// Tool call fragments by index, as they arrive.
 #[derive(Default)]
 struct PartialCall {
@@ -334,43 +396,42 @@ impl<S> StreamState<S> {
             self.end();
             return;
         }
-        let chunk: Value = match serde_json::from_str(data) {
+        let chunk: Chunk<'_> = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(e) => return self.fail(ProviderError::Protocol(format!("bad chunk: {e}"))),
         };
-        if let Some(err) = chunk.get("error") {
+        if let Some(err) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             return self.fail(ProviderError::StreamError(error_message(err)));
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.pending.push_back(Ok(ModelEvent::Usage(parse_usage(usage))));
+        if let Some(u) = chunk.usage {
+            self.pending.push_back(Ok(ModelEvent::Usage(TokenUsage {
+                input: u.prompt_tokens,
+                output: u.completion_tokens,
+                cached: u.prompt_tokens_details.map(|d| d.cached_tokens).unwrap_or(0),
+            })));
         }
-        let Some(choice) = chunk.pointer("/choices/0") else {
-            return;
-        };
-        if let Some(delta) = choice.get("delta") {
-            if let Some(text) = delta.get("content").and_then(Value::as_str) {
-                if !text.is_empty() {
-                    self.pending.push_back(Ok(ModelEvent::Text(text.to_owned())));
+        let Some(choice) = chunk.choices.into_iter().next() else { return };
+        if let Some(delta) = choice.delta {
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                self.pending.push_back(Ok(ModelEvent::Text(text.into_owned())));
+            }
+            for (pos, c) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+                let entry = self.calls.entry(c.index.unwrap_or(pos as u64)).or_default();
+                if let Some(id) = c.id {
+                    entry.id.push_str(&id);
+                }
+                if let Some(f) = c.function {
+                    if let Some(name) = f.name {
+                        entry.name.push_str(&name);
+                    }
+                    if let Some(args) = f.arguments {
+                        entry.arguments.push_str(&args);
+                    }
                 }
             }
-            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-                for (pos, c) in calls.iter().enumerate() {
-                    let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
-                    let entry = self.calls.entry(index).or_default();
-                    if let Some(id) = c.get("id").and_then(Value::as_str) {
-                        entry.id.push_str(id);
-                    }
-                    if let Some(name) = c.pointer("/function/name").and_then(Value::as_str) {
-                        entry.name.push_str(name);
-                    }
-                    if let Some(args) = c.pointer("/function/arguments").and_then(Value::as_str) {
-                        entry.arguments.push_str(args);
-                    }
-                }
-            }
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            self.finish = Some(finish_reason(reason));
+        if let Some(reason) = choice.finish_reason {
+            self.finish = Some(finish_reason(&reason));
         }
     }
 
