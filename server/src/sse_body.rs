@@ -20,18 +20,25 @@ pub fn sse_response<S>(frames: S, hello: bool) -> Response
 where
     S: Stream<Item = Arc<Frame>> + Send + 'static,
 {
-    let frames = Box::pin(frames);
-    let start: Option<Bytes> = hello.then(|| Bytes::from_static(b": connected\n\n"));
-    let body = futures::stream::unfold((frames, start), |(mut frames, start)| async move {
-        if let Some(hello) = start {
-            return Some((Ok::<Bytes, std::io::Error>(hello), (frames, None)));
-        }
-        match tokio::time::timeout(KEEP_ALIVE, frames.next()).await {
-            Ok(Some(frame)) => Some((Ok(frame.sse.clone()), (frames, None))),
-            Ok(None) => None,
-            Err(_) => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), (frames, None))),
-        }
+    // One periodic timer per stream (not one per event); a comment every interval keeps proxies
+    // and browsers from closing a quiet stream.
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let keep_alive = futures::stream::unfold(ticks, |mut ticks| async move {
+        ticks.tick().await;
+        Some((Bytes::from_static(b": keep-alive\n\n"), ticks))
     });
+    let frames = frames.map(|frame| frame.sse.clone());
+    // Ends with the frames (the keep-alive stream never ends by itself).
+    let merged = futures::stream::select_with_strategy(
+        frames.map(Some).chain(futures::stream::once(async { None })),
+        keep_alive.map(Some),
+        |_: &mut ()| futures::stream::PollNext::Left,
+    )
+    .take_while(|item| futures::future::ready(item.is_some()))
+    .filter_map(futures::future::ready);
+    let start = futures::stream::iter(hello.then(|| Bytes::from_static(b": connected\n\n")));
+    let body = start.chain(merged).map(Ok::<Bytes, std::io::Error>);
     let mut response = Response::new(Body::from_stream(body));
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));

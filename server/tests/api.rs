@@ -628,11 +628,16 @@ async fn a_restart_marks_the_streaming_answer_interrupted_and_ends_its_stream() 
     let conv = conversation_id(&live.events);
     let message = message_id(&live.events);
 
-    // The writer stores the partial text every ~50 ms.
+    // The writer stores the streamed tokens every ~50 ms; they are the partial text.
     let mut before = String::new();
     eventually(async || {
-        let stored = messages::list(app.db(), &conv).await.unwrap();
-        before = stored[1].content.clone();
+        let runs: Vec<String> =
+            sqlx::query_scalar("SELECT data FROM events WHERE conversation_id = $1 AND name = 'token' ORDER BY seq")
+                .bind(&conv)
+                .fetch_all(app.db().pool())
+                .await
+                .unwrap();
+        before = runs.iter().flat_map(|r| serde_json::from_str::<Vec<String>>(r).unwrap()).collect();
         !before.is_empty()
     })
     .await;

@@ -273,7 +273,7 @@ impl Engine {
     pub async fn emit_now(&self, conversation_id: &str, event: StreamEvent) -> Result<(), DbError> {
         let lease: Lease = self.hub().lease(conversation_id, false).await?;
         let frame = lease.emit(event);
-        self.0.writer.event(&Arc::from(conversation_id), None, frame);
+        self.0.writer.event(&Arc::from(conversation_id), frame);
         self.0.writer.flush().await;
         Ok(())
     }

@@ -72,7 +72,7 @@ struct Out {
 impl Out {
     fn emit(&self, event: StreamEvent) {
         let frame = self.lease.emit(event);
-        self.writer.event(&self.conversation_id, Some(&self.message_id), frame);
+        self.writer.event(&self.conversation_id, frame);
     }
 }
 
@@ -124,7 +124,7 @@ impl Turn {
             out.lease.end_turn();
             return;
         }
-        out.writer.event(&out.conversation_id, Some(&out.message_id), start.message_start);
+        out.writer.event(&out.conversation_id, start.message_start);
         let mut messages = model_context(&tool_ctx.agent, &history, &text, &this_turn);
         let mut text = String::new();
         let mut blocks: Vec<Block> = Vec::new();

@@ -2,7 +2,7 @@
 
 use parley_widget::protocol::{Block, MessageStatus};
 
-use super::events::{EventRow, TextAppend};
+use super::events::EventRow;
 use super::messages::NewTurn;
 use super::script::{self, Arg, Stmt};
 use super::tool_calls::{self, ToolCallRecord};
@@ -26,7 +26,6 @@ pub struct Batch {
     /// Visitor turns waiting to be committed before their model call.
     pub turns: Vec<NewTurn>,
     pub events: Vec<EventRow>,
-    pub appends: Vec<TextAppend>,
     pub tool_calls: Vec<ToolCallRecord>,
     pub usage: Vec<UsageRecord>,
     pub finished: Vec<FinishedMessage>,
@@ -36,7 +35,6 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.turns.is_empty()
             && self.events.is_empty()
-            && self.appends.is_empty()
             && self.tool_calls.is_empty()
             && self.usage.is_empty()
             && self.finished.is_empty()
@@ -47,12 +45,6 @@ impl Batch {
 pub fn statements(batch: &Batch) -> Vec<Stmt> {
     let mut out = super::messages::insert_turn_stmts(&batch.turns);
     out.extend(super::events::insert_stmts(&batch.events));
-    for a in &batch.appends {
-        out.push(Stmt::new(
-            "UPDATE messages SET content = content || $2 WHERE id = $1 AND status = 'streaming'",
-            vec![Arg::from(&a.message_id), Arg::from(&a.text)],
-        ));
-    }
     out.extend(batch.tool_calls.iter().map(tool_calls::insert_stmt));
     out.extend(batch.usage.iter().map(usage::insert_stmt));
     for f in &batch.finished {

@@ -16,13 +16,6 @@ pub struct EventRow {
     pub created_at: i64,
 }
 
-/// Text to add to a streaming assistant message, so its partial answer survives a crash.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TextAppend {
-    pub message_id: String,
-    pub text: String,
-}
-
 const ROWS_PER_INSERT: usize = 400;
 
 fn to_i64(v: u64) -> i64 {

@@ -207,18 +207,28 @@ pub async fn recent(db: &Db, conversation_id: &str, limit: i64) -> Result<Vec<Me
     Ok(messages)
 }
 
-/// Marks every message left `streaming` by a previous process as `interrupted`, keeping its
-/// partial text. Returns `(conversation_id, message_id)` of each.
+/// Marks every message left `streaming` by a previous process as `interrupted`, with the partial
+/// text its stored token events hold. Returns `(conversation_id, message_id)` of each.
 pub async fn interrupt_streaming(db: &Db, now: i64) -> Result<Vec<(String, String)>, DbError> {
-    let rows: Vec<(String, String)> =
-        sqlx::query_as("SELECT conversation_id, id FROM messages WHERE status = 'streaming'")
+    let rows: Vec<(String, String, i64)> =
+        sqlx::query_as("SELECT conversation_id, id, start_seq FROM messages WHERE status = 'streaming'")
             .fetch_all(&mut *db.read().await?)
             .await?;
-    if !rows.is_empty() {
-        sqlx::query("UPDATE messages SET status = 'interrupted', updated_at = $1 WHERE status = 'streaming'")
+    for (conversation_id, id, start_seq) in &rows {
+        let runs: Vec<String> = sqlx::query_scalar(
+            "SELECT data FROM events WHERE conversation_id = $1 AND name = 'token' AND seq > $2 ORDER BY seq",
+        )
+        .bind(conversation_id)
+        .bind(start_seq)
+        .fetch_all(&mut *db.read().await?)
+        .await?;
+        let text: String = runs.iter().flat_map(|r| from_json_text::<Vec<String>>(r)).collect();
+        sqlx::query("UPDATE messages SET status = 'interrupted', content = $2, updated_at = $3 WHERE id = $1")
+            .bind(id)
+            .bind(text)
             .bind(now)
             .execute(db.writer())
             .await?;
     }
-    Ok(rows)
+    Ok(rows.into_iter().map(|(c, id, _)| (c, id)).collect())
 }

@@ -77,13 +77,16 @@ impl Stmt {
     }
 }
 
-/// Parameters per SQLite script (its limit is 32,766).
+/// Parameters per SQLite script (each statement may have up to 32,766).
 const MAX_SCRIPT_ARGS: usize = 30_000;
 
-/// `sql` with every `$n` placeholder moved up by `offset`.
-fn renumber(sql: &str, offset: usize, out: &mut String) {
+/// Appends `sql` with its `$n` placeholders turned into positional `?`, and the matching values
+/// in order. (Numbered placeholders across a long script make sqlx look each one up by name, which
+/// SQLite does by walking a list: quadratic in the number of parameters.)
+fn to_positional(sql: &str, args: &[Arg], out_sql: &mut String, out_args: &mut Vec<Arg>) {
     let bytes = sql.as_bytes();
     let mut i = 0;
+    let mut plain_from = 0;
     while i < bytes.len() {
         if bytes[i] == b'$' {
             let start = i + 1;
@@ -93,17 +96,17 @@ fn renumber(sql: &str, offset: usize, out: &mut String) {
             }
             if end > start {
                 let n: usize = sql[start..end].parse().unwrap_or(0);
-                out.push('$');
-                out.push_str(&(n + offset).to_string());
+                out_sql.push_str(&sql[plain_from..i]);
+                out_sql.push('?');
+                out_args.push(args.get(n.wrapping_sub(1)).cloned().unwrap_or(Arg::MaybeText(None)));
                 i = end;
+                plain_from = end;
                 continue;
             }
         }
-        // Push the whole UTF-8 character starting here.
-        let ch = sql[i..].chars().next().unwrap_or(' ');
-        out.push(ch);
-        i += ch.len_utf8();
+        i += 1;
     }
+    out_sql.push_str(&sql[plain_from..]);
 }
 
 fn bind_all<'q>(
@@ -142,9 +145,8 @@ pub async fn run(conn: &mut AnyConnection, kind: DbKind, stmts: &[Stmt]) -> Resu
                 let mut args: Vec<Arg> = Vec::new();
                 let mut end = start;
                 while end < stmts.len() && (end == start || args.len() + stmts[end].args.len() <= MAX_SCRIPT_ARGS) {
-                    renumber(&stmts[end].sql, args.len(), &mut sql);
+                    to_positional(&stmts[end].sql, &stmts[end].args, &mut sql, &mut args);
                     sql.push_str(";\n");
-                    args.extend(stmts[end].args.iter().cloned());
                     end += 1;
                 }
                 sql.push_str("COMMIT;");
@@ -163,12 +165,15 @@ pub async fn run(conn: &mut AnyConnection, kind: DbKind, stmts: &[Stmt]) -> Resu
 
 #[cfg(test)]
 mod tests {
-    use super::renumber;
+    use super::{Arg, to_positional};
 
     #[test]
-    fn renumbers_placeholders_only() {
-        let mut out = String::new();
-        renumber("INSERT INTO t VALUES ($1, $2, 'naïve $', $10)", 5, &mut out);
-        assert_eq!(out, "INSERT INTO t VALUES ($6, $7, 'naïve $', $15)");
+    fn numbered_placeholders_become_positional_in_order() {
+        let mut sql = String::new();
+        let mut args = vec![Arg::Int(0)];
+        let given = [Arg::from("a"), Arg::from("b")];
+        to_positional("UPDATE t SET x = x || $2, y = 'naïve $' WHERE id = $1 OR id2 = $1", &given, &mut sql, &mut args);
+        assert_eq!(sql, "UPDATE t SET x = x || ?, y = 'naïve $' WHERE id = ? OR id2 = ?");
+        assert_eq!(args, vec![Arg::Int(0), Arg::from("b"), Arg::from("a"), Arg::from("a")]);
     }
 }
