@@ -28,7 +28,18 @@ where
         ticks.tick().await;
         Some((Bytes::from_static(b": keep-alive\n\n"), ticks))
     });
-    let frames = frames.map(|frame| frame.sse.clone());
+    // Frames that are already waiting go out in one write: under load that saves a system call
+    // (and a TCP segment) per event; when idle each frame still leaves at once.
+    let frames = frames.ready_chunks(64).map(|chunk| match chunk.as_slice() {
+        [one] => one.sse.clone(),
+        many => {
+            let mut joined = bytes::BytesMut::with_capacity(many.iter().map(|f| f.sse.len()).sum());
+            for f in many {
+                joined.extend_from_slice(&f.sse);
+            }
+            joined.freeze()
+        }
+    });
     // Ends with the frames (the keep-alive stream never ends by itself).
     let merged = futures::stream::select_with_strategy(
         frames.map(Some).chain(futures::stream::once(async { None })),
