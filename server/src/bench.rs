@@ -61,10 +61,10 @@ impl Drop for Children {
 async fn wait_ready(url: &str) -> anyhow::Result<()> {
     let client = reqwest::Client::new();
     for _ in 0..200 {
-        if let Ok(r) = client.get(url).send().await {
-            if r.status().is_success() || r.status().is_client_error() {
-                return Ok(());
-            }
+        if let Ok(r) = client.get(url).send().await
+            && (r.status().is_success() || r.status().is_client_error())
+        {
+            return Ok(());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -17,8 +17,11 @@ use std::time::Duration;
 use anyhow::Context;
 use leptos::config::{Env, LeptosOptions};
 use parley_app::server::engine::clock::{Clock, SystemClock};
+use parley_app::server::engine::knowledge::Knowledge;
+use parley_app::server::engine::knowledge::embeddings::Embedder;
+use parley_app::server::engine::payments::sandbox::Sandbox;
 use parley_app::server::engine::tools::registry::Registry;
-use parley_app::server::engine::{Engine, EngineSettings};
+use parley_app::server::engine::{Engine, EngineSettings, Services};
 use parley_app::server::seed;
 use parley_app::server::state::{AppState, HttpSettings};
 use parley_app::server::store::Db;
@@ -66,12 +69,21 @@ pub async fn build_state(
         tool_timeout: Duration::from_millis(config.tool_timeout_ms),
         ..EngineSettings::default()
     };
-    let engine = Engine::new(db.clone(), clock.clone(), http, registry, settings);
+    let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
+    let webhook_secret = match std::env::var("PARLEY_PAYMENT_WEBHOOK_SECRET") {
+        Ok(secret) if !secret.is_empty() => secret.into_bytes(),
+        _ => rand::random::<[u8; 32]>().to_vec(),
+    };
+    let services = Services {
+        knowledge: Knowledge::new(db.clone(), Embedder::from_env(http.clone())),
+        payments: Arc::new(Sandbox::new(&public_url, &webhook_secret)),
+        public_url: public_url.clone(),
+    };
+    let engine = Engine::new(db.clone(), clock.clone(), http, registry, settings, services);
     let recovered = engine.recover().await.context("recovering interrupted answers")?;
     if recovered > 0 {
         tracing::warn!(recovered, "answers interrupted by the last shutdown were marked `interrupted`");
     }
-    let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
     let mut origins = vec![public_url.trim_end_matches('/').to_owned()];
     if let Some(demo) = config.demo_host_addr {
         origins.push(format!("http://{demo}"));
@@ -88,7 +100,10 @@ pub async fn build_state(
     });
     if seed::demo_agents(&db, &origins, provider, clock.now_ms()).await? {
         tracing::info!("created the demo agents `{}` and `{}`", seed::HELP_AGENT_KEY, seed::IMMIGRATION_AGENT_KEY);
+        seed::demo_content(&engine).await.map_err(|e| anyhow::anyhow!("adding the demo knowledge and news: {e}"))?;
     }
+    engine.services().knowledge.reload().await.context("building the knowledge index")?;
+    engine.spawn_background();
     let env = match std::env::var("LEPTOS_ENV").as_deref() {
         Ok("PROD") | Ok("prod") | Ok("production") => Env::PROD,
         _ => Env::DEV,
@@ -127,7 +142,7 @@ pub fn serve_in_background(listener: tokio::net::TcpListener, app: axum::Router,
 
 /// Binds, builds and serves in the background (tests use port 0).
 pub async fn spawn(config: Config) -> anyhow::Result<Running> {
-    spawn_with(config, Arc::new(SystemClock), Registry::builtin()).await
+    spawn_with(config, Arc::new(SystemClock), Registry::builtin(&reqwest::Client::new())).await
 }
 
 /// Like [`spawn`], with a clock and a tool registry of the caller's choosing (tests).

@@ -21,6 +21,8 @@ struct Cli {
     config: Config,
 }
 
+// Parsed once at start-up: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run the server (the default).

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn no_tool_agent_makes_exactly_one_streaming_call() {
     let app = spawn_app().await;
-    app.agent("plain", &["news"], None).await; // `news` matches no shipped tool yet
+    app.agent("plain", &["voice_calls"], None).await; // a capability no shipped tool needs
     let token = app.visitor("plain").await;
     app.fake.push_content("Hello there, how can I help?");
 

@@ -66,6 +66,7 @@ pub async fn demo_agents(
             "web_search",
             "exchange_rates",
             "news",
+            "datetime",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -80,4 +81,33 @@ pub async fn demo_agents(
     agents::insert(db, &help, now).await?;
     agents::insert(db, &immigration, now).await?;
     Ok(true)
+}
+
+/// The demo knowledge base and news for the immigration agent.
+pub async fn demo_content(engine: &crate::server::engine::Engine) -> Result<(), String> {
+    use crate::server::demo_data::{ARTICLES, NEWS};
+    use crate::server::store::{knowledge, news};
+    let db = engine.db();
+    let now = engine.now_ms();
+    let agent = agents::by_public_key(db, IMMIGRATION_AGENT_KEY)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("no immigration agent")?;
+    let base = knowledge::create_base(
+        db,
+        &agent.id,
+        "香港移民知识库",
+        "优才、专才、IANG、高才通、投资移民、科技人才：条件、流程与经验（演示内容）",
+        now,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let articles = ARTICLES
+        .iter()
+        .map(|(name, text)| knowledge::parse_markdown(text).map_err(|e| format!("{name}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    engine.services().knowledge.add_articles(&base.id, &articles, now).await.map_err(|e| e.to_string())?;
+    let items: Vec<news::NewsItem> = serde_json::from_str(NEWS).map_err(|e| format!("news.json: {e}"))?;
+    news::import(db, Some(&agent.id), &items, now).await.map_err(|e| e.to_string())?;
+    Ok(())
 }

@@ -23,10 +23,10 @@ pub async fn frame_policy(State(state): State<AppState>, request: Request, next:
     let host_origin = request.uri().query().and_then(|q| {
         url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "origin").map(|(_, v)| v.into_owned())
     });
-    if let Some(origin) = &host_origin {
-        if !agent.allows_origin(origin.trim_end_matches('/')) {
-            return (StatusCode::FORBIDDEN, "This website is not allowed to embed this agent.").into_response();
-        }
+    if let Some(origin) = &host_origin
+        && !agent.allows_origin(origin.trim_end_matches('/'))
+    {
+        return (StatusCode::FORBIDDEN, "This website is not allowed to embed this agent.").into_response();
     }
     let ancestors = if agent.allowed_origins.is_empty() || agent.allowed_origins.iter().any(|o| o == "*") {
         "*".to_owned()

@@ -22,14 +22,14 @@ async fn create(
     let agent = state.engine.agent_by_key(&body.agent).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
     check_origin(&headers, &agent)?;
     let host_origin = body.host_origin.as_deref().map(|o| o.trim_end_matches('/'));
-    if let Some(origin) = host_origin {
-        if !agent.allows_origin(origin) {
-            return Err(ApiFailure::new(
-                StatusCode::FORBIDDEN,
-                "origin_not_allowed",
-                "This website is not allowed to use this agent.",
-            ));
-        }
+    if let Some(origin) = host_origin
+        && !agent.allows_origin(origin)
+    {
+        return Err(ApiFailure::new(
+            StatusCode::FORBIDDEN,
+            "origin_not_allowed",
+            "This website is not allowed to use this agent.",
+        ));
     }
     let (visitor, token) = state.engine.create_visitor(&agent, host_origin).await?;
     Ok((StatusCode::CREATED, Json(VisitorCreated { visitor_id: visitor.id, token })))

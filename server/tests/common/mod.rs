@@ -43,7 +43,7 @@ pub async fn fresh_database(dir: &std::path::Path) -> String {
 }
 
 pub async fn spawn_app() -> TestApp {
-    spawn_app_with(Arc::new(SystemClock), Registry::builtin()).await
+    spawn_app_with(Arc::new(SystemClock), Registry::builtin(&reqwest::Client::new())).await
 }
 
 pub async fn spawn_app_with(clock: Arc<dyn Clock>, registry: Registry) -> TestApp {

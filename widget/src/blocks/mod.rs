@@ -1,6 +1,7 @@
 //! The block renderer registry: one `match` from block type to component, each renderer in its
 //! own file. A block is drawn only when [`can_render`] says so; otherwise its `fallback_text`.
 
+mod citations;
 mod escalation_button;
 mod news_card;
 mod payment_qr;
@@ -48,6 +49,7 @@ pub fn BlockView(block: Block, ctx: BlockCtx) -> impl IntoView {
         Block::EscalationButton(b) => view! { <escalation_button::EscalationButtonView block=b ctx /> }.into_any(),
         Block::PaymentQr(b) => view! { <payment_qr::PaymentQrView block=b ctx /> }.into_any(),
         Block::NewsCard(b) => view! { <news_card::NewsCardView block=b ctx /> }.into_any(),
+        Block::Citations(b) => view! { <citations::CitationsView block=b ctx /> }.into_any(),
         Block::Unknown(_) => ().into_any(),
     }
 }

@@ -71,11 +71,11 @@ impl Panel {
                         .rev()
                         .find(|m| m.role == Role::Assistant && m.status == MessageStatus::Streaming);
                     if let Some(m) = streaming {
+                        // Replay the answer being written from its start, then follow live.
                         self.current.set(Some(m.id.clone()));
-                        self.busy.set(true);
-                        self.follow(m.start_seq.saturating_sub(1)).await;
-                        self.busy.set(false);
+                        self.last_seq.set_value(m.start_seq.saturating_sub(1));
                     }
+                    self.ensure_following();
                 }
                 Err(e) if e.status() == Some(401) => {
                     storage::remove(&agent, "token");
@@ -94,7 +94,7 @@ impl Panel {
         if text.is_empty() {
             return;
         }
-        if self.busy.get_untracked() {
+        if self.busy.get_untracked() || self.current.get_untracked().is_some() {
             self.notice.set(Some(self.labels.busy.to_owned()));
             return;
         }
@@ -133,12 +133,14 @@ impl Panel {
                 }
                 match result {
                     Ok(StreamEnd::Closed) if self.current.get_untracked().is_none() => break,
+                    Ok(_) if self.conversation.get_untracked().is_some() && self.current.get_untracked().is_some() => {
+                        // The stream broke before the answer ended: the live stream picks it up
+                        // where it stopped.
+                        self.offline.set(true);
+                        self.ensure_following();
+                        break;
+                    }
                     Ok(_) => {
-                        // The stream broke before the answer ended: pick it up where it stopped.
-                        if self.conversation.get_untracked().is_some() && self.current.get_untracked().is_some() {
-                            self.follow(self.last_seq.get_value()).await;
-                            break;
-                        }
                         // Nothing arrived: send again; the same client id never stores it twice.
                         if attempts >= 3 {
                             visitor_msg.error.set(Some(self.labels.offline.to_owned()));
@@ -166,59 +168,81 @@ impl Panel {
             }
             if self.generation.get_value() == generation {
                 self.busy.set(false);
-                self.offline.set(false);
             }
         });
     }
 
     fn on_event(&self, seq: u64, event: crate::protocol::StreamEvent) {
+        let had_conversation = self.conversation.get_untracked().is_some();
         self.apply(seq, event);
-        if let Some(conv) = self.conversation.get_untracked() {
+        if let Some(conv) = self.conversation.get_untracked()
+            && !had_conversation
+        {
             storage::set(&self.agent.get_value(), "conversation", &conv);
+            // A new conversation: keep a live stream of it open (operator replies, payments).
+            self.ensure_following();
         }
         self.offline.set(false);
         super::scroll_to_bottom();
     }
 
-    /// Follows the conversation's stream after `after` until the current answer ends, reconnecting
-    /// with `Last-Event-ID` when the connection drops.
-    pub async fn follow(&self, after: u64) {
-        let Some(conversation) = self.conversation.get_untracked() else { return };
+    /// Keeps one live stream of the conversation open while the panel shows it: answers resumed
+    /// after a drop, payments paid, people replying. Reconnects with `Last-Event-ID`.
+    pub fn ensure_following(self) {
+        if self.following.get_value() || self.conversation.get_untracked().is_none() {
+            return;
+        }
+        self.following.set_value(true);
+        spawn_local(async move {
+            self.follow_live().await;
+            self.following.set_value(false);
+        });
+    }
+
+    async fn follow_live(&self) {
         let generation = self.generation.get_value();
-        for attempt in 0..8u32 {
-            if self.current.get_untracked().is_none() || self.generation.get_value() != generation {
+        let mut failures: u32 = 0;
+        loop {
+            let (Some(conversation), Some(token)) = (self.conversation.get_untracked(), self.token.get_value()) else {
+                return;
+            };
+            if self.generation.get_value() != generation {
                 return;
             }
-            let Some(token) = self.token.get_value() else { return };
             let controller = web_sys::AbortController::new().ok();
             let signal = controller.as_ref().map(|c| c.signal());
-            let from = if attempt == 0 { after } else { self.last_seq.get_value() };
             let url = format!("{API}/conversations/{conversation}/events");
-            let result = client::stream("GET", &url, &token, None, Some(from), signal.as_ref(), |seq, event| {
-                if self.generation.get_value() != generation {
-                    if let Some(c) = &controller {
-                        c.abort();
+            let mut received = false;
+            let result = client::stream(
+                "GET",
+                &url,
+                &token,
+                None,
+                Some(self.last_seq.get_value()),
+                signal.as_ref(),
+                |seq, event| {
+                    if self.generation.get_value() != generation {
+                        if let Some(c) = &controller {
+                            c.abort();
+                        }
+                        return;
                     }
-                    return;
-                }
-                self.on_event(seq, event);
-                if self.current.get_untracked().is_none() {
-                    if let Some(c) = &controller {
-                        c.abort();
-                    }
-                }
-            })
+                    received = true;
+                    self.on_event(seq, event);
+                },
+            )
             .await;
-            if self.current.get_untracked().is_none() {
+            if self.generation.get_value() != generation {
                 return;
             }
-            match result {
-                Err(ClientError::Api { .. }) => return,
-                _ => {
-                    self.offline.set(true);
-                    sleep_ms(500 * (attempt + 1).min(8)).await;
-                }
+            if let Err(ClientError::Api { .. }) = result {
+                return;
             }
+            if self.current.get_untracked().is_some() {
+                self.offline.set(true);
+            }
+            failures = if received { 1 } else { (failures + 1).min(6) };
+            sleep_ms(500 * 2u32.pow(failures - 1)).await;
         }
     }
 
@@ -237,7 +261,7 @@ impl Panel {
 
     /// Starts a new conversation (the host page's `Parley.reset()` too).
     pub fn reset(self) {
-        if self.busy.get_untracked() {
+        if self.current.get_untracked().is_some() {
             self.stop();
         }
         self.forget_conversation();

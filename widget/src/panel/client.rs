@@ -64,11 +64,8 @@ async fn fetch(
         init.set_signal(Some(signal));
     }
     let request = Request::new_with_str_and_init(url, &init).map_err(js_err)?;
-    let response: Response = JsFuture::from(window.fetch_with_request(&request))
-        .await
-        .map_err(js_err)?
-        .dyn_into()
-        .map_err(|e| js_err(e.into()))?;
+    let response: Response =
+        JsFuture::from(window.fetch_with_request(&request)).await.map_err(js_err)?.dyn_into().map_err(js_err)?;
     if response.ok() {
         return Ok(response);
     }

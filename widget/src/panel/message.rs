@@ -30,7 +30,15 @@ pub fn MessageView(msg: Msg, ctx: BlockCtx) -> impl IntoView {
         .into_any(),
         _ => view! { <div class="pw-bubble pw-plain">{text}</div> }.into_any(),
     };
-    let blocks = move || msg.blocks.get().into_iter().enumerate().collect::<Vec<_>>();
+    // Keyed by position and content, so a `block_update` redraws the block it changed.
+    let blocks = move || {
+        msg.blocks
+            .get()
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| (format!("{i}:{}", serde_json::to_string(&b).unwrap_or_default()), b))
+            .collect::<Vec<_>>()
+    };
     let typing = move || msg.status.get() == MessageStatus::Streaming && msg.text.with(String::is_empty);
     view! {
         <div class=format!("pw-msg pw-{}", role.as_str()) data-status=move || msg.status.get().as_str()>
@@ -49,7 +57,7 @@ pub fn MessageView(msg: Msg, ctx: BlockCtx) -> impl IntoView {
                     <span></span>
                 </div>
             </Show>
-            <For each=blocks key=|(i, _)| *i let:item>
+            <For each=blocks key=|(k, _)| k.clone() let:item>
                 <BlockView block=item.1 ctx />
             </For>
             {move || match msg.status.get() {

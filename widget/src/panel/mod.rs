@@ -60,7 +60,7 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
 
     let submit = move || {
         let text = input.get_untracked();
-        if text.trim().is_empty() || panel.busy.get_untracked() {
+        if text.trim().is_empty() || panel.busy.get_untracked() || panel.current.get_untracked().is_some() {
             return;
         }
         input.set(String::new());
@@ -125,7 +125,7 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                     }.into_any()
                 } else {
                     view! {
-                        <button type="submit" class="pw-send" disabled=move || panel.busy.get()>{labels.send}</button>
+                        <button type="submit" class="pw-send" disabled=move || panel.busy.get() || panel.current.get().is_some()>{labels.send}</button>
                     }.into_any()
                 }}
             </form>

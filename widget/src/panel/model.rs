@@ -66,6 +66,8 @@ pub struct Panel {
     pub offline: RwSignal<bool>,
     /// Bumped by a reset; work started before it is ignored.
     pub generation: StoredValue<u64>,
+    /// A live stream of the conversation is open.
+    pub following: StoredValue<bool>,
     next_key: StoredValue<u64>,
     greeting: StoredValue<String>,
 }
@@ -88,6 +90,7 @@ impl Panel {
             lead_submitted: RwSignal::new(false),
             offline: RwSignal::new(false),
             generation: StoredValue::new(0),
+            following: StoredValue::new(false),
             next_key: StoredValue::new(1),
             greeting: StoredValue::new(config.greeting.clone()),
         };
@@ -141,14 +144,15 @@ impl Panel {
     pub fn load(&self, t: &Transcript) {
         let mut list = self.messages.get_untracked().into_iter().take(1).collect::<Vec<_>>();
         for m in &t.messages {
-            list.push(self.from_transcript(m));
+            list.push(self.message_from(m));
         }
         self.messages.set(list);
         self.conversation.set(Some(t.conversation_id.clone()));
         self.lead_submitted.set(t.lead_submitted);
+        self.last_seq.set_value(t.last_seq);
     }
 
-    fn from_transcript(&self, m: &TranscriptMessage) -> Msg {
+    fn message_from(&self, m: &TranscriptMessage) -> Msg {
         let msg = Msg::new(self.key(), m.id.clone(), m.role, m.text.clone(), m.status);
         msg.blocks.set(m.blocks.clone());
         msg.tools.set(
@@ -209,6 +213,17 @@ impl Panel {
             StreamEvent::Block(b) => {
                 if let Some(msg) = self.find(&b.message_id) {
                     msg.blocks.update(|blocks| blocks.push(b.block));
+                }
+            }
+            StreamEvent::BlockUpdate(b) => {
+                if let Some(msg) = self.find(&b.message_id) {
+                    msg.blocks.update(|blocks| {
+                        if let Some(existing) =
+                            blocks.iter_mut().find(|x| x.key().is_some() && x.key() == b.block.key())
+                        {
+                            *existing = b.block;
+                        }
+                    });
                 }
             }
             StreamEvent::Error(e) => {

@@ -131,6 +131,8 @@ pub struct TranscriptMessage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Transcript {
     pub conversation_id: String,
+    /// The conversation's last event sequence number: follow its stream from here.
+    pub last_seq: u64,
     pub status: ConversationStatus,
     pub lead_submitted: bool,
     pub messages: Vec<TranscriptMessage>,
@@ -162,15 +164,15 @@ pub fn validate_lead(form: &LeadForm) -> Vec<(&'static str, &'static str)> {
     if email.is_none() && phone.is_none() {
         problems.push(("email", "Please give an email address or a phone number."));
     }
-    if let Some(email) = email {
-        if !looks_like_email(email) {
-            problems.push(("email", "That email address does not look right."));
-        }
+    if let Some(email) = email
+        && !looks_like_email(email)
+    {
+        problems.push(("email", "That email address does not look right."));
     }
-    if let Some(phone) = phone {
-        if !looks_like_phone(phone) {
-            problems.push(("phone", "That phone number does not look right."));
-        }
+    if let Some(phone) = phone
+        && !looks_like_phone(phone)
+    {
+        problems.push(("phone", "That phone number does not look right."));
     }
     if form.message.chars().count() > 2000 {
         problems.push(("message", "The message is too long (2000 characters at most)."));

@@ -12,6 +12,7 @@ pub enum Block {
     EscalationButton(EscalationButton),
     PaymentQr(PaymentQr),
     NewsCard(NewsCard),
+    Citations(Citations),
     /// A block type this build has no variant for (a newer server); kept only for its fallback.
     Unknown(UnknownBlock),
 }
@@ -66,6 +67,23 @@ pub struct NewsCard {
     pub fallback_text: String,
 }
 
+/// One source an answer drew on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Citation {
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub article_id: Option<String>,
+}
+
+/// The sources of an answer, shown under it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Citations {
+    pub sources: Vec<Citation>,
+    pub fallback_text: String,
+}
+
 /// A block of a type this build does not know.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnknownBlock {
@@ -80,7 +98,17 @@ impl Block {
             Block::EscalationButton(_) => "escalation_button",
             Block::PaymentQr(_) => "payment_qr",
             Block::NewsCard(_) => "news_card",
+            Block::Citations(_) => "citations",
             Block::Unknown(u) => &u.kind,
+        }
+    }
+
+    /// What identifies this block across updates (`block_update` replaces the block with the
+    /// same key): a payment's order id.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            Block::PaymentQr(b) => Some(&b.order_id),
+            _ => None,
         }
     }
 
@@ -90,6 +118,7 @@ impl Block {
             Block::EscalationButton(_) => Some("ticket_escalation"),
             Block::PaymentQr(_) => Some("payments"),
             Block::NewsCard(_) => Some("news"),
+            Block::Citations(_) => Some("knowledge_search"),
             Block::Unknown(_) => None,
         }
     }
@@ -100,6 +129,7 @@ impl Block {
             Block::EscalationButton(b) => Some(&b.fallback_text),
             Block::PaymentQr(b) => Some(&b.fallback_text),
             Block::NewsCard(b) => Some(&b.fallback_text),
+            Block::Citations(b) => Some(&b.fallback_text),
             Block::Unknown(u) => u.fallback_text.as_deref(),
         }
     }
@@ -111,6 +141,7 @@ impl Serialize for Block {
             Block::EscalationButton(b) => to_map(b),
             Block::PaymentQr(b) => to_map(b),
             Block::NewsCard(b) => to_map(b),
+            Block::Citations(b) => to_map(b),
             Block::Unknown(u) => {
                 let mut m = Map::new();
                 if let Some(text) = &u.fallback_text {
@@ -147,6 +178,7 @@ impl<'de> Deserialize<'de> for Block {
             "escalation_button" => serde_json::from_value(value.clone()).map(Block::EscalationButton),
             "payment_qr" => serde_json::from_value(value.clone()).map(Block::PaymentQr),
             "news_card" => serde_json::from_value(value.clone()).map(Block::NewsCard),
+            "citations" => serde_json::from_value(value.clone()).map(Block::Citations),
             _ => return Ok(unknown(kind, &value)),
         };
         // A known type in a shape this build does not understand is treated like an unknown one:

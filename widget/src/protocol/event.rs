@@ -132,7 +132,8 @@ pub struct ToolCall {
     pub duration_ms: Option<u64>,
 }
 
-/// `block`: a rich block for the current assistant message.
+/// `block`: a rich block for the current assistant message. `block_update`: a new state of a
+/// block already shown (same [`Block::key`]), e.g. a payment that was paid or expired.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BlockEvent {
     pub message_id: String,
@@ -237,6 +238,7 @@ stream_events! {
     Token(Token) = "token",
     ToolCall(ToolCall) = "tool_call",
     Block(BlockEvent) = "block",
+    BlockUpdate(BlockEvent) = "block_update",
     Usage(Usage) = "usage",
     StateUpdate(StateUpdate) = "state_update",
     AgentStart(AgentProgress) = "agent_start",

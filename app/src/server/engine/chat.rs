@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream::BoxStream;
 use parley_widget::protocol::{
-    ConversationStatus, Handoff, LeadForm, MessageStart, MessageStatus, Role, StreamEvent, Transcript,
-    TranscriptMessage, validate_lead,
+    Block, ConversationStatus, Handoff, LeadForm, MessageStart, MessageStatus, PaymentStatus, Role, StreamEvent,
+    Transcript, TranscriptMessage, validate_lead,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -84,13 +84,13 @@ impl Engine {
             return Err(ChatError::NotFound);
         }
         let text = check_text(text, parley_widget::protocol::MAX_MESSAGE_CHARS)?;
-        if let Some(id) = client_message_id {
-            if id.is_empty() || id.len() > 100 {
-                return Err(ChatError::Invalid(
-                    "bad_client_message_id",
-                    "client_message_id must be 1 to 100 characters.".into(),
-                ));
-            }
+        if let Some(id) = client_message_id
+            && (id.is_empty() || id.len() > 100)
+        {
+            return Err(ChatError::Invalid(
+                "bad_client_message_id",
+                "client_message_id must be 1 to 100 characters.".into(),
+            ));
         }
         let existing = match conversation_id {
             Some(id) => {
@@ -101,21 +101,20 @@ impl Engine {
                 if conv.status == ConversationStatus::Closed {
                     return Err(ChatError::Closed);
                 }
-                if let Some(cid) = client_message_id {
-                    if let Some((_, reply)) = messages::by_client_id(self.db(), &conv.id, cid).await? {
-                        return self.resume_reply(&conv.id, reply).await;
-                    }
+                if let Some(cid) = client_message_id
+                    && let Some((_, reply)) = messages::by_client_id(self.db(), &conv.id, cid).await?
+                {
+                    return self.resume_reply(&conv.id, reply).await;
                 }
                 Some(conv)
             }
             None => {
                 // A retried first message: the client never learnt the conversation's id.
-                if let Some(cid) = client_message_id {
-                    if let Some((visitor_msg, reply)) =
+                if let Some(cid) = client_message_id
+                    && let Some((visitor_msg, reply)) =
                         messages::by_visitor_client_id(self.db(), &visitor.id, cid).await?
-                    {
-                        return self.resume_reply(&visitor_msg.conversation_id, reply).await;
-                    }
+                {
+                    return self.resume_reply(&visitor_msg.conversation_id, reply).await;
                 }
                 None
             }
@@ -155,6 +154,7 @@ impl Engine {
                 message_id: message_id.clone(),
                 clock: self.clock().clone(),
                 http: self.0.http.clone(),
+                services: self.0.services.clone(),
             },
             start: TurnStart {
                 stored: NewTurn {
@@ -231,16 +231,21 @@ impl Engine {
     pub async fn transcript(&self, visitor: &Visitor, conversation_id: &str) -> Result<Transcript, ChatError> {
         let conv = self.own_conversation(visitor, conversation_id).await?;
         let rows = messages::list(self.db(), &conv.id).await?;
-        let mut calls = tool_calls::of_conversation(self.db(), &conv.id).await?;
+        let calls = tool_calls::of_conversation(self.db(), &conv.id).await?;
+        // A payment's state is the order's, whatever the block said when it was stored.
+        let orders = crate::server::store::orders::of_conversation(self.db(), &conv.id).await?;
+        let stored_seq = crate::server::store::events::max_seq(self.db(), &conv.id).await?;
+        let live_seq = self.hub().get(&conv.id).map(|lease| lease.last_seq()).unwrap_or(0);
         let messages = rows
             .into_iter()
             .map(|m| {
                 let tool_calls = calls.iter().filter(|(mid, _)| *mid == m.id).map(|(_, c)| c.clone()).collect();
+                let blocks = m.blocks.into_iter().map(|b| with_order_status(b, &orders)).collect();
                 TranscriptMessage {
                     id: m.id,
                     role: m.role,
                     text: m.content,
-                    blocks: m.blocks,
+                    blocks,
                     tool_calls,
                     status: m.status,
                     created_at: m.created_at,
@@ -248,8 +253,13 @@ impl Engine {
                 }
             })
             .collect();
-        calls.clear();
-        Ok(Transcript { conversation_id: conv.id, status: conv.status, lead_submitted: conv.lead_submitted, messages })
+        Ok(Transcript {
+            conversation_id: conv.id,
+            last_seq: stored_seq.max(live_seq),
+            status: conv.status,
+            lead_submitted: conv.lead_submitted,
+            messages,
+        })
     }
 
     /// Saves a lead from the panel's form and marks the conversation as waiting for a person.
@@ -276,5 +286,22 @@ impl Engine {
         self.0.writer.event(&Arc::from(conversation_id), frame);
         self.0.writer.flush().await;
         Ok(())
+    }
+}
+
+/// A payment block with its order's current status.
+fn with_order_status(block: Block, orders: &[crate::server::store::orders::Order]) -> Block {
+    match block {
+        Block::PaymentQr(mut b) => {
+            if let Some(order) = orders.iter().find(|o| o.id == b.order_id) {
+                b.status = match order.status.as_str() {
+                    "paid" => PaymentStatus::Paid,
+                    "expired" => PaymentStatus::Expired,
+                    _ => PaymentStatus::Pending,
+                };
+            }
+            Block::PaymentQr(b)
+        }
+        other => other,
     }
 }

@@ -262,12 +262,12 @@ impl Drop for Lease {
     fn drop(&mut self) {
         let mut map = lock(&self.hub.channels);
         // The map and this lease: nobody else holds the channel.
-        if Arc::strong_count(&self.channel) == 2 && self.channel.idle() {
-            if let Some(existing) = map.get(&self.channel.conversation_id) {
-                if Arc::ptr_eq(existing, &self.channel) {
-                    map.remove(&self.channel.conversation_id);
-                }
-            }
+        if Arc::strong_count(&self.channel) == 2
+            && self.channel.idle()
+            && let Some(existing) = map.get(&self.channel.conversation_id)
+            && Arc::ptr_eq(existing, &self.channel)
+        {
+            map.remove(&self.channel.conversation_id);
         }
     }
 }

@@ -4,6 +4,8 @@
 pub mod chat;
 pub mod clock;
 pub mod hub;
+pub mod knowledge;
+pub mod payments;
 pub mod pricing;
 pub mod provider;
 pub mod replay;
@@ -95,8 +97,18 @@ impl<T: Clone> TtlCache<T> {
     }
 }
 
+/// What tools use besides the database: knowledge search and payments.
+#[derive(Debug)]
+pub struct Services {
+    pub knowledge: knowledge::Knowledge,
+    pub payments: Arc<dyn payments::PaymentProvider>,
+    /// Where visitors reach this server (payment links).
+    pub public_url: String,
+}
+
 struct Inner {
     db: Db,
+    services: Arc<Services>,
     clock: Arc<dyn Clock>,
     http: reqwest::Client,
     registry: Registry,
@@ -126,10 +138,12 @@ impl Engine {
         http: reqwest::Client,
         registry: Registry,
         settings: EngineSettings,
+        services: Services,
     ) -> Self {
         let writer = Writer::spawn(db.clone(), clock.clone(), settings.writer_interval);
         let demo = Arc::new(DemoModel { token_delay: settings.demo_token_delay });
         Engine(Arc::new(Inner {
+            services: Arc::new(services),
             hub: Hub::new(db.clone()),
             agents: TtlCache::new(settings.cache_ttl),
             visitors: TtlCache::new(settings.cache_ttl * 6),
@@ -149,6 +163,10 @@ impl Engine {
 
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.0.clock
+    }
+
+    pub fn services(&self) -> &Arc<Services> {
+        &self.0.services
     }
 
     pub fn registry(&self) -> &Registry {

@@ -229,12 +229,12 @@ fn build(ops: Vec<Op>, now: i64) -> Built {
         match op {
             Op::Event { conversation_id, frame } => {
                 if let StreamEvent::Token(token) = &frame.event {
-                    if let Some((index, texts)) = runs.get_mut(&conversation_id) {
-                        if batch.events[*index].last_seq + 1 == frame.seq {
-                            batch.events[*index].last_seq = frame.seq;
-                            texts.push(token.text.clone());
-                            continue;
-                        }
+                    if let Some((index, texts)) = runs.get_mut(&conversation_id)
+                        && batch.events[*index].last_seq + 1 == frame.seq
+                    {
+                        batch.events[*index].last_seq = frame.seq;
+                        texts.push(token.text.clone());
+                        continue;
                     }
                     close(&mut runs, &mut batch, &conversation_id);
                     runs.insert(conversation_id.clone(), (batch.events.len(), vec![token.text.clone()]));
@@ -293,12 +293,8 @@ mod tests {
 
     use super::*;
 
-    fn ev(conv: &Arc<str>, msg: &Arc<str>, seq: u64, event: StreamEvent) -> Op {
-        Op::Event {
-            conversation_id: conv.clone(),
-            message_id: Some(msg.clone()),
-            frame: Arc::new(Frame::new(seq, event)),
-        }
+    fn ev(conv: &Arc<str>, seq: u64, event: StreamEvent) -> Op {
+        Op::Event { conversation_id: conv.clone(), frame: Arc::new(Frame::new(seq, event)) }
     }
 
     fn token(t: &str) -> StreamEvent {
@@ -314,12 +310,7 @@ mod tests {
             ev(&b, 1, token("你")),
             ev(&a, 2, token("llo")),
             ev(&b, 2, token("好")),
-            ev(
-                &a,
-                &ma,
-                3,
-                StreamEvent::MessageEnd(MessageEnd { message_id: "ma".into(), status: MessageStatus::Complete }),
-            ),
+            ev(&a, 3, StreamEvent::MessageEnd(MessageEnd { message_id: "ma".into(), status: MessageStatus::Complete })),
             ev(&a, 4, token("x")),
         ];
         let batch = build(ops, 0).batch;

@@ -7,8 +7,12 @@ pub mod agents;
 pub mod batch;
 pub mod conversations;
 pub mod events;
+pub mod knowledge;
 pub mod leads;
+pub mod memories;
 pub mod messages;
+pub mod news;
+pub mod orders;
 pub mod script;
 pub mod tool_calls;
 pub mod usage;
@@ -58,6 +62,8 @@ pub struct Db {
 struct HeldConnections {
     idle: std::sync::Mutex<Vec<PoolConnection<Any>>>,
     permits: Arc<Semaphore>,
+    /// Set by [`Db::close`]: connections go back to the pool, which is waiting for them.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// A read connection; goes back to the stack when dropped.
@@ -82,6 +88,9 @@ impl std::ops::DerefMut for Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
+        if self.home.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         if let (Some(conn), Ok(mut idle)) = (self.conn.take(), self.home.idle.lock()) {
             idle.push(conn);
         }
@@ -152,6 +161,7 @@ impl Db {
         let held = Arc::new(HeldConnections {
             idle: std::sync::Mutex::new(Vec::new()),
             permits: Arc::new(Semaphore::new(READERS as usize)),
+            closed: std::sync::atomic::AtomicBool::new(false),
         });
         Db { read, write, held, kind }
     }
@@ -202,6 +212,8 @@ impl Db {
 
     /// Closes every connection (tests and shutdown).
     pub async fn close(&self) {
+        self.held.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.held.permits.close();
         if let Ok(mut idle) = self.held.idle.lock() {
             idle.clear();
         }

@@ -68,21 +68,23 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<(Stri
 
 /// Everything recorded about the tool calls of one message (for tests and the console).
 pub async fn of_message(db: &Db, message_id: &str) -> Result<Vec<ToolCallRecord>, DbError> {
-    let rows: Vec<(
-        String,
-        String,
-        String,
-        i64,
-        String,
-        String,
-        Option<String>,
-        String,
-        Option<String>,
-        Option<i64>,
-        i64,
-    )> = sqlx::query_as(
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        message_id: String,
+        conversation_id: String,
+        call_id: String,
+        hop: i64,
+        name: String,
+        arguments: String,
+        result: Option<String>,
+        status: String,
+        error: Option<String>,
+        duration_ms: Option<i64>,
+        created_at: i64,
+    }
+    let rows: Vec<Row> = sqlx::query_as(
         "SELECT message_id, conversation_id, call_id, hop, name, arguments, result, status, error, \
-             duration_ms, created_at FROM tool_calls WHERE message_id = $1 ORDER BY created_at, id",
+         duration_ms, created_at FROM tool_calls WHERE message_id = $1 ORDER BY created_at, id",
     )
     .bind(message_id)
     .fetch_all(&mut *db.read().await?)
@@ -90,17 +92,17 @@ pub async fn of_message(db: &Db, message_id: &str) -> Result<Vec<ToolCallRecord>
     Ok(rows
         .into_iter()
         .map(|r| ToolCallRecord {
-            message_id: r.0,
-            conversation_id: r.1,
-            call_id: r.2,
-            hop: u32::try_from(r.3).unwrap_or(0),
-            name: r.4,
-            arguments: r.5,
-            result: r.6,
-            status: ToolCallStatus::parse(&r.7).unwrap_or(ToolCallStatus::Failed),
-            error: r.8,
-            duration_ms: r.9.and_then(|d| u64::try_from(d).ok()).unwrap_or(0),
-            created_at: r.10,
+            message_id: r.message_id,
+            conversation_id: r.conversation_id,
+            call_id: r.call_id,
+            hop: u32::try_from(r.hop).unwrap_or(0),
+            name: r.name,
+            arguments: r.arguments,
+            result: r.result,
+            status: ToolCallStatus::parse(&r.status).unwrap_or(ToolCallStatus::Failed),
+            error: r.error,
+            duration_ms: r.duration_ms.and_then(|d| u64::try_from(d).ok()).unwrap_or(0),
+            created_at: r.created_at,
         })
         .collect())
 }

@@ -46,28 +46,43 @@ pub fn insert_stmt(r: &UsageRecord) -> Stmt {
 
 /// The ledger rows of a conversation, oldest first.
 pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<UsageRecord>, DbError> {
-    let rows: Vec<(String, Option<String>, String, String, String, i64, i64, i64, f64, i64, i64)> = sqlx::query_as(
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        agent_id: String,
+        message_id: Option<String>,
+        provider: String,
+        model: String,
+        outcome: String,
+        input_tokens: i64,
+        output_tokens: i64,
+        cached_tokens: i64,
+        cost_usd: f64,
+        latency_ms: i64,
+        created_at: i64,
+    }
+    let rows: Vec<Row> = sqlx::query_as(
         "SELECT agent_id, message_id, provider, model, outcome, input_tokens, output_tokens, cached_tokens, \
          cost_usd, latency_ms, created_at FROM usage_ledger WHERE conversation_id = $1 ORDER BY created_at, id",
     )
     .bind(conversation_id)
     .fetch_all(&mut *db.read().await?)
     .await?;
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
     Ok(rows
         .into_iter()
         .map(|r| UsageRecord {
-            agent_id: r.0,
+            agent_id: r.agent_id,
             conversation_id: Some(conversation_id.to_owned()),
-            message_id: r.1,
-            provider: r.2,
-            model: r.3,
-            outcome: r.4,
-            input_tokens: u64::try_from(r.5).unwrap_or(0),
-            output_tokens: u64::try_from(r.6).unwrap_or(0),
-            cached_tokens: u64::try_from(r.7).unwrap_or(0),
-            cost_usd: r.8,
-            latency_ms: u64::try_from(r.9).unwrap_or(0),
-            created_at: r.10,
+            message_id: r.message_id,
+            provider: r.provider,
+            model: r.model,
+            outcome: r.outcome,
+            input_tokens: n(r.input_tokens),
+            output_tokens: n(r.output_tokens),
+            cached_tokens: n(r.cached_tokens),
+            cost_usd: r.cost_usd,
+            latency_ms: n(r.latency_ms),
+            created_at: r.created_at,
         })
         .collect())
 }

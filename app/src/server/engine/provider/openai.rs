@@ -106,10 +106,11 @@ fn classify(status: StatusCode, retry_after: Option<Duration>, body: &str) -> Pr
 /// `retry-after-ms` (milliseconds) or `retry-after` (seconds).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_millis(ms as u64));
-        }
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_millis(ms as u64));
     }
     get("retry-after")
         .and_then(|v| v.parse::<f64>().ok())
@@ -252,10 +253,10 @@ fn parse_completion(text: &str) -> Result<Vec<ModelEvent>, ProviderError> {
     }
     let choice = v.pointer("/choices/0").ok_or_else(|| ProviderError::Protocol("no choices".into()))?;
     let mut events = Vec::new();
-    if let Some(content) = choice.pointer("/message/content").and_then(Value::as_str) {
-        if !content.is_empty() {
-            events.push(ModelEvent::Text(content.to_owned()));
-        }
+    if let Some(content) = choice.pointer("/message/content").and_then(Value::as_str)
+        && !content.is_empty()
+    {
+        events.push(ModelEvent::Text(content.to_owned()));
     }
     if let Some(calls) = choice.pointer("/message/tool_calls").and_then(Value::as_array) {
         for (i, c) in calls.iter().enumerate() {

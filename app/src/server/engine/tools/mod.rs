@@ -6,9 +6,21 @@
 /// Tool implementations use this attribute on their `impl Tool`.
 pub use async_trait::async_trait;
 
+pub mod check_off_topic;
+pub mod collect_assessment_info;
 pub mod escalate_to_human;
+pub mod fetch_immigration_news;
+pub mod generate_payment;
+pub mod get_current_datetime;
+pub mod get_exchange_rate;
+pub mod get_user_context;
 pub mod names;
 pub mod registry;
+pub mod save_user_memory;
+pub mod search_knowledge;
+#[cfg(test)]
+pub mod testing;
+pub mod web_search;
 
 use std::sync::Arc;
 
@@ -56,6 +68,8 @@ pub struct ToolContext {
     pub message_id: String,
     pub clock: Arc<dyn Clock>,
     pub http: reqwest::Client,
+    /// Knowledge search, payments.
+    pub services: Arc<super::Services>,
 }
 
 /// A server-side helper the model can call.

@@ -53,10 +53,9 @@ impl Registry {
         Ok(Registry { tools: Arc::new(out) })
     }
 
-    /// Every tool Parley ships.
-    pub fn builtin() -> Self {
-        let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(super::escalate_to_human::EscalateToHuman)];
-        Registry::new(tools).unwrap_or_else(|e| panic!("built-in tool registry is invalid: {e}"))
+    /// Every tool Parley ships (those that call other services use `http`).
+    pub fn builtin(http: &reqwest::Client) -> Self {
+        Registry::new(builtin_tools(http)).unwrap_or_else(|e| panic!("built-in tool registry is invalid: {e}"))
     }
 
     /// `(name, capability)` of every tool.
@@ -79,6 +78,24 @@ impl Registry {
             .collect();
         AgentTools { tools }
     }
+}
+
+/// Every tool Parley ships, in the order the model sees them.
+pub fn builtin_tools(http: &reqwest::Client) -> Vec<Arc<dyn Tool>> {
+    use super::*;
+    vec![
+        Arc::new(escalate_to_human::EscalateToHuman),
+        Arc::new(search_knowledge::SearchKnowledge),
+        Arc::new(check_off_topic::CheckOffTopic),
+        Arc::new(collect_assessment_info::CollectAssessmentInfo),
+        Arc::new(generate_payment::GeneratePayment),
+        Arc::new(save_user_memory::SaveUserMemory),
+        Arc::new(get_user_context::GetUserContext),
+        Arc::new(get_current_datetime::GetCurrentDatetime),
+        Arc::new(web_search::WebSearch::from_env(http.clone())),
+        Arc::new(get_exchange_rate::GetExchangeRate::from_env(http.clone())),
+        Arc::new(fetch_immigration_news::FetchImmigrationNews),
+    ]
 }
 
 /// The tools of one agent.
@@ -216,7 +233,9 @@ mod tests {
 
     #[test]
     fn builtin_names_pass_sep_986_and_openai_rules() {
-        for (name, _) in Registry::builtin().catalogue() {
+        let all = Registry::builtin(&reqwest::Client::new()).catalogue();
+        assert_eq!(all.len(), 11);
+        for (name, _) in all {
             assert!(names::check(name).is_ok());
             assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "{name}");
         }

@@ -1,0 +1,388 @@
+//! Knowledge retrieval: a tantivy full-text index (BM25) over the chunks of every knowledge base,
+//! with a tokenizer that handles Chinese (character bigrams) and English; blended with vector
+//! similarity when an embeddings endpoint is configured. The index lives in memory and is rebuilt
+//! from the database when articles change (also when another server changed them).
+
+pub mod embeddings;
+pub mod tokenizer;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, RwLock};
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value};
+use tantivy::{Index, IndexReader, TantivyDocument, Term, doc};
+
+use crate::server::store::knowledge::{self, ChunkRow, NewArticle};
+use crate::server::store::{Db, DbError};
+use embeddings::{Embedder, cosine};
+
+/// One retrieved passage.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Hit {
+    pub article_id: String,
+    pub knowledge_base_id: String,
+    pub title: String,
+    pub category: Option<String>,
+    pub kind: String,
+    pub source_url: Option<String>,
+    pub text: String,
+    /// 0..1, higher is better (relative to the best hit of the query).
+    pub score: f32,
+    /// The full-text score itself (BM25; 0 when only vectors matched): comparable across queries.
+    pub bm25: f32,
+}
+
+/// What to search.
+#[derive(Clone, Debug, Default)]
+pub struct SearchQuery<'a> {
+    pub agent_id: &'a str,
+    /// Only these knowledge bases (all of the agent's when `None`).
+    pub knowledge_base_ids: Option<&'a [String]>,
+    pub text: &'a str,
+    pub category: Option<&'a str>,
+    /// `article` or `experience`.
+    pub kind: Option<&'a str>,
+    pub limit: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    chunk: Field,
+    agent: Field,
+    base: Field,
+    category: Field,
+    kind: Field,
+    title: Field,
+    text: Field,
+}
+
+struct Built {
+    reader: IndexReader,
+    fields: Fields,
+    chunks: HashMap<String, ChunkRow>,
+    vectors: HashMap<String, Vec<f32>>,
+    version: (i64, i64),
+}
+
+/// The search index and the way to add knowledge; cheap to clone.
+#[derive(Clone)]
+pub struct Knowledge {
+    db: Db,
+    embedder: Option<Embedder>,
+    built: Arc<RwLock<Option<Arc<Built>>>>,
+}
+
+impl std::fmt::Debug for Knowledge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Knowledge").field("embeddings", &self.embedder.is_some()).finish()
+    }
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut sb = Schema::builder();
+    let text_options = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer::NAME)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let fields = Fields {
+        chunk: sb.add_text_field("chunk", STRING | STORED),
+        agent: sb.add_text_field("agent", STRING),
+        base: sb.add_text_field("base", STRING),
+        category: sb.add_text_field("category", STRING),
+        kind: sb.add_text_field("kind", STRING),
+        title: sb.add_text_field("title", text_options.clone()),
+        text: sb.add_text_field("text", text_options),
+    };
+    (sb.build(), fields)
+}
+
+fn build(rows: Vec<ChunkRow>, version: (i64, i64)) -> tantivy::Result<Built> {
+    let (schema, f) = schema();
+    let index = Index::create_in_ram(schema);
+    index.tokenizers().register(tokenizer::NAME, tokenizer::CjkTokenizer);
+    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
+    let mut chunks = HashMap::with_capacity(rows.len());
+    let mut vectors = HashMap::new();
+    for row in rows {
+        writer.add_document(doc!(
+            f.chunk => row.id.clone(),
+            f.agent => row.agent_id.clone(),
+            f.base => row.knowledge_base_id.clone(),
+            f.category => row.category.clone().unwrap_or_default(),
+            f.kind => row.kind.clone(),
+            f.title => row.title.clone(),
+            f.text => row.text.clone(),
+        ))?;
+        if let Some(v) = row.embedding.as_deref().and_then(|e| serde_json::from_str::<Vec<f32>>(e).ok()) {
+            vectors.insert(row.id.clone(), v);
+        }
+        chunks.insert(row.id.clone(), row);
+    }
+    writer.commit()?;
+    let reader = index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into()?;
+    Ok(Built { reader, fields: f, chunks, vectors, version })
+}
+
+/// Why a search failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("search index: {0}")]
+    Index(String),
+}
+
+impl From<tantivy::TantivyError> for SearchError {
+    fn from(e: tantivy::TantivyError) -> Self {
+        SearchError::Index(e.to_string())
+    }
+}
+
+impl Knowledge {
+    pub fn new(db: Db, embedder: Option<Embedder>) -> Self {
+        Knowledge { db, embedder, built: Arc::new(RwLock::new(None)) }
+    }
+
+    pub fn has_embeddings(&self) -> bool {
+        self.embedder.is_some()
+    }
+
+    /// Rebuilds the index from the database.
+    pub async fn reload(&self) -> Result<(), SearchError> {
+        let version = knowledge::version(&self.db).await?;
+        let rows = knowledge::all_chunks(&self.db).await?;
+        let built = tokio::task::spawn_blocking(move || build(rows, version))
+            .await
+            .map_err(|e| SearchError::Index(e.to_string()))??;
+        if let Ok(mut slot) = self.built.write() {
+            *slot = Some(Arc::new(built));
+        }
+        Ok(())
+    }
+
+    /// Rebuilds when the stored knowledge changed since the last build (cheap check).
+    pub async fn refresh_if_changed(&self) -> Result<bool, SearchError> {
+        let version = knowledge::version(&self.db).await?;
+        let current = self.built.read().ok().and_then(|b| b.as_ref().map(|b| b.version));
+        if current == Some(version) {
+            return Ok(false);
+        }
+        self.reload().await?;
+        Ok(true)
+    }
+
+    /// Stores articles (split into chunks, with embeddings when configured), then rebuilds.
+    pub async fn add_articles(
+        &self,
+        knowledge_base_id: &str,
+        articles: &[NewArticle],
+        now: i64,
+    ) -> Result<Vec<String>, SearchError> {
+        let mut ids = Vec::with_capacity(articles.len());
+        for article in articles {
+            let pieces = knowledge::split(&article.body);
+            let vectors = match &self.embedder {
+                Some(e) => {
+                    let inputs: Vec<String> = pieces.iter().map(|p| format!("{}\n{p}", article.title)).collect();
+                    match e.embed(&inputs).await {
+                        Ok(v) => v.into_iter().map(Some).collect(),
+                        Err(err) => {
+                            tracing::warn!(error = %err, "storing the article without embeddings");
+                            vec![None; pieces.len()]
+                        }
+                    }
+                }
+                None => vec![None; pieces.len()],
+            };
+            let chunks: Vec<(String, Option<Vec<f32>>)> = pieces.into_iter().zip(vectors).collect();
+            ids.push(knowledge::insert_article(&self.db, knowledge_base_id, article, &chunks, now).await?);
+        }
+        self.reload().await?;
+        Ok(ids)
+    }
+
+    fn snapshot(&self) -> Option<Arc<Built>> {
+        self.built.read().ok().and_then(|b| b.clone())
+    }
+
+    /// Full-text search (blended with vectors when configured), best first.
+    pub async fn search(&self, q: &SearchQuery<'_>) -> Result<Vec<Hit>, SearchError> {
+        if self.snapshot().is_none() {
+            self.reload().await?;
+        }
+        let built = self.snapshot().ok_or_else(|| SearchError::Index("index unavailable".into()))?;
+        let query_vector = match &self.embedder {
+            Some(e) if !built.vectors.is_empty() => match e.embed(&[q.text.to_owned()]).await {
+                Ok(mut v) => v.pop(),
+                Err(err) => {
+                    tracing::warn!(error = %err, "searching without embeddings");
+                    None
+                }
+            },
+            _ => None,
+        };
+        let bm25 = full_text(&built, q)?;
+        Ok(blend(&built, q, bm25, query_vector.as_deref()))
+    }
+}
+
+/// BM25 scores of chunks that pass the filters, by chunk id.
+fn full_text(built: &Built, q: &SearchQuery<'_>) -> Result<Vec<(String, f32)>, SearchError> {
+    let f = built.fields;
+    let terms: Vec<String> = {
+        let mut seen = HashSet::new();
+        tokenizer::terms(q.text).into_iter().map(|t| t.text).filter(|t| seen.insert(t.clone())).collect()
+    };
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for t in &terms {
+        let text = TermQuery::new(Term::from_field_text(f.text, t), IndexRecordOption::WithFreqs);
+        let title = TermQuery::new(Term::from_field_text(f.title, t), IndexRecordOption::WithFreqs);
+        should.push((Occur::Should, Box::new(text)));
+        should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(title), 2.0))));
+    }
+    let mut must: Vec<(Occur, Box<dyn Query>)> = vec![
+        (Occur::Must, Box::new(BooleanQuery::new(should))),
+        (Occur::Must, Box::new(TermQuery::new(Term::from_field_text(f.agent, q.agent_id), IndexRecordOption::Basic))),
+    ];
+    if let Some(bases) = q.knowledge_base_ids {
+        let any: Vec<(Occur, Box<dyn Query>)> = bases
+            .iter()
+            .map(|b| {
+                let tq: Box<dyn Query> =
+                    Box::new(TermQuery::new(Term::from_field_text(f.base, b), IndexRecordOption::Basic));
+                (Occur::Should, tq)
+            })
+            .collect();
+        must.push((Occur::Must, Box::new(BooleanQuery::new(any))));
+    }
+    if let Some(category) = q.category {
+        must.push((
+            Occur::Must,
+            Box::new(TermQuery::new(Term::from_field_text(f.category, category), IndexRecordOption::Basic)),
+        ));
+    }
+    if let Some(kind) = q.kind {
+        must.push((
+            Occur::Must,
+            Box::new(TermQuery::new(Term::from_field_text(f.kind, kind), IndexRecordOption::Basic)),
+        ));
+    }
+    let query = BooleanQuery::new(must);
+    let searcher = built.reader.searcher();
+    let top = searcher.search(&query, &TopDocs::with_limit(50).order_by_score())?;
+    let mut out = Vec::with_capacity(top.len());
+    for (score, address) in top {
+        let doc: TantivyDocument = searcher.doc(address)?;
+        if let Some(id) = doc.get_first(f.chunk).and_then(|v| v.as_str()) {
+            out.push((id.to_owned(), score));
+        }
+    }
+    Ok(out)
+}
+
+/// Combines full-text and vector scores; one hit per article (its best chunk).
+fn blend(built: &Built, q: &SearchQuery<'_>, bm25: Vec<(String, f32)>, query_vector: Option<&[f32]>) -> Vec<Hit> {
+    let max = bm25.iter().map(|(_, s)| *s).fold(0.0f32, f32::max);
+    let raw: HashMap<String, f32> = bm25.iter().cloned().collect();
+    let mut scores: HashMap<String, f32> =
+        bm25.into_iter().map(|(id, s)| (id, if max > 0.0 { s / max } else { 0.0 })).collect();
+    if let Some(qv) = query_vector {
+        let passes = |row: &ChunkRow| {
+            row.agent_id == q.agent_id
+                && q.knowledge_base_ids.is_none_or(|b| b.contains(&row.knowledge_base_id))
+                && q.category.is_none_or(|c| row.category.as_deref() == Some(c))
+                && q.kind.is_none_or(|k| row.kind == k)
+        };
+        let mut blended: HashMap<String, f32> = HashMap::new();
+        for (id, v) in &built.vectors {
+            let Some(row) = built.chunks.get(id) else { continue };
+            if !passes(row) {
+                continue;
+            }
+            let text = scores.get(id).copied().unwrap_or(0.0);
+            let vector = cosine(qv, v).max(0.0);
+            let score = 0.5 * text + 0.5 * vector;
+            if score > 0.05 {
+                blended.insert(id.clone(), score);
+            }
+        }
+        // Chunks without a vector keep half their text score.
+        for (id, s) in &scores {
+            blended.entry(id.clone()).or_insert(0.5 * s);
+        }
+        scores = blended;
+    }
+    let mut ranked: Vec<(String, f32)> = scores.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut seen_articles = HashSet::new();
+    let mut hits = Vec::new();
+    for (id, score) in ranked {
+        let Some(row) = built.chunks.get(&id) else { continue };
+        if !seen_articles.insert(row.article_id.clone()) {
+            continue;
+        }
+        hits.push(Hit {
+            article_id: row.article_id.clone(),
+            knowledge_base_id: row.knowledge_base_id.clone(),
+            title: row.title.clone(),
+            category: row.category.clone(),
+            kind: row.kind.clone(),
+            source_url: row.source_url.clone(),
+            text: row.text.clone(),
+            score: (score * 100.0).round() / 100.0,
+            bm25: raw.get(&id).copied().unwrap_or(0.0),
+        });
+        if hits.len() >= q.limit.max(1) {
+            break;
+        }
+    }
+    hits
+}
+
+/// Ranks a handful of short texts (a visitor's memories) against a query with the same BM25
+/// index, built on the spot in memory. Returns `(index into texts, score)`, best first.
+pub fn rank(texts: &[&str], query: &str, limit: usize) -> tantivy::Result<Vec<(usize, f32)>> {
+    let mut sb = Schema::builder();
+    let position = sb.add_u64_field("position", tantivy::schema::STORED);
+    let text_options = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(tokenizer::NAME).set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let body = sb.add_text_field("body", text_options);
+    let index = Index::create_in_ram(sb.build());
+    index.tokenizers().register(tokenizer::NAME, tokenizer::CjkTokenizer);
+    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
+    for (i, t) in texts.iter().enumerate() {
+        writer.add_document(doc!(position => i as u64, body => *t))?;
+    }
+    writer.commit()?;
+    let terms: HashSet<String> = tokenizer::terms(query).into_iter().map(|t| t.text).collect();
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let should: Vec<(Occur, Box<dyn Query>)> = terms
+        .iter()
+        .map(|t| {
+            let q: Box<dyn Query> =
+                Box::new(TermQuery::new(Term::from_field_text(body, t), IndexRecordOption::WithFreqs));
+            (Occur::Should, q)
+        })
+        .collect();
+    let searcher = index.reader()?.searcher();
+    let top = searcher.search(&BooleanQuery::new(should), &TopDocs::with_limit(limit.max(1)).order_by_score())?;
+    let mut out = Vec::new();
+    for (score, address) in top {
+        let doc: TantivyDocument = searcher.doc(address)?;
+        if let Some(p) = doc.get_first(position).and_then(|v| v.as_u64()) {
+            out.push((p as usize, score));
+        }
+    }
+    Ok(out)
+}

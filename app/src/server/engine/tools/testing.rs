@@ -1,0 +1,95 @@
+//! A tool context on a real (temporary SQLite) database, for the tools' unit tests.
+
+use std::sync::Arc;
+
+use parley_widget::protocol::Theme;
+
+use super::ToolContext;
+use crate::server::engine::Services;
+use crate::server::engine::clock::ManualClock;
+use crate::server::engine::knowledge::Knowledge;
+use crate::server::engine::payments::sandbox::Sandbox;
+use crate::server::store::agents::{self, NewAgent, ProviderConfig, ProviderKind};
+use crate::server::store::knowledge::{self as kstore, NewArticle};
+use crate::server::store::{Db, visitors};
+
+pub struct TestCtx {
+    pub ctx: ToolContext,
+    pub clock: Arc<ManualClock>,
+    _dir: tempfile::TempDir,
+}
+
+/// A context for a fresh agent, visitor and conversation.
+pub async fn context() -> TestCtx {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Db::connect(&format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display())).await.expect("db");
+    let clock = ManualClock::new();
+    let agent = agents::insert(
+        &db,
+        &NewAgent {
+            public_key: "tools-test".into(),
+            name: "Tools test".into(),
+            vertical: "immigration".into(),
+            capabilities: vec![],
+            enabled_tools: None,
+            provider: ProviderConfig {
+                kind: ProviderKind::Demo,
+                base_url: None,
+                api_key: None,
+                model: "demo".into(),
+                fallback_model: None,
+            },
+            system_prompt: String::new(),
+            greeting: String::new(),
+            theme: Theme::default(),
+            allowed_origins: vec![],
+        },
+        0,
+    )
+    .await
+    .expect("agent");
+    let visitor = visitors::create(&db, &agent.id, &visitors::new_token(), None, 0).await.expect("visitor");
+    sqlx::query(
+        "INSERT INTO conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at) \
+         VALUES ('conv-1', $1, $2, 'bot', 0, 0, 0)",
+    )
+    .bind(&agent.id)
+    .bind(&visitor.id)
+    .execute(db.writer())
+    .await
+    .expect("conversation");
+    let services = Services {
+        knowledge: Knowledge::new(db.clone(), None),
+        payments: Arc::new(Sandbox::new("http://parley.test", b"secret")),
+        public_url: "http://parley.test".into(),
+    };
+    let ctx = ToolContext {
+        db,
+        agent: Arc::new(agent),
+        conversation_id: "conv-1".into(),
+        visitor_id: visitor.id,
+        message_id: "msg-1".into(),
+        clock: clock.clone(),
+        http: reqwest::Client::new(),
+        services: Arc::new(services),
+    };
+    TestCtx { ctx, clock, _dir: dir }
+}
+
+impl TestCtx {
+    /// Adds articles `(title, category, kind, body)` to a knowledge base of the agent.
+    pub async fn knowledge(&self, articles: &[(&str, &str, &str, &str)]) {
+        let kb = kstore::create_base(&self.ctx.db, &self.ctx.agent.id, "Test", "", 0).await.expect("kb");
+        let articles: Vec<NewArticle> = articles
+            .iter()
+            .map(|(title, category, kind, body)| NewArticle {
+                title: (*title).into(),
+                category: Some((*category).into()),
+                kind: (*kind).into(),
+                body: (*body).into(),
+                source_url: Some(format!("https://www.immd.gov.hk/{}", category.to_lowercase())),
+            })
+            .collect();
+        self.ctx.services.knowledge.add_articles(&kb.id, &articles, 0).await.expect("articles");
+    }
+}

@@ -1,0 +1,253 @@
+//! Knowledge bases and their articles. Articles are split into chunks when they are written; the
+//! engine's search index is built from the chunks.
+
+use sqlx::FromRow;
+
+use super::{Db, DbError, new_id};
+
+#[derive(Clone, Debug, PartialEq, FromRow, serde::Serialize)]
+pub struct KnowledgeBase {
+    pub id: String,
+    pub agent_id: String,
+    pub name: String,
+    pub description: String,
+}
+
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct Article {
+    pub id: String,
+    pub knowledge_base_id: String,
+    pub title: String,
+    pub category: Option<String>,
+    /// `article` or `experience`.
+    pub kind: String,
+    pub body: String,
+    pub source_url: Option<String>,
+}
+
+/// An article to write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewArticle {
+    pub title: String,
+    pub category: Option<String>,
+    pub kind: String,
+    pub body: String,
+    pub source_url: Option<String>,
+}
+
+/// A stored chunk with its article's metadata, as the index needs it.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct ChunkRow {
+    pub id: String,
+    pub article_id: String,
+    pub knowledge_base_id: String,
+    pub agent_id: String,
+    pub title: String,
+    pub category: Option<String>,
+    pub kind: String,
+    pub source_url: Option<String>,
+    pub text: String,
+    pub embedding: Option<String>,
+}
+
+/// Reads an article from markdown with a front matter of `title`, `category`, `kind` and
+/// `source_url` lines between `---` fences.
+pub fn parse_markdown(text: &str) -> Result<NewArticle, String> {
+    let text = text.trim_start_matches('\u{feff}');
+    let rest = text.strip_prefix("---").ok_or("the file must start with a `---` front matter")?;
+    let (front, body) = rest.split_once("\n---").ok_or("the front matter is not closed by `---`")?;
+    let mut article = NewArticle {
+        title: String::new(),
+        category: None,
+        kind: "article".into(),
+        body: String::new(),
+        source_url: None,
+    };
+    for line in front.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (key, value) = line.split_once(':').ok_or_else(|| format!("not a `key: value` line: {line}"))?;
+        let value = value.trim().to_owned();
+        match key.trim() {
+            "title" => article.title = value,
+            "category" => article.category = Some(value).filter(|v| !v.is_empty()),
+            "kind" if value == "article" || value == "experience" => article.kind = value,
+            "kind" => return Err(format!("kind must be `article` or `experience`, not `{value}`")),
+            "source_url" => {
+                article.source_url = Some(value).filter(|v| v.starts_with("http://") || v.starts_with("https://"))
+            }
+            other => return Err(format!("unknown front matter key `{other}`")),
+        }
+    }
+    if article.title.is_empty() {
+        return Err("the front matter needs a `title`".into());
+    }
+    article.body = body.trim_start_matches(['-', '\n', '\r']).trim().to_owned();
+    if article.body.is_empty() {
+        return Err("the article has no body".into());
+    }
+    Ok(article)
+}
+
+/// Largest chunk, in characters.
+pub const CHUNK_CHARS: usize = 600;
+
+/// Splits an article body into chunks at paragraph boundaries (a long paragraph is cut).
+pub fn split(body: &str) -> Vec<String> {
+    let mut chunks = Vec::new();
+    let mut current = String::new();
+    for paragraph in body.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
+        if !current.is_empty() && current.chars().count() + paragraph.chars().count() > CHUNK_CHARS {
+            chunks.push(std::mem::take(&mut current));
+        }
+        if paragraph.chars().count() > CHUNK_CHARS {
+            let chars: Vec<char> = paragraph.chars().collect();
+            for piece in chars.chunks(CHUNK_CHARS) {
+                chunks.push(piece.iter().collect());
+            }
+            continue;
+        }
+        if !current.is_empty() {
+            current.push_str("\n\n");
+        }
+        current.push_str(paragraph);
+    }
+    if !current.is_empty() {
+        chunks.push(current);
+    }
+    chunks
+}
+
+pub async fn create_base(
+    db: &Db,
+    agent_id: &str,
+    name: &str,
+    description: &str,
+    now: i64,
+) -> Result<KnowledgeBase, DbError> {
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO knowledge_bases (id, agent_id, name, description, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)",
+    )
+    .bind(&id)
+    .bind(agent_id)
+    .bind(name)
+    .bind(description)
+    .bind(now)
+    .execute(db.writer())
+    .await?;
+    Ok(KnowledgeBase { id, agent_id: agent_id.into(), name: name.into(), description: description.into() })
+}
+
+pub async fn bases_of_agent(db: &Db, agent_id: &str) -> Result<Vec<KnowledgeBase>, DbError> {
+    sqlx::query_as(
+        "SELECT id, agent_id, name, description FROM knowledge_bases WHERE agent_id = $1 ORDER BY created_at, id",
+    )
+    .bind(agent_id)
+    .fetch_all(&mut *db.read().await?)
+    .await
+}
+
+/// Writes an article and its chunks (with embeddings when given) in one transaction.
+pub async fn insert_article(
+    db: &Db,
+    knowledge_base_id: &str,
+    article: &NewArticle,
+    chunks: &[(String, Option<Vec<f32>>)],
+    now: i64,
+) -> Result<String, DbError> {
+    let id = new_id();
+    let mut tx = db.writer().begin().await?;
+    sqlx::query(
+        "INSERT INTO articles (id, knowledge_base_id, title, category, kind, body, source_url, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+    )
+    .bind(&id)
+    .bind(knowledge_base_id)
+    .bind(&article.title)
+    .bind(&article.category)
+    .bind(&article.kind)
+    .bind(&article.body)
+    .bind(&article.source_url)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    for (i, (text, embedding)) in chunks.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO chunks (id, article_id, knowledge_base_id, ordinal, text, embedding) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(new_id())
+        .bind(&id)
+        .bind(knowledge_base_id)
+        .bind(i as i64)
+        .bind(text)
+        .bind(embedding.as_ref().map(super::to_json_text))
+        .execute(&mut *tx)
+        .await?;
+    }
+    sqlx::query("UPDATE knowledge_bases SET updated_at = $2 WHERE id = $1")
+        .bind(knowledge_base_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// Every chunk with its article's metadata (the index is built from this).
+pub async fn all_chunks(db: &Db) -> Result<Vec<ChunkRow>, DbError> {
+    sqlx::query_as(
+        "SELECT c.id, c.article_id, c.knowledge_base_id, b.agent_id, a.title, a.category, a.kind, a.source_url, c.text, \
+         c.embedding FROM chunks c JOIN articles a ON a.id = c.article_id JOIN knowledge_bases b ON b.id = a.knowledge_base_id \
+         ORDER BY a.id, c.ordinal",
+    )
+    .fetch_all(&mut *db.read().await?)
+    .await
+}
+
+/// A fingerprint of the knowledge (article count and last change), to notice edits made by
+/// another server.
+pub async fn version(db: &Db) -> Result<(i64, i64), DbError> {
+    let row: (i64, Option<i64>) =
+        sqlx::query_as("SELECT COUNT(*), MAX(updated_at) FROM articles").fetch_one(&mut *db.read().await?).await?;
+    Ok((row.0, row.1.unwrap_or(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_front_matter() {
+        let a = parse_markdown(
+            "---\ntitle: QMAS — x\ncategory: QMAS\nkind: experience\nsource_url: https://a.example/x\n---\n正文\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (a.title.as_str(), a.category.as_deref(), a.kind.as_str(), a.body.as_str()),
+            ("QMAS — x", Some("QMAS"), "experience", "正文")
+        );
+        assert_eq!(a.source_url.as_deref(), Some("https://a.example/x"));
+        assert!(parse_markdown("no front matter").is_err());
+        assert!(parse_markdown("---\ncategory: QMAS\n---\nbody").is_err());
+        assert!(parse_markdown("---\ntitle: t\nkind: poem\n---\nbody").is_err());
+        let js = parse_markdown("---\ntitle: t\nsource_url: javascript:alert(1)\n---\nbody").unwrap();
+        assert_eq!(js.source_url, None);
+    }
+
+    #[test]
+    fn every_demo_article_parses() {
+        for (name, text) in crate::server::demo_data::ARTICLES {
+            let a = parse_markdown(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(a.category.is_some() && a.source_url.is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn splits_at_paragraphs_and_cuts_long_ones() {
+        let body = format!("第一段。\n\n第二段。\n\n{}", "长".repeat(CHUNK_CHARS + 10));
+        let chunks = split(&body);
+        assert_eq!(chunks[0], "第一段。\n\n第二段。");
+        assert_eq!(chunks[1].chars().count(), CHUNK_CHARS);
+        assert_eq!(chunks[2].chars().count(), 10);
+        assert!(split("  \n\n ").is_empty());
+    }
+}

@@ -1,0 +1,115 @@
+//! Payment orders. Amounts come from the server's price table only; an order is created at most
+//! once per idempotency key (the answer it was made in plus what was ordered).
+
+use sqlx::FromRow;
+
+use super::{Db, DbError};
+
+#[derive(Clone, Debug, PartialEq, FromRow, serde::Serialize)]
+pub struct Order {
+    pub id: String,
+    pub agent_id: String,
+    pub conversation_id: String,
+    pub visitor_id: String,
+    pub message_id: String,
+    pub service_type: String,
+    pub category: String,
+    pub amount_minor: i64,
+    pub currency: String,
+    pub method: String,
+    /// `pending`, `paid` or `expired`.
+    pub status: String,
+    pub provider: String,
+    pub pay_url: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub paid_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, agent_id, conversation_id, visitor_id, message_id, service_type, category, amount_minor, \
+    currency, method, status, provider, pay_url, created_at, expires_at, paid_at";
+
+/// Stores the order unless one with the same key exists; returns the stored order either way.
+pub async fn create_once(db: &Db, order: &Order, idempotency_key: &str) -> Result<Order, DbError> {
+    if let Some(existing) = by_key(db, idempotency_key).await? {
+        return Ok(existing);
+    }
+    let inserted = sqlx::query(
+        "INSERT INTO orders (id, agent_id, conversation_id, visitor_id, message_id, service_type, category, amount_minor, \
+         currency, method, status, provider, pay_url, idempotency_key, created_at, expires_at, paid_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULL, $15)",
+    )
+    .bind(&order.id)
+    .bind(&order.agent_id)
+    .bind(&order.conversation_id)
+    .bind(&order.visitor_id)
+    .bind(&order.message_id)
+    .bind(&order.service_type)
+    .bind(&order.category)
+    .bind(order.amount_minor)
+    .bind(&order.currency)
+    .bind(&order.method)
+    .bind(&order.status)
+    .bind(&order.provider)
+    .bind(&order.pay_url)
+    .bind(idempotency_key)
+    .bind(order.created_at)
+    .bind(order.expires_at)
+    .execute(db.writer())
+    .await;
+    match inserted {
+        Ok(_) => Ok(order.clone()),
+        // Two calls raced: the other one's order stands.
+        Err(e) => by_key(db, idempotency_key).await?.ok_or(e),
+    }
+}
+
+async fn by_key(db: &Db, key: &str) -> Result<Option<Order>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE idempotency_key = $1");
+    sqlx::query_as(&sql).bind(key).fetch_optional(&mut *db.read().await?).await
+}
+
+pub async fn by_id(db: &Db, id: &str) -> Result<Option<Order>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1");
+    sqlx::query_as(&sql).bind(id).fetch_optional(&mut *db.read().await?).await
+}
+
+/// Marks a pending, unexpired order paid. False when it was not pending or has expired.
+pub async fn mark_paid(db: &Db, id: &str, now: i64) -> Result<bool, DbError> {
+    let done = sqlx::query(
+        "UPDATE orders SET status = 'paid', paid_at = $2, updated_at = $2 \
+         WHERE id = $1 AND status = 'pending' AND expires_at > $2",
+    )
+    .bind(id)
+    .bind(now)
+    .execute(db.writer())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Expires every pending order whose time is up; returns them.
+pub async fn expire_due(db: &Db, now: i64) -> Result<Vec<Order>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE status = 'pending' AND expires_at <= $1");
+    let due: Vec<Order> = sqlx::query_as(&sql).bind(now).fetch_all(&mut *db.read().await?).await?;
+    let mut expired = Vec::with_capacity(due.len());
+    for mut order in due {
+        let done = sqlx::query(
+            "UPDATE orders SET status = 'expired', updated_at = $2 WHERE id = $1 AND status = 'pending' AND expires_at <= $2",
+        )
+        .bind(&order.id)
+        .bind(now)
+        .execute(db.writer())
+        .await?;
+        if done.rows_affected() == 1 {
+            order.status = "expired".into();
+            expired.push(order);
+        }
+    }
+    Ok(expired)
+}
+
+/// Orders made in a conversation.
+pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Order>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE conversation_id = $1 ORDER BY created_at");
+    sqlx::query_as(&sql).bind(conversation_id).fetch_all(&mut *db.read().await?).await
+}
