@@ -36,6 +36,10 @@ pub struct Config {
     /// API key for that provider.
     #[arg(long, global = true, env = "PARLEY_OPENAI_API_KEY", hide_env_values = true)]
     pub openai_api_key: Option<String>,
+    /// Secret that payment providers sign webhooks with (HMAC-SHA256); random when unset, which
+    /// leaves only the sandbox page able to mark orders paid.
+    #[arg(long, global = true, env = "PARLEY_PAYMENT_WEBHOOK_SECRET", hide_env_values = true)]
+    pub payment_webhook_secret: Option<String>,
     /// Model for that provider.
     #[arg(long, global = true, env = "PARLEY_MODEL", default_value = "gpt-4o-mini")]
     pub model: String,
@@ -55,6 +59,7 @@ impl Config {
             tool_timeout_ms: 2_000,
             openai_base_url: None,
             openai_api_key: None,
+            payment_webhook_secret: Some("test-webhook-secret".into()),
             model: "gpt-4o-mini".into(),
         }
     }

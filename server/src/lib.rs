@@ -70,8 +70,8 @@ pub async fn build_state(
         ..EngineSettings::default()
     };
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
-    let webhook_secret = match std::env::var("PARLEY_PAYMENT_WEBHOOK_SECRET") {
-        Ok(secret) if !secret.is_empty() => secret.into_bytes(),
+    let webhook_secret = match config.payment_webhook_secret.as_deref() {
+        Some(secret) if !secret.is_empty() => secret.as_bytes().to_vec(),
         _ => rand::random::<[u8; 32]>().to_vec(),
     };
     let services = Services {

@@ -31,6 +31,11 @@ enum Command {
     CreateAgent(CreateAgent),
     /// Run a fake OpenAI-compatible upstream with fixed delays (for benchmarks).
     FakeUpstream(FakeUpstream),
+    /// Add markdown articles (front matter: title, category, kind, source_url) to an agent's
+    /// knowledge base (created if missing).
+    ImportKnowledge(ImportKnowledge),
+    /// Add news items from a JSON array (category, title, summary, date, source, url).
+    ImportNews(ImportNews),
     /// Measure added time-to-first-token and concurrent streams against a fake upstream.
     Bench(parley_server::bench::BenchArgs),
 }
@@ -71,6 +76,27 @@ struct CreateAgent {
 }
 
 #[derive(clap::Args)]
+struct ImportKnowledge {
+    /// Public key of the agent.
+    #[arg(long)]
+    agent: String,
+    /// Name of the knowledge base.
+    #[arg(long, default_value = "Knowledge")]
+    base: String,
+    /// Markdown files or directories of them.
+    paths: Vec<std::path::PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ImportNews {
+    /// Public key of the agent (all agents when omitted).
+    #[arg(long)]
+    agent: Option<String>,
+    /// The JSON file.
+    file: std::path::PathBuf,
+}
+
+#[derive(clap::Args)]
 struct FakeUpstream {
     #[arg(long, default_value = "127.0.0.1:18080")]
     listen: SocketAddr,
@@ -99,6 +125,8 @@ async fn main() -> anyhow::Result<()> {
         Command::CreateAgent(args) => create_agent(&cli.config, args).await,
         Command::FakeUpstream(args) => fake_upstream(args).await,
         Command::Bench(args) => parley_server::bench::run(args).await,
+        Command::ImportKnowledge(args) => import_knowledge(cli.config, args).await,
+        Command::ImportNews(args) => import_news(&cli.config, args).await,
     }
 }
 
@@ -165,5 +193,62 @@ async fn fake_upstream(a: FakeUpstream) -> anyhow::Result<()> {
     let fake = FakeOpenAi::start_rules(rules, a.listen).await;
     println!("fake upstream on {}", fake.base_url());
     tokio::signal::ctrl_c().await?;
+    Ok(())
+}
+
+async fn open_db(config: &Config) -> anyhow::Result<Db> {
+    if config.database_url.is_none() {
+        std::fs::create_dir_all(&config.data_dir)?;
+    }
+    Ok(Db::connect(&config.database_url()).await?)
+}
+
+async fn import_knowledge(config: Config, a: ImportKnowledge) -> anyhow::Result<()> {
+    use parley_app::server::engine::knowledge::Knowledge;
+    use parley_app::server::store::knowledge;
+    let db = open_db(&config).await?;
+    let agent =
+        agents::by_public_key(&db, &a.agent).await?.with_context(|| format!("no agent with key {}", a.agent))?;
+    let now = SystemClock.now_ms();
+    let base = match knowledge::bases_of_agent(&db, &agent.id).await?.into_iter().find(|b| b.name == a.base) {
+        Some(base) => base,
+        None => knowledge::create_base(&db, &agent.id, &a.base, "", now).await?,
+    };
+    let mut files = Vec::new();
+    for path in &a.paths {
+        if path.is_dir() {
+            let mut entries: Vec<_> = std::fs::read_dir(path)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            entries.sort();
+            files.extend(entries.into_iter().filter(|p| p.extension().is_some_and(|e| e == "md")));
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut articles = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        articles.push(knowledge::parse_markdown(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
+    }
+    let embedder = parley_app::server::engine::knowledge::embeddings::Embedder::from_env(reqwest::Client::new());
+    let index = Knowledge::new(db.clone(), embedder);
+    index.add_articles(&base.id, &articles, now).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("added {} articles to \"{}\" of {}", articles.len(), base.name, agent.public_key);
+    Ok(())
+}
+
+async fn import_news(config: &Config, a: ImportNews) -> anyhow::Result<()> {
+    use parley_app::server::store::news;
+    let db = open_db(config).await?;
+    let agent_id = match &a.agent {
+        Some(key) => {
+            Some(agents::by_public_key(&db, key).await?.with_context(|| format!("no agent with key {key}"))?.id)
+        }
+        None => None,
+    };
+    let text = std::fs::read_to_string(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
+    let items: Vec<news::NewsItem> =
+        serde_json::from_str(&text).context("the file must be a JSON array of news items")?;
+    let n = news::import(&db, agent_id.as_deref(), &items, SystemClock.now_ms()).await?;
+    println!("added {n} news items");
     Ok(())
 }

@@ -202,6 +202,7 @@ async fn another_visitors_conversation_is_not_found() {
     let events = app.send(&alice, "plain", None, "I am Alice").await;
     let conv = conversation_id(&events);
     let messages_before = app.count("messages").await;
+    app.running.state.engine.flush().await;
     let events_before = app.count("events").await;
     assert_eq!(messages_before, 2);
 

@@ -5,6 +5,7 @@ mod chat;
 mod conversations;
 mod embed;
 mod health;
+mod payments;
 mod visitors;
 mod widget_js;
 
@@ -27,6 +28,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .merge(widget_js::router())
         .merge(health::router())
+        .merge(payments::router())
         .leptos_routes(&state, routes, {
             let options = state.leptos_options.clone();
             move || shell(options.clone())

@@ -8,17 +8,18 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream::BoxStream;
 use parley_widget::protocol::{
-    Block, ConversationStatus, Handoff, LeadForm, MessageStart, MessageStatus, PaymentStatus, Role, StreamEvent,
-    Transcript, TranscriptMessage, validate_lead,
+    Block, ConversationStatus, Handoff, LeadForm, MessageEnd, MessageStart, MessageStatus, PaymentStatus, Role,
+    StreamEvent, Transcript, TranscriptMessage, validate_lead,
 };
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
 use super::hub::{Frame, Lease};
+use super::provider::ModelMessage;
 use super::provider::demo::is_chinese;
 use super::replay::{self, Until};
 use super::tools::ToolContext;
-use super::turn::{Turn, TurnLimits, TurnStart};
+use super::turn::{Turn, TurnLimits};
 use crate::server::store::agents::Agent;
 use crate::server::store::conversations::{self, Conversation};
 use crate::server::store::messages::{self, Message, NewTurn};
@@ -138,9 +139,41 @@ impl Engine {
             role: Role::Assistant,
         }));
         let visitor_message_id = new_id();
+        let stored = NewTurn {
+            conversation_id: conversation_id.clone(),
+            new_conversation: existing.is_none().then(|| (agent.id.clone(), visitor.id.clone())),
+            visitor_message_id: visitor_message_id.clone(),
+            text: text.to_owned(),
+            client_message_id: client_message_id.map(str::to_owned),
+            assistant_message_id: Some(message_id.clone()),
+            assistant_start_seq: start.seq,
+            now: self.now_ms(),
+        };
+        // The visitor's message is committed before the model is called; earlier messages are
+        // read meanwhile.
+        let history = async {
+            match &existing {
+                Some(_) => messages::recent(self.db(), &conversation_id, self.settings().history_limit + 2)
+                    .await
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            }
+        };
+        let (committed, history) = tokio::join!(self.0.writer.begin_turn(stored), history);
+        if let Err(e) = committed {
+            // Close what was announced; nothing was stored.
+            lease.emit(StreamEvent::MessageEnd(MessageEnd {
+                message_id: message_id.clone(),
+                status: MessageStatus::Failed,
+            }));
+            lease.end_turn();
+            return Err(ChatError::Db(DbError::Protocol(e)));
+        }
+        self.0.writer.event(&Arc::from(conversation_id.as_str()), start.clone());
         let events =
             replay::open(self.db().clone(), lease.clone(), start.seq - 1, Until::MessageEnd(message_id.clone()), false)
                 .await?;
+        let this_turn = [visitor_message_id, message_id.clone()];
         let turn = Turn {
             writer: self.0.writer.clone(),
             model: self.model_for(&agent),
@@ -156,20 +189,7 @@ impl Engine {
                 http: self.0.http.clone(),
                 services: self.0.services.clone(),
             },
-            start: TurnStart {
-                stored: NewTurn {
-                    conversation_id: conversation_id.clone(),
-                    new_conversation: existing.is_none().then(|| (agent.id.clone(), visitor.id.clone())),
-                    visitor_message_id,
-                    text: text.to_owned(),
-                    client_message_id: client_message_id.map(str::to_owned),
-                    assistant_message_id: Some(message_id.clone()),
-                    assistant_start_seq: start.seq,
-                    now: self.now_ms(),
-                },
-                message_start: start,
-                history_limit: existing.is_some().then_some(self.settings().history_limit + 2),
-            },
+            messages: model_context(&agent, &history, text, &this_turn),
             limits: TurnLimits {
                 max_hops: self.settings().max_hops,
                 tool_timeout: self.settings().tool_timeout,
@@ -304,4 +324,31 @@ fn with_order_status(block: Block, orders: &[crate::server::store::orders::Order
         }
         other => other,
     }
+}
+
+/// The model's context: the agent's instructions, earlier messages, the new one.
+fn model_context(agent: &Agent, history: &[Message], text: &str, this_turn: &[String]) -> Vec<ModelMessage> {
+    let mut out = Vec::with_capacity(history.len() + 2);
+    if !agent.system_prompt.trim().is_empty() {
+        out.push(ModelMessage::System(agent.system_prompt.clone()));
+    }
+    for m in history {
+        // The message just sent is added last; the reply being written is empty.
+        if this_turn.contains(&m.id) || m.content.trim().is_empty() {
+            continue;
+        }
+        match m.role {
+            Role::Visitor => out.push(ModelMessage::User(m.content.clone())),
+            Role::Assistant if m.status != MessageStatus::Failed => {
+                out.push(ModelMessage::Assistant { content: m.content.clone(), tool_calls: Vec::new() })
+            }
+            Role::Operator => out.push(ModelMessage::Assistant {
+                content: format!("[{} (a person) wrote]: {}", m.author.as_deref().unwrap_or("Operator"), m.content),
+                tool_calls: Vec::new(),
+            }),
+            _ => {}
+        }
+    }
+    out.push(ModelMessage::User(text.to_owned()));
+    out
 }

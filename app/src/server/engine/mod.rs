@@ -185,6 +185,11 @@ impl Engine {
         self.0.clock.now_ms()
     }
 
+    /// Waits until everything streamed so far is stored (tests, shutdown).
+    pub async fn flush(&self) -> bool {
+        self.0.writer.flush().await
+    }
+
     /// The model client an agent's settings ask for.
     pub fn model_for(&self, agent: &Agent) -> Arc<dyn ChatModel> {
         match (agent.provider.kind, agent.provider.base_url.as_deref()) {

@@ -11,20 +11,18 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use parley_widget::protocol::{
-    Block, BlockEvent, ErrorEvent, MessageEnd, MessageStatus, Role, StreamEvent, Token, ToolCall, ToolCallStatus, Usage,
+    Block, BlockEvent, ErrorEvent, MessageEnd, MessageStatus, StreamEvent, Token, ToolCall, ToolCallStatus, Usage,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::hub::{Frame, Lease};
+use super::hub::Lease;
 use super::pricing;
 use super::provider::{AttemptLog, ChatModel, ModelEvent, ModelMessage, ModelRequest, ModelToolCall, ProviderError};
 use super::tools::registry::AgentTools;
 use super::tools::{ToolContext, ToolError, ToolOutput};
 use super::writer::Writer;
-use crate::server::store::agents::Agent;
 use crate::server::store::batch::FinishedMessage;
-use crate::server::store::messages::{self, Message, NewTurn};
 use crate::server::store::tool_calls::ToolCallRecord;
 use crate::server::store::usage::UsageRecord;
 
@@ -36,16 +34,6 @@ pub struct TurnLimits {
     pub max_tokens: Option<u32>,
 }
 
-/// What a turn stores before its first model call.
-pub struct TurnStart {
-    /// The visitor's message and the assistant's placeholder.
-    pub stored: NewTurn,
-    /// The `message_start` already sent to the streams; stored once the turn is.
-    pub message_start: Arc<Frame>,
-    /// Earlier messages to give the model (`None` for a new conversation).
-    pub history_limit: Option<i64>,
-}
-
 /// Everything one turn needs.
 pub struct Turn {
     pub lease: Lease,
@@ -54,7 +42,8 @@ pub struct Turn {
     pub model_name: String,
     pub tools: AgentTools,
     pub tool_ctx: ToolContext,
-    pub start: TurnStart,
+    /// The model's context: instructions, earlier messages, the visitor's new message.
+    pub messages: Vec<ModelMessage>,
     pub limits: TurnLimits,
     pub cancel: CancellationToken,
     /// The visitor writes Chinese: errors are said in Chinese.
@@ -86,46 +75,13 @@ enum HopEnd {
 impl Turn {
     /// Runs the turn to its end; never panics on provider or tool faults.
     pub async fn run(self) {
-        let Turn { lease, writer, model, model_name, tools, tool_ctx, start, limits, cancel, chinese } = self;
+        let Turn { lease, writer, model, model_name, tools, tool_ctx, mut messages, limits, cancel, chinese } = self;
         let out = Out {
             lease,
             writer,
             conversation_id: Arc::from(tool_ctx.conversation_id.as_str()),
             message_id: Arc::from(tool_ctx.message_id.as_str()),
         };
-        // The visitor's message is committed before the model is called; earlier messages are
-        // read meanwhile.
-        let this_turn = [start.stored.visitor_message_id.clone(), tool_ctx.message_id.clone()];
-        let text = start.stored.text.clone();
-        let history = async {
-            match start.history_limit {
-                Some(limit) => {
-                    messages::recent(&tool_ctx.db, &tool_ctx.conversation_id, limit).await.unwrap_or_default()
-                }
-                None => Vec::new(),
-            }
-        };
-        let (committed, history) = tokio::join!(out.writer.begin_turn(start.stored), history);
-        if let Err(e) = committed {
-            tracing::error!(conversation = %out.conversation_id, error = %e, "the visitor's message could not be stored");
-            out.lease.emit(StreamEvent::Error(ErrorEvent {
-                code: "STORAGE_UNAVAILABLE".into(),
-                message: if chinese {
-                    "抱歉，消息没有保存成功，请稍后再试。"
-                } else {
-                    "Sorry, your message could not be saved. Please try again."
-                }
-                .into(),
-            }));
-            out.lease.emit(StreamEvent::MessageEnd(MessageEnd {
-                message_id: out.message_id.to_string(),
-                status: MessageStatus::Failed,
-            }));
-            out.lease.end_turn();
-            return;
-        }
-        out.writer.event(&out.conversation_id, start.message_start);
-        let mut messages = model_context(&tool_ctx.agent, &history, &text, &this_turn);
         let mut text = String::new();
         let mut blocks: Vec<Block> = Vec::new();
         let mut status = MessageStatus::Complete;
@@ -394,31 +350,4 @@ fn friendly_error(error: &ProviderError, chinese: bool) -> ErrorEvent {
         "Sorry, I can't answer right now. Please try again in a moment, or ask to talk to a person."
     };
     ErrorEvent { code: code.to_owned(), message: message.to_owned() }
-}
-
-/// The model's context: the agent's instructions, earlier messages, the new one.
-fn model_context(agent: &Agent, history: &[Message], text: &str, this_turn: &[String]) -> Vec<ModelMessage> {
-    let mut out = Vec::with_capacity(history.len() + 2);
-    if !agent.system_prompt.trim().is_empty() {
-        out.push(ModelMessage::System(agent.system_prompt.clone()));
-    }
-    for m in history {
-        // The message just sent is added last; the reply being written is empty.
-        if this_turn.contains(&m.id) || m.content.trim().is_empty() {
-            continue;
-        }
-        match m.role {
-            Role::Visitor => out.push(ModelMessage::User(m.content.clone())),
-            Role::Assistant if m.status != MessageStatus::Failed => {
-                out.push(ModelMessage::Assistant { content: m.content.clone(), tool_calls: Vec::new() })
-            }
-            Role::Operator => out.push(ModelMessage::Assistant {
-                content: format!("[{} (a person) wrote]: {}", m.author.as_deref().unwrap_or("Operator"), m.content),
-                tool_calls: Vec::new(),
-            }),
-            _ => {}
-        }
-    }
-    out.push(ModelMessage::User(text.to_owned()));
-    out
 }

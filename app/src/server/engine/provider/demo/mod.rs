@@ -3,9 +3,14 @@
 //! answer from the tools' results, streamed token by token. It exists so a newcomer can see every
 //! tool and block work without an API key; the panel labels it plainly as the demo model.
 
+mod compose;
+mod intents;
+
+use intents::{INTENTS, clip};
+
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{
     AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
@@ -17,38 +22,6 @@ use super::{
 pub struct DemoModel {
     /// Pause between streamed tokens, so the answer visibly streams.
     pub token_delay: Duration,
-}
-
-/// One intent the demo model recognises: a tool and the words that call for it.
-struct Intent {
-    tool: &'static str,
-    words: &'static [&'static str],
-    arguments: fn(&str) -> Value,
-}
-
-const INTENTS: &[Intent] = &[Intent {
-    tool: "escalate_to_human",
-    words: &[
-        "human",
-        "person",
-        "operator",
-        "representative",
-        "real agent",
-        "live agent",
-        "talk to someone",
-        "speak to someone",
-        "support team",
-        "人工",
-        "真人",
-        "客服",
-        "转接",
-        "联系人",
-    ],
-    arguments: |text| json!({"reason": clip(text, 200)}),
-}];
-
-fn clip(text: &str, max: usize) -> String {
-    text.trim().chars().take(max).collect()
 }
 
 /// Whether the text is mostly Chinese (any CJK ideograph counts).
@@ -81,10 +54,19 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
 
     if !request.tools.is_empty() {
         let lower = last_user.to_lowercase();
-        let calls: Vec<ModelToolCall> = INTENTS
+        let offered = |tool: &str| request.tools.iter().any(|t| t.name == tool);
+        let matching: Vec<&intents::Intent> =
+            INTENTS.iter().filter(|intent| offered(intent.tool) && (intent.applies)(&lower)).collect();
+        // The most specific rule wins; details for an assessment may come with the wish to pay.
+        let chosen: Vec<&intents::Intent> = match matching.as_slice() {
+            [first, rest @ ..] if first.tool == "collect_assessment_info" => {
+                std::iter::once(*first).chain(rest.iter().copied().filter(|i| i.tool == "generate_payment")).collect()
+            }
+            [first, ..] => vec![*first],
+            [] => Vec::new(),
+        };
+        let mut calls: Vec<ModelToolCall> = chosen
             .iter()
-            .filter(|intent| request.tools.iter().any(|t| t.name == intent.tool))
-            .filter(|intent| intent.words.iter().any(|w| lower.contains(w)))
             .enumerate()
             .map(|(i, intent)| ModelToolCall {
                 id: format!("demo_call_{}_{i}", intent.tool),
@@ -92,6 +74,18 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
                 arguments: (intent.arguments)(last_user).to_string(),
             })
             .collect();
+        // A real question the rules do not recognise: is it off-topic?
+        if calls.is_empty()
+            && offered("check_off_topic")
+            && !is_greeting(&lower)
+            && last_user.trim().chars().count() >= 4
+        {
+            calls.push(ModelToolCall {
+                id: "demo_call_check_off_topic_0".into(),
+                name: "check_off_topic".into(),
+                arguments: serde_json::json!({"question": clip(last_user, 500)}).to_string(),
+            });
+        }
         if !calls.is_empty() {
             return DemoReply::CallTools(calls);
         }
@@ -123,49 +117,23 @@ fn tool_results(messages: &[ModelMessage]) -> Vec<(String, Value)> {
 }
 
 fn compose_from_results(results: &[(String, Value)], zh: bool) -> String {
-    let mut parts = Vec::new();
-    for (name, result) in results {
-        if let Some(error) = result.get("error").and_then(Value::as_str) {
-            parts.push(if zh {
-                format!("抱歉，`{name}` 这一步没有成功（{error}）。")
-            } else {
-                format!("Sorry, the `{name}` step did not work ({error}).")
-            });
-            continue;
-        }
-        let text = match name.as_str() {
-            "escalate_to_human" => {
-                if zh {
-                    "我已经通知了我们的团队。请点击下方的 **联系人工** 按钮留下您的联系方式，工作人员会尽快与您联系。"
-                        .to_owned()
-                } else {
-                    "I've let our team know. Press **Talk to a person** below and leave your contact details — someone will get back to you shortly.".to_owned()
-                }
-            }
-            _ => match result.get("message").and_then(Value::as_str) {
-                Some(message) => message.to_owned(),
-                None => {
-                    if zh {
-                        format!("`{name}` 已完成。")
-                    } else {
-                        format!("`{name}` is done.")
-                    }
-                }
-            },
-        };
-        parts.push(text);
-    }
-    parts.join("\n\n")
+    results.iter().map(|(name, result)| compose::from_result(name, result, zh)).collect::<Vec<_>>().join("\n\n")
 }
 
-fn small_talk(text: &str, zh: bool, tools: &[super::ToolSpec]) -> String {
-    let lower = text.to_lowercase();
-    let greeting = ["hello", "hi", "hey", "你好", "您好", "嗨"].iter().any(|g| {
-        lower.trim() == *g
+fn is_greeting(lower: &str) -> bool {
+    let lower = lower.trim();
+    ["hello", "hi", "hey"].iter().any(|g| {
+        lower == *g
             || lower.starts_with(&format!("{g} "))
             || lower.starts_with(&format!("{g},"))
             || lower.starts_with(&format!("{g}!"))
-    }) || (zh && (lower.starts_with("你好") || lower.starts_with("您好")));
+    }) || lower.starts_with("你好")
+        || lower.starts_with("您好")
+        || lower.starts_with('嗨')
+}
+
+fn small_talk(text: &str, zh: bool, tools: &[super::ToolSpec]) -> String {
+    let greeting = is_greeting(&text.to_lowercase());
     let can = tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", ");
     match (zh, greeting) {
         (true, true) => "您好！我是 Parley 的离线演示模型。您可以问我问题，或者说“转人工”来联系真人客服。".to_owned(),
@@ -276,6 +244,7 @@ impl ChatModel for DemoModel {
 mod tests {
     use super::super::ToolSpec;
     use super::*;
+    use serde_json::json;
 
     fn request(messages: Vec<ModelMessage>, tools: &[&str]) -> ModelRequest {
         ModelRequest {
@@ -298,6 +267,41 @@ mod tests {
                 other => panic!("{text}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn the_consulting_tour_picks_the_right_tools() {
+        let all = [
+            "escalate_to_human",
+            "search_knowledge",
+            "check_off_topic",
+            "collect_assessment_info",
+            "generate_payment",
+            "save_user_memory",
+            "get_user_context",
+            "get_current_datetime",
+            "web_search",
+            "get_exchange_rate",
+            "fetch_immigration_news",
+        ];
+        let call = |text: &str| match plan(&request(vec![ModelMessage::User(text.into())], &all)) {
+            DemoReply::CallTools(calls) => calls.into_iter().map(|c| (c.name, c.arguments)).collect::<Vec<_>>(),
+            other => panic!("{text}: {other:?}"),
+        };
+        let (name, args) = &call("优才计划的条件是什么?")[0];
+        assert_eq!(name, "search_knowledge");
+        assert!(args.contains("\"category\":\"QMAS\""));
+        let (name, args) = &call("港币兑人民币汇率")[0];
+        assert_eq!((name.as_str(), args.as_str()), ("get_exchange_rate", "{\"from\":\"HKD\",\"to\":\"CNY\"}"));
+        let (name, args) = &call("我想付费评估 QMAS, 用支付宝")[0];
+        assert_eq!(name, "generate_payment");
+        assert!(args.contains("ALIPAY") && args.contains("QMAS"));
+        assert_eq!(call("最近的移民新闻")[0].0, "fetch_immigration_news");
+        assert_eq!(call("现在香港几点")[0].0, "get_current_datetime");
+        assert_eq!(call("推荐一部好看的电影吧")[0].0, "check_off_topic");
+        let both: Vec<String> =
+            call("我35岁，硕士，工作10年，想付费评估高才通，用微信").into_iter().map(|c| c.0).collect();
+        assert_eq!(both, vec!["collect_assessment_info", "generate_payment"]);
     }
 
     #[test]

@@ -1,0 +1,283 @@
+//! The immigration-consulting vertical end to end: the seeded agent (its demo knowledge and news)
+//! driven by a scripted fake OpenAI server, knowledge with citations, payments (webhook, sandbox
+//! page, server-side expiry, live block updates) and visitor memory.
+
+mod common;
+
+use common::*;
+use parley_app::server::engine::clock::{Clock, ManualClock};
+use parley_app::server::engine::payments::sign;
+use parley_app::server::engine::tools::registry::Registry;
+use parley_app::server::store::orders;
+use parley_widget::protocol::{Block, PaymentStatus, StreamEvent, Transcript};
+use parley_widget::sse::SseParser;
+use serde_json::{Value, json};
+
+const AGENT: &str = "demo-immigration";
+
+/// Points the seeded immigration agent at the fake upstream.
+async fn use_fake(app: &TestApp) {
+    sqlx::query("UPDATE agents SET provider = 'openai', base_url = $1, model = 'gpt-4o-mini' WHERE public_key = $2")
+        .bind(app.fake.base_url())
+        .bind(AGENT)
+        .execute(app.db().writer())
+        .await
+        .unwrap();
+    app.running.state.engine.agents_changed();
+}
+
+fn blocks(events: &[(u64, StreamEvent)]) -> Vec<Block> {
+    events
+        .iter()
+        .filter_map(|(_, e)| if let StreamEvent::Block(b) = e { Some(b.block.clone()) } else { None })
+        .collect()
+}
+
+/// The tool message the model saw in request `n`.
+fn tool_result(app: &TestApp, n: usize) -> Value {
+    let requests = app.fake.requests();
+    let messages = requests[n]["messages"].as_array().unwrap();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool").expect("a tool message");
+    serde_json::from_str(tool["content"].as_str().unwrap()).unwrap()
+}
+
+/// Opens the conversation's live stream after `after`.
+async fn follow(app: &TestApp, token: &str, conversation: &str, after: u64) -> reqwest::Response {
+    let r = app
+        .client
+        .get(app.url(&format!("/api/v1/conversations/{conversation}/events")))
+        .bearer_auth(token)
+        .header("Last-Event-ID", after.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r
+}
+
+async fn next_block_update(r: reqwest::Response) -> Block {
+    let mut body = r.bytes_stream();
+    let mut parser = SseParser::new();
+    let mut events = Vec::new();
+    read_until(&mut body, &mut parser, &mut events, |e| {
+        e.iter().any(|(_, e)| matches!(e, StreamEvent::BlockUpdate(_)))
+    })
+    .await;
+    events
+        .into_iter()
+        .find_map(|(_, e)| if let StreamEvent::BlockUpdate(b) = e { Some(b.block) } else { None })
+        .unwrap()
+}
+
+async fn pay_turn(app: &TestApp, token: &str) -> (Vec<(u64, StreamEvent)>, String) {
+    app.fake.push_tool_call(
+        "generate_payment",
+        json!({"serviceType": "ASSESSMENT", "category": "QMAS", "paymentMethod": "ALIPAY", "amount": 1}),
+    );
+    app.fake.push_content("请扫码支付。");
+    let events = app.send(token, AGENT, None, "我想付费评估优才，用支付宝").await;
+    let order_id = match blocks(&events).first() {
+        Some(Block::PaymentQr(b)) => b.order_id.clone(),
+        other => panic!("expected a payment block, got {other:?}"),
+    };
+    (events, order_id)
+}
+
+#[tokio::test]
+async fn knowledge_search_quotes_sources_and_shows_citations() {
+    let app = spawn_app().await;
+    use_fake(&app).await;
+    let token = app.visitor(AGENT).await;
+    app.fake.push_tool_call("search_knowledge", json!({"query": "优才计划的申请条件", "category": "QMAS"}));
+    app.fake.push_content("优才计划要求申请人年满18岁……");
+    let events = app.send(&token, AGENT, None, "优才计划的条件是什么？").await;
+    assert_eq!(
+        shape(&events),
+        [
+            "message_start",
+            "usage",
+            "tool_call:search_knowledge:started",
+            "tool_call:search_knowledge:succeeded",
+            "block:citations",
+            "token*",
+            "usage",
+            "message_end:complete"
+        ]
+    );
+    let result = tool_result(&app, 1);
+    assert_eq!(result["success"], true);
+    assert!(result["sources"][0]["title"].as_str().unwrap().starts_with("QMAS"), "{result}");
+    assert!(result["content"].as_str().unwrap().contains("<source n=\"1\""), "quoted, not bare: {result}");
+    let Block::Citations(c) = &blocks(&events)[0] else { panic!() };
+    assert!(c.sources[0].url.as_deref().unwrap().starts_with("https://"));
+    // A reload shows the citations too.
+    let conv = conversation_id(&events);
+    let t: Transcript = app.get(&token, &format!("/api/v1/conversations/{conv}")).await.json().await.unwrap();
+    assert!(matches!(&t.messages[1].blocks[0], Block::Citations(_)));
+}
+
+#[tokio::test]
+async fn payment_amount_comes_from_the_price_table_and_a_signed_webhook_pays_it_live() {
+    let app = spawn_app().await;
+    use_fake(&app).await;
+    let token = app.visitor(AGENT).await;
+    let (events, order_id) = pay_turn(&app, &token).await;
+    let Block::PaymentQr(qr) = &blocks(&events)[0] else { panic!() };
+    assert_eq!((qr.amount_minor, qr.currency.as_str(), qr.status), (9900, "CNY", PaymentStatus::Pending));
+    assert!(qr.pay_url.ends_with(&format!("/pay/{order_id}")));
+    assert!(qr.qr_svg.contains("<svg"));
+    assert_eq!(tool_result(&app, 1)["amount"], 99.0, "the model's amount of 1 is ignored");
+    let conv = conversation_id(&events);
+    let last = events.last().unwrap().0;
+    let live = follow(&app, &token, &conv, last).await;
+
+    let body = json!({"order_id": order_id, "status": "paid"}).to_string();
+    let hook = |sig: String, body: String| {
+        app.client.post(app.url("/api/v1/payments/webhook")).header("x-parley-signature", sig).body(body).send()
+    };
+    let bad = hook(sign(b"wrong-secret", body.as_bytes()), body.clone()).await.unwrap();
+    assert_eq!(bad.status(), 401);
+    let unsigned = app.client.post(app.url("/api/v1/payments/webhook")).body(body.clone()).send().await.unwrap();
+    assert_eq!(unsigned.status(), 401);
+    assert_eq!(orders::by_id(app.db(), &order_id).await.unwrap().unwrap().status, "pending", "unchanged");
+
+    let good = hook(sign(b"test-webhook-secret", body.as_bytes()), body.clone()).await.unwrap();
+    assert_eq!(good.status(), 200);
+    assert_eq!(good.json::<Value>().await.unwrap()["changed"], true);
+    match next_block_update(live).await {
+        Block::PaymentQr(b) => assert_eq!((b.order_id.as_str(), b.status), (order_id.as_str(), PaymentStatus::Paid)),
+        other => panic!("{other:?}"),
+    }
+    let again = hook(sign(b"test-webhook-secret", body.as_bytes()), body).await.unwrap();
+    assert_eq!(again.json::<Value>().await.unwrap()["changed"], false);
+    let t: Transcript = app.get(&token, &format!("/api/v1/conversations/{conv}")).await.json().await.unwrap();
+    assert!(matches!(&t.messages[1].blocks[0], Block::PaymentQr(b) if b.status == PaymentStatus::Paid));
+}
+
+#[tokio::test]
+async fn the_sandbox_page_marks_an_order_paid() {
+    let app = spawn_app().await;
+    use_fake(&app).await;
+    let token = app.visitor(AGENT).await;
+    let (_, order_id) = pay_turn(&app, &token).await;
+    let page = app.client.get(app.url(&format!("/pay/{order_id}"))).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(html.contains(&order_id) && html.contains("¥99.00") && html.contains("Mark as paid"));
+    let no_redirect = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let r = no_redirect.post(app.url(&format!("/pay/{order_id}/confirm"))).send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(orders::by_id(app.db(), &order_id).await.unwrap().unwrap().status, "paid");
+    let missing = app.client.get(app.url("/pay/ORD_nope")).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn orders_expire_after_thirty_minutes_on_the_server() {
+    let clock = ManualClock::new();
+    let app = spawn_app_with(clock.clone(), Registry::builtin(&reqwest::Client::new())).await;
+    use_fake(&app).await;
+    let token = app.visitor(AGENT).await;
+    let (events, order_id) = pay_turn(&app, &token).await;
+    let conv = conversation_id(&events);
+    let live = follow(&app, &token, &conv, events.last().unwrap().0).await;
+    clock.advance_ms(29 * 60 * 1000);
+    assert_eq!(app.running.state.engine.expire_orders().await.unwrap(), 0);
+    clock.advance_ms(60 * 1000);
+    assert_eq!(app.running.state.engine.expire_orders().await.unwrap(), 1);
+    match next_block_update(live).await {
+        Block::PaymentQr(b) => assert_eq!(b.status, PaymentStatus::Expired),
+        other => panic!("{other:?}"),
+    }
+    // Too late: neither the sandbox page nor a webhook can pay it now.
+    let _ = app.client.post(app.url(&format!("/pay/{order_id}/confirm"))).send().await.unwrap();
+    let body = json!({"order_id": order_id, "status": "paid"}).to_string();
+    let r = app
+        .client
+        .post(app.url("/api/v1/payments/webhook"))
+        .header("x-parley-signature", sign(b"test-webhook-secret", body.as_bytes()))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.json::<Value>().await.unwrap()["changed"], false);
+    let order = orders::by_id(app.db(), &order_id).await.unwrap().unwrap();
+    assert_eq!(order.status, "expired");
+    assert!(order.expires_at <= clock.now_ms());
+}
+
+#[tokio::test]
+async fn a_retried_turn_does_not_create_a_second_order() {
+    let app = spawn_app().await;
+    use_fake(&app).await;
+    let token = app.visitor(AGENT).await;
+    app.fake.push_tool_call(
+        "generate_payment",
+        json!({"serviceType": "ASSESSMENT", "category": "CIES", "paymentMethod": "WECHAT"}),
+    );
+    app.fake.push_content("扫码即可。");
+    let body = json!({"agent": AGENT, "message": "付费评估投资移民", "client_message_id": "pay-once"});
+    let first = read_events(app.send_raw(&token, body.clone()).await).await;
+    let again = read_events(app.send_raw(&token, body).await).await;
+    assert_eq!(first, again);
+    assert_eq!(app.count("orders").await, 1);
+    assert_eq!(app.fake.served(), 2);
+    let Block::PaymentQr(b) = &blocks(&first)[0] else { panic!() };
+    assert_eq!(b.amount_minor, 19900);
+}
+
+#[tokio::test]
+async fn memory_is_recalled_in_a_new_conversation_and_never_by_another_visitor() {
+    let app = spawn_app().await;
+    use_fake(&app).await;
+    let token = app.visitor(AGENT).await;
+    app.fake
+        .push_tool_call("save_user_memory", json!({"memoryType": "FACT", "content": "用户35岁，计算机硕士，工作10年"}));
+    app.fake.push_content("记住了。");
+    let first = app.send(&token, AGENT, None, "请记住：我35岁，计算机硕士，工作10年").await;
+    assert_eq!(tool_result(&app, 1)["success"], true);
+
+    // A new conversation of the same visitor.
+    app.fake.push_tool_call("get_user_context", json!({"query": "我的背景"}));
+    app.fake.push_content("您35岁……");
+    let second = app.send(&token, AGENT, None, "你还记得我的背景吗").await;
+    assert_ne!(conversation_id(&first), conversation_id(&second));
+    let recalled = tool_result(&app, 3);
+    assert_eq!(recalled["memories"][0]["content"], "用户35岁，计算机硕士，工作10年");
+    assert_eq!(recalled["memories"][0]["importance"], 70);
+
+    // Someone else asks the same.
+    let other = app.visitor(AGENT).await;
+    app.fake.push_tool_call("get_user_context", json!({"query": "我的背景"}));
+    app.fake.push_content("我还不了解您。");
+    app.send(&other, AGENT, None, "你还记得我的背景吗").await;
+    assert_eq!(tool_result(&app, 5)["memories"], json!([]));
+}
+
+#[tokio::test]
+async fn news_and_time_through_the_tool_loop() {
+    let app = spawn_app().await;
+    use_fake(&app).await;
+    let token = app.visitor(AGENT).await;
+    app.fake.push(parley_server::fake_openai::Reply::ToolCalls(vec![
+        ("fetch_immigration_news".into(), json!({"category": "TTPS", "limit": 2}).to_string()),
+        ("get_current_datetime".into(), json!({"timezone": "Asia/Hong_Kong", "format": "date"}).to_string()),
+    ]));
+    app.fake.push_content("以下是最新资讯。");
+    let events = app.send(&token, AGENT, None, "高才通最近有什么新闻？今天几号？").await;
+    let cards: Vec<Block> = blocks(&events).into_iter().filter(|b| matches!(b, Block::NewsCard(_))).collect();
+    assert_eq!(cards.len(), 2, "two seeded TTPS news items");
+    let Block::NewsCard(first) = &cards[0] else { panic!() };
+    assert!(first.url.as_deref().unwrap().starts_with("https://"));
+    // Both results reached the model, in call order.
+    let requests = app.fake.requests();
+    let tools: Vec<Value> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(tools[0]["category"], "TTPS");
+    assert!(tools[1]["datetime"].as_str().unwrap().contains("年"));
+}
