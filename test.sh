@@ -21,8 +21,39 @@ fi
 say "building (release: server + browser bundle)"
 cargo leptos build --release
 
+# The MCP server is also checked with a client that is not ours: the official Python SDK from
+# PyPI. With it installed, the Rust MCP tests run it (and fail rather than skip if it breaks).
+say "installing the Python MCP SDK (pip install mcp) for the MCP client check"
+if python3 -m pip install --quiet --disable-pip-version-check mcp >/dev/null 2>&1 && python3 -c "import mcp" 2>/dev/null; then
+  export PARLEY_PYTHON_MCP=required
+else
+  say "could not install the Python MCP SDK: the Python MCP client check is SKIPPED"
+fi
+
 say "Rust tests (SQLite)"
 cargo test --release --workspace
+
+if [ "${PARLEY_PYTHON_MCP:-}" = required ]; then
+  # As a user would: the release server, a token from the CLI, the URL it prints, a Python client.
+  say "MCP: the Python SDK client against the release server, with a token made by the CLI"
+  mcp_dir="$(mktemp -d)"
+  mcp_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  export PARLEY_DATA_DIR="$mcp_dir" PARLEY_ADDR="127.0.0.1:$mcp_port"
+  target/release/parley serve >"$mcp_dir/server.log" 2>&1 &
+  mcp_pid=$!
+  for _ in $(seq 1 60); do
+    python3 -c "import urllib.request; urllib.request.urlopen('http://$PARLEY_ADDR/healthz')" 2>/dev/null && break
+    sleep 0.5
+  done
+  mcp_url="$(target/release/parley mcp-token create --agent demo-immigration --name test.sh | sed -n 's/^URL: //p')"
+  mcp_ok=0
+  python3 server/tests/mcp_client.py "$mcp_url" "优才计划" || mcp_ok=$?
+  kill "$mcp_pid" 2>/dev/null || true
+  wait "$mcp_pid" 2>/dev/null || true
+  unset PARLEY_DATA_DIR PARLEY_ADDR
+  rm -rf "$mcp_dir"
+  [ "$mcp_ok" -eq 0 ] || { echo "the Python MCP client check failed" >&2; exit 1; }
+fi
 
 if command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then
   say "Rust integration tests (PostgreSQL)"

@@ -3,6 +3,7 @@
 
 pub mod demo_data;
 pub mod engine;
+pub mod mcp;
 pub mod seed;
 pub mod state;
 pub mod store;

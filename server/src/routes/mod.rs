@@ -5,6 +5,7 @@ mod chat;
 mod conversations;
 mod embed;
 mod health;
+mod mcp;
 mod payments;
 mod visitors;
 mod widget_js;
@@ -29,6 +30,7 @@ pub fn router(state: AppState) -> Router {
         .merge(widget_js::router())
         .merge(health::router())
         .merge(payments::router())
+        .merge(mcp::router(&state))
         .leptos_routes(&state, routes, {
             let options = state.leptos_options.clone();
             move || shell(options.clone())

@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod events;
 pub mod knowledge;
 pub mod leads;
+pub mod mcp_tokens;
 pub mod memories;
 pub mod messages;
 pub mod news;

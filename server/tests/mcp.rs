@@ -1,0 +1,417 @@
+//! The MCP server end to end, through the official Rust SDK's client (`rmcp`) over Streamable
+//! HTTP and over the `mcp-stdio` subcommand, plus the Python SDK (`mcp` from PyPI) as a client
+//! that is not ours: feature sets, output formats, tokens, argument errors, usage.
+
+mod common;
+
+use common::*;
+use parley_app::server::engine::clock::{Clock, SystemClock};
+use parley_app::server::engine::tools::names;
+use parley_app::server::mcp::{FeatureSet, OutputFormat};
+use parley_app::server::store::agents::Agent;
+use parley_app::server::store::knowledge::{self, KnowledgeBase, NewArticle};
+use parley_app::server::store::mcp_tokens;
+use parley_app::server::store::news::{self, NewsItem};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+
+type Client = RunningService<RoleClient, ()>;
+
+const CAPABILITIES: &[&str] = &["knowledge_search", "news", "datetime", "ticket_escalation", "payments"];
+const NEWS_DAY: &str = "2025-03-04";
+
+async fn add_base(app: &TestApp, agent: &Agent, name: &str, articles: &[(&str, &str)]) -> KnowledgeBase {
+    let base = knowledge::create_base(app.db(), &agent.id, name, "Test knowledge", SystemClock.now_ms()).await.unwrap();
+    let articles: Vec<NewArticle> = articles
+        .iter()
+        .map(|(title, body)| NewArticle {
+            title: (*title).into(),
+            category: Some("QMAS".into()),
+            kind: "article".into(),
+            body: (*body).into(),
+            source_url: Some("https://www.immd.gov.hk/qmas".into()),
+        })
+        .collect();
+    app.running
+        .state
+        .engine
+        .services()
+        .knowledge
+        .add_articles(&base.id, &articles, SystemClock.now_ms())
+        .await
+        .unwrap();
+    base
+}
+
+/// An agent with knowledge and news, and its first knowledge base.
+async fn agent_with_content(app: &TestApp, key: &str) -> (Agent, KnowledgeBase) {
+    let agent = app.agent(key, CAPABILITIES, None).await;
+    let base = add_base(
+        app,
+        &agent,
+        "Immigration",
+        &[("QMAS — eligibility", "优才计划申请人须年满18岁，具备良好的中文或英文能力。")],
+    )
+    .await;
+    let item = NewsItem {
+        id: String::new(),
+        category: "QMAS".into(),
+        title: "优才计划新措施".into(),
+        summary: "入境处公布优才计划的新安排。".into(),
+        published_on: NEWS_DAY.into(),
+        source: "入境事务处".into(),
+        url: Some("https://www.immd.gov.hk/news".into()),
+    };
+    news::import(app.db(), Some(&agent.id), &[item], SystemClock.now_ms()).await.unwrap();
+    (agent, base)
+}
+
+async fn token(app: &TestApp, agent: &Agent, feature_set: FeatureSet, output: OutputFormat) -> String {
+    mcp_tokens::create(app.db(), &agent.id, "test", feature_set, output, SystemClock.now_ms()).await.unwrap().1
+}
+
+/// An SDK client on `/mcp{query}`, with a bearer token when given.
+async fn connect(app: &TestApp, query: &str, bearer: Option<&str>) -> Result<Client, String> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(app.url(&format!("/mcp{query}")));
+    if let Some(token) = bearer {
+        config = config.auth_header(token);
+    }
+    ().serve(StreamableHttpClientTransport::from_config(config)).await.map_err(|e| e.to_string())
+}
+
+async fn tool_names(client: &Client) -> Vec<String> {
+    client.list_all_tools().await.expect("tools/list").into_iter().map(|t| t.name.into_owned()).collect()
+}
+
+async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().cloned().unwrap_or_default();
+    client.call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args)).await.expect("tools/call")
+}
+
+fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect::<Vec<_>>().join("\n")
+}
+
+fn ok_json(result: &CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(false), "{}", text(result));
+    serde_json::from_str(&text(result)).expect("raw output is JSON")
+}
+
+fn assert_sep_986(names_: &[String]) {
+    for name in names_ {
+        assert!(names::check(name).is_ok(), "`{name}` breaks SEP-986");
+    }
+}
+
+#[tokio::test]
+async fn mcp_initialize_base_list_and_search() {
+    let app = spawn_app().await;
+    let (agent, base) = agent_with_content(&app, "mcp-a").await;
+    let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
+    let client = connect(&app, "", Some(&t)).await.expect("initialize with a bearer token");
+    let info = client.peer_info().expect("initialize result");
+    assert_eq!(info.server_info.as_ref().map(|s| s.name.as_str()), Some("parley"));
+    assert!(info.capabilities.tools.is_some());
+
+    let tools = client.list_all_tools().await.unwrap();
+    let listed: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(
+        listed,
+        [
+            "ListAvailableKnowledgeBases",
+            "SearchKnowledgeBase",
+            "GetNewsForDate",
+            "GetTrendingQuestions",
+            "check_off_topic",
+            "get_current_datetime",
+            "fetch_immigration_news"
+        ]
+    );
+    assert_sep_986(&listed);
+    let search = tools.iter().find(|t| t.name == "SearchKnowledgeBase").unwrap();
+    assert!(search.description.as_deref().unwrap().contains("ListAvailableKnowledgeBases"));
+    assert!(search.input_schema["required"].as_array().unwrap().contains(&json!("knowledge_base_id")));
+
+    let bases = ok_json(&call(&client, "ListAvailableKnowledgeBases", json!({})).await);
+    assert_eq!(bases["knowledge_bases"][0]["id"], base.id.as_str());
+    let found = ok_json(
+        &call(&client, "SearchKnowledgeBase", json!({"knowledge_base_id": base.id, "query": "优才 条件"})).await,
+    );
+    assert_eq!(found["results"][0]["title"], "QMAS — eligibility");
+    assert_eq!(found["results"][0]["source_url"], "https://www.immd.gov.hk/qmas");
+    // A registry tool, through the registry.
+    let now = ok_json(&call(&client, "get_current_datetime", json!({"format": "date"})).await);
+    assert_eq!(now["timezone"], "Asia/Hong_Kong");
+    client.cancel().await.unwrap();
+
+    // The calls are counted in the usage ledger like the widget's.
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT model, outcome FROM usage_ledger WHERE provider = 'mcp' AND agent_id = $1 ORDER BY created_at, id",
+    )
+    .bind(&agent.id)
+    .fetch_all(app.db().pool())
+    .await
+    .unwrap();
+    let models: Vec<&str> = rows.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(models, ["ListAvailableKnowledgeBases", "SearchKnowledgeBase", "get_current_datetime"]);
+    assert!(rows.iter().all(|(_, o)| o == "ok"));
+}
+
+#[tokio::test]
+async fn mcp_detail_lists_one_search_tool_per_knowledge_base() {
+    let app = spawn_app().await;
+    let (agent, base) = agent_with_content(&app, "mcp-d").await;
+    let t = token(&app, &agent, FeatureSet::Detail, OutputFormat::Raw).await;
+    let client = connect(&app, &format!("?token={t}"), None).await.expect("initialize with ?token=");
+    let first = tool_names(&client).await;
+    let own = format!("SearchKnowledgeBase-{}", &base.id[..8]);
+    assert_eq!(
+        first,
+        [
+            own.as_str(),
+            "GetNewsForDate",
+            "GetTrendingQuestions",
+            "check_off_topic",
+            "get_current_datetime",
+            "fetch_immigration_news"
+        ]
+    );
+    assert_sep_986(&first);
+    let found = ok_json(&call(&client, &own, json!({"query": "优才 条件"})).await);
+    assert_eq!(found["knowledge_base"]["id"], base.id.as_str());
+    assert_eq!(found["results"][0]["title"], "QMAS — eligibility");
+
+    // A knowledge base added later shows up at the next tools/list, under its own name.
+    let second =
+        add_base(&app, &agent, "Tax", &[("Salaries tax", "Salaries tax is charged on income from Hong Kong.")]).await;
+    let now = tool_names(&client).await;
+    let searches: Vec<&String> = now.iter().filter(|n| n.starts_with("SearchKnowledgeBase-")).collect();
+    assert_eq!(searches.len(), 2, "{now:?}");
+    assert!(searches.iter().any(|n| second.id.starts_with(n.trim_start_matches("SearchKnowledgeBase-"))));
+    assert!(
+        !now.contains(&"ListAvailableKnowledgeBases".to_owned()) && !now.contains(&"SearchKnowledgeBase".to_owned())
+    );
+    assert_sep_986(&now);
+    let tax_tool =
+        searches.iter().find(|n| second.id.starts_with(n.trim_start_matches("SearchKnowledgeBase-"))).unwrap();
+    let tax = ok_json(&call(&client, tax_tool, json!({"query": "salaries tax"})).await);
+    assert_eq!(tax["results"][0]["title"], "Salaries tax");
+    client.cancel().await.unwrap();
+
+    // The request's `feature_set` overrides the token's default.
+    let base_client = connect(&app, &format!("?token={t}&feature_set=base"), None).await.unwrap();
+    assert!(
+        tool_names(&base_client)
+            .await
+            .starts_with(&["ListAvailableKnowledgeBases".into(), "SearchKnowledgeBase".into()])
+    );
+    base_client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn mcp_news_and_trending_in_both_output_formats() {
+    let app = spawn_app().await;
+    let (agent, _) = agent_with_content(&app, "mcp-n").await;
+    // Visitors ask through the widget; the answers must not leak into the trending list.
+    let visitor = app.visitor("mcp-n").await;
+    for question in ["优才计划的条件是什么？", "优才计划的条件是什么？", "How do I renew my IANG visa?"]
+    {
+        app.fake.push_content("SECRET-ANSWER-TEXT");
+        app.send(&visitor, "mcp-n", None, question).await;
+    }
+    let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
+
+    let raw = connect(&app, &format!("?token={t}"), None).await.unwrap();
+    let day = ok_json(&call(&raw, "GetNewsForDate", json!({"date": NEWS_DAY})).await);
+    assert_eq!((day["date"].as_str(), day["items"][0]["title"].as_str()), (Some(NEWS_DAY), Some("优才计划新措施")));
+    let today = ok_json(&call(&raw, "GetNewsForDate", json!({})).await);
+    assert_eq!(today["items"], json!([]));
+    assert_eq!(today["latest_date"], NEWS_DAY);
+    let trending = ok_json(&call(&raw, "GetTrendingQuestions", json!({})).await);
+    assert_eq!(trending["categories"][0]["category"], "QMAS");
+    assert_eq!(trending["categories"][0]["questions"][0], json!({"question": "优才计划的条件是什么？", "count": 2}));
+    assert_eq!(trending["categories"][1]["category"], "IANG");
+    assert!(!trending.to_string().contains("SECRET-ANSWER"));
+    raw.cancel().await.unwrap();
+
+    let readable = connect(&app, &format!("?token={t}&output=text"), None).await.unwrap();
+    let day = call(&readable, "GetNewsForDate", json!({"date": NEWS_DAY})).await;
+    assert_eq!(day.is_error, Some(false));
+    let day = text(&day);
+    assert!(
+        day.starts_with(&format!("## News for {NEWS_DAY}")) && day.contains("- **优才计划新措施** (入境事务处, QMAS)"),
+        "{day}"
+    );
+    let trending = text(&call(&readable, "GetTrendingQuestions", json!({})).await);
+    assert!(trending.contains("**QMAS**\n- 优才计划的条件是什么？ (×2)"), "{trending}");
+    let bases = text(&call(&readable, "ListAvailableKnowledgeBases", json!({})).await);
+    assert!(bases.starts_with("## Knowledge bases") && bases.contains("**Immigration**"), "{bases}");
+    let other = text(&call(&readable, "get_current_datetime", json!({})).await);
+    assert!(other.starts_with("```json\n"), "{other}");
+    readable.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn mcp_refuses_bad_tokens_and_keeps_agents_apart() {
+    let app = spawn_app().await;
+    let (a, base_a) = agent_with_content(&app, "mcp-x").await;
+    let (b, _) = agent_with_content(&app, "mcp-y").await;
+    let t_a = token(&app, &a, FeatureSet::Detail, OutputFormat::Raw).await;
+    let t_b = token(&app, &b, FeatureSet::Detail, OutputFormat::Raw).await;
+
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}});
+    let post = |query: String| {
+        app.client
+            .post(app.url(&format!("/mcp{query}")))
+            .header("Accept", "application/json, text/event-stream")
+            .json(&init)
+            .send()
+    };
+    assert_eq!(post(String::new()).await.unwrap().status(), 401);
+    assert_eq!(post("?token=pm_not-a-token".into()).await.unwrap().status(), 401);
+    assert_eq!(post(format!("?token={t_a}&feature_set=everything")).await.unwrap().status(), 400);
+    let ok = post(format!("?token={t_a}")).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    assert_eq!(ok.json::<Value>().await.unwrap()["result"]["serverInfo"]["name"], "parley");
+    assert!(connect(&app, "", Some("pm_not-a-token")).await.is_err(), "the SDK client is refused too");
+
+    // Agent B's token sees B's tools only, and cannot reach A's knowledge. (Ids are time-ordered:
+    // both agents' bases may well start with the same 8 characters; each name means the caller's own.)
+    let client_b = connect(&app, "", Some(&t_b)).await.unwrap();
+    let names_b = tool_names(&client_b).await;
+    let own_b = names_b.iter().find(|n| n.starts_with("SearchKnowledgeBase-")).unwrap().clone();
+    assert_eq!(names_b.iter().filter(|n| n.starts_with("SearchKnowledgeBase-")).count(), 1, "{names_b:?}");
+    let found = ok_json(&call(&client_b, &own_b, json!({"query": "优才"})).await);
+    assert_ne!(found["knowledge_base"]["id"], base_a.id.as_str());
+    let a_tool = format!("SearchKnowledgeBase-{}", base_a.id);
+    let refused = client_b
+        .call_tool(
+            CallToolRequestParams::new(a_tool.clone())
+                .with_arguments(json!({"query": "优才"}).as_object().cloned().unwrap()),
+        )
+        .await;
+    assert!(refused.is_err(), "another agent's tool is unknown: {refused:?}");
+    let escalate = client_b.call_tool(CallToolRequestParams::new("escalate_to_human")).await;
+    assert!(escalate.is_err(), "visitor-bound tools are not offered over MCP");
+    client_b.cancel().await.unwrap();
+    let base_b = connect(&app, &format!("?feature_set=base&token={t_b}"), None).await.unwrap();
+    let other = call(&base_b, "SearchKnowledgeBase", json!({"knowledge_base_id": base_a.id, "query": "优才"})).await;
+    assert_eq!(other.is_error, Some(true));
+    assert!(text(&other).contains("ListAvailableKnowledgeBases"), "{}", text(&other));
+    base_b.cancel().await.unwrap();
+
+    // A revoked token stops working at once.
+    assert_eq!(mcp_tokens::list(app.db(), None).await.unwrap().len(), 2);
+    let id = mcp_tokens::list(app.db(), Some(&a.id)).await.unwrap()[0].id.clone();
+    assert!(mcp_tokens::revoke(app.db(), &id, Some(&a.id), SystemClock.now_ms()).await.unwrap());
+    assert_eq!(post(format!("?token={t_a}")).await.unwrap().status(), 401);
+}
+
+#[tokio::test]
+async fn mcp_invalid_arguments_are_tool_errors() {
+    let app = spawn_app().await;
+    let (agent, base) = agent_with_content(&app, "mcp-v").await;
+    let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
+    let client = connect(&app, "", Some(&t)).await.unwrap();
+    for (tool, args, needle) in [
+        ("SearchKnowledgeBase", json!({"knowledge_base_id": base.id}), "query"),
+        ("SearchKnowledgeBase", json!({"knowledge_base_id": base.id, "query": "q", "limit": 99}), "99"),
+        ("GetNewsForDate", json!({"date": "yesterday"}), "yesterday"),
+        ("GetNewsForDate", json!({"date": "2025-02-30"}), "calendar date"),
+        ("GetTrendingQuestions", json!({"top": 3}), "top"),
+        ("get_current_datetime", json!({"format": 7}), "format"),
+    ] {
+        let result = call(&client, tool, args).await;
+        assert_eq!(result.is_error, Some(true), "{tool}");
+        let body: Value = serde_json::from_str(&text(&result)).unwrap();
+        assert_eq!(body["error"], "invalid_arguments", "{tool}: {body}");
+        assert!(body["message"].as_str().unwrap().contains(needle), "{tool}: {body}");
+    }
+    client.cancel().await.unwrap();
+    let errors: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM usage_ledger WHERE provider = 'mcp' AND outcome = 'error'")
+            .fetch_one(app.db().pool())
+            .await
+            .unwrap();
+    assert_eq!(errors, 6);
+}
+
+#[tokio::test]
+async fn mcp_stdio_subcommand_serves_the_same_tools() {
+    let app = spawn_app().await;
+    let (agent, base) = agent_with_content(&app, "mcp-s").await;
+    let t = token(&app, &agent, FeatureSet::Detail, OutputFormat::Text).await;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))
+        .args(["mcp-stdio", "--token", &t])
+        .env("DATABASE_URL", &app.database_url)
+        .env("PARLEY_DATA_DIR", app.dir.path())
+        .env("RUST_LOG", "warn")
+        .env_remove("PARLEY_MCP_FEATURE_SET")
+        .env_remove("PARLEY_MCP_OUTPUT_FORMAT")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start parley mcp-stdio");
+    let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = ().serve((stdout, stdin)).await.expect("initialize over stdio");
+    let listed = tool_names(&client).await;
+    let own = format!("SearchKnowledgeBase-{}", &base.id[..8]);
+    assert_eq!(listed[0], own);
+    assert_sep_986(&listed);
+    let found = text(&call(&client, &own, json!({"query": "优才 条件"})).await);
+    assert!(found.contains("1. **QMAS — eligibility**") && found.contains("<https://www.immd.gov.hk/qmas>"), "{found}");
+    client.cancel().await.unwrap();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait()).await.expect("exits").unwrap();
+    assert!(status.success());
+
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))
+        .args(["mcp-stdio", "--token", "pm_wrong"])
+        .env("DATABASE_URL", &app.database_url)
+        .env("RUST_LOG", "off")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not valid"));
+}
+
+/// A client that is not ours: the official Python SDK (`mcp` on PyPI) lists the tools and calls
+/// them against the running server. Skipped, saying so, when the package is not installed (unless
+/// `PARLEY_PYTHON_MCP=required`, which `test.sh` sets after installing it).
+#[tokio::test]
+async fn mcp_python_sdk_client_lists_and_calls_tools() {
+    let required = std::env::var("PARLEY_PYTHON_MCP").is_ok_and(|v| v == "required");
+    let has_sdk =
+        std::process::Command::new("python3").args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
+    if !has_sdk {
+        assert!(!required, "PARLEY_PYTHON_MCP=required but `python3 -c 'import mcp'` fails");
+        eprintln!(
+            "SKIPPED mcp_python_sdk_client_lists_and_calls_tools: the Python `mcp` package is not installed \
+             (python3 -m pip install mcp)"
+        );
+        return;
+    }
+    let app = spawn_app().await;
+    let (agent, _) = agent_with_content(&app, "mcp-p").await;
+    let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client.py");
+    let out = tokio::process::Command::new("python3")
+        .args([script, &app.url(&format!("/mcp?token={t}")), "优才 条件"])
+        .output()
+        .await
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "python client failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON report");
+    assert_eq!(report["server"], "parley");
+    assert!(report["tools"].as_array().unwrap().contains(&json!("GetTrendingQuestions")));
+    assert_eq!(report["search_top_title"], "QMAS — eligibility");
+    assert_eq!(report["bad_call_is_error"], true);
+}
