@@ -57,7 +57,8 @@ fi
 
 if command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then
   say "Rust integration tests (PostgreSQL)"
-  PARLEY_TEST_POSTGRES="$pg_url" cargo test --release -p parley-server --tests
+  # The same selection as above, so nothing is compiled again.
+  PARLEY_TEST_POSTGRES="$pg_url" cargo test --release --workspace
   # Each test made its own database; drop them.
   psql "$pg_url" -Atc "SELECT datname FROM pg_database WHERE datname LIKE 'parley_t_%'" \
     | while read -r db; do psql "$pg_url" -qc "DROP DATABASE IF EXISTS $db" >/dev/null || true; done
