@@ -103,9 +103,38 @@ export async function send(p: FrameLocator, text: string): Promise<void> {
   await expect(input).toHaveValue('');
 }
 
-/** Waits until no answer is being written (the Stop button is gone, Send is back). */
-export async function waitIdle(p: FrameLocator): Promise<void> {
+/**
+ * Waits until no answer is being written (the Stop button is gone, Send is back). The panel's
+ * labels follow the agent's greeting: pass `ZH_SEND` for an agent that greets in Chinese.
+ */
+export async function waitIdle(p: FrameLocator, sendLabel = 'Send'): Promise<void> {
   await expect(p.locator('.pw-msg[data-status="streaming"]')).toHaveCount(0);
-  await expect(p.locator('button.pw-send')).toHaveText('Send');
+  await expect(p.locator('button.pw-send')).toHaveText(sendLabel);
   await expect(p.locator('button.pw-send')).toBeEnabled();
+}
+
+/** The Send button's label in a Chinese panel (the immigration demo agent greets in Chinese). */
+export const ZH_SEND = '发送';
+
+/** The greeting of the seeded `demo-immigration` agent. */
+export const IMMIGRATION_GREETING = /香港移民咨询助手/;
+
+/**
+ * Sends a message and waits for the whole answer: a new assistant message that ends `complete`,
+ * and the panel idle again. Returns the answer's message element.
+ */
+export async function ask(
+  p: FrameLocator,
+  text: string,
+  { sendLabel = 'Send', timeout = 30_000 }: { sendLabel?: string; timeout?: number } = {},
+): Promise<Locator> {
+  const assistants = p.locator('.pw-msg.pw-assistant');
+  const before = await assistants.count();
+  await send(p, text);
+  await expect(assistants).toHaveCount(before + 1, { timeout });
+  const answer = assistants.nth(before);
+  await expect(answer).toHaveAttribute('data-status', 'complete', { timeout });
+  await expect(p.locator('.pw-msg[data-status="streaming"]')).toHaveCount(0, { timeout });
+  await waitIdle(p, sendLabel);
+  return answer;
 }

@@ -68,7 +68,15 @@ impl GetExchangeRate {
 
     /// Reads the key from `EXCHANGE_RATE_API_KEY` (unset or empty: the keyless v4 API).
     pub fn from_env(http: reqwest::Client) -> Self {
-        Self::new(http, std::env::var("EXCHANGE_RATE_API_KEY").ok())
+        let tool = Self::new(http, std::env::var("EXCHANGE_RATE_API_KEY").ok().filter(|k| !k.is_empty()));
+        // Other servers for the rate API (a proxy; tests keep requests on this machine).
+        match std::env::var("PARLEY_EXCHANGE_RATE_BASE_URL") {
+            Ok(base) if !base.is_empty() => {
+                let base = base.trim_end_matches('/').to_owned();
+                tool.with_bases(format!("{base}/v6"), format!("{base}/v4"))
+            }
+            _ => tool,
+        }
     }
 
     /// Points the tool at other servers (tests, proxies).
