@@ -132,7 +132,8 @@ async fn stop_mid_stream_keeps_the_partial_answer_and_closes_the_upstream() {
     live.assert_ends().await;
     let events = live.events;
     assert_eq!(shape(&events), ["message_start", "token*", "message_end:stopped"]);
-    assert_eq!(seqs(&events), consecutive(1, events.len()));
+    // The visitor's message is event 1; the answer follows without gaps.
+    assert_eq!(seqs(&events), consecutive(2, events.len()));
     let StreamEvent::MessageEnd(end) = &events.last().unwrap().1 else { unreachable!() };
     assert_eq!(end.message_id, message_id(&events));
     let streamed = text(&events);
@@ -179,7 +180,7 @@ async fn a_dropped_stream_resumes_after_last_event_id_without_gaps_or_duplicates
     assert!(tokens(&tail) > 0, "the resumed part carries the rest of the text");
 
     let whole: Events = head.iter().chain(tail.iter()).cloned().collect();
-    assert_eq!(seqs(&whole), consecutive(1, whole.len()));
+    assert_eq!(seqs(&whole), consecutive(2, whole.len()));
     assert_eq!(shape(&whole), ["message_start", "token*", "usage", "message_end:complete"]);
     assert_eq!(text(&whole), full);
     let stored = messages::list(app.db(), &conv).await.unwrap();
@@ -187,9 +188,14 @@ async fn a_dropped_stream_resumes_after_last_event_id_without_gaps_or_duplicates
 
     // Once the turn is over (and out of memory), the whole turn replays from the database.
     wait_turn_released(&app, &token, &conv).await;
-    let mut replay = Live::new(follow(&app, &app.running.url(), &token, &conv, 0).await);
+    let mut replay = Live::new(follow(&app, &app.running.url(), &token, &conv, 1).await);
     replay.until_end().await;
     assert_eq!(replay.events, whole, "the replay has the same events with the same ids");
+    // From the start it begins with the visitor's message.
+    let mut from_start = Live::new(follow(&app, &app.running.url(), &token, &conv, 0).await);
+    from_start.until_end().await;
+    assert!(matches!(&from_start.events[0], (1, StreamEvent::VisitorMessage(_))));
+    assert_eq!(&from_start.events[1..], &whole[..]);
 }
 
 #[tokio::test]
@@ -610,12 +616,11 @@ async fn earlier_messages_are_sent_to_the_model_as_history() {
             {"role": "user", "content": "And its population?"},
         ])
     );
-    // Numbering continues across turns.
-    assert_eq!(events[0].0, first.last().unwrap().0 + 1);
-    assert_eq!(
-        seqs(&first).into_iter().chain(seqs(&events)).collect::<Vec<_>>(),
-        consecutive(1, first.len() + events.len())
-    );
+    // Numbering continues across turns (each visitor message is an event of its own, before the
+    // answer's `message_start`).
+    assert_eq!(first[0].0, 2);
+    assert_eq!(events[0].0, first.last().unwrap().0 + 2);
+    assert_eq!(seqs(&events), consecutive(events[0].0, events.len()));
 }
 
 #[tokio::test]
@@ -659,8 +664,9 @@ async fn a_restart_marks_the_streaming_answer_interrupted_and_ends_its_stream() 
     replay.until_end().await;
     let events = replay.events;
     assert_eq!(events[0].0, 1);
-    assert!(matches!(&events[0].1, StreamEvent::MessageStart(m) if m.message_id == message));
-    assert_eq!(shape(&events), ["message_start", "token*", "message_end:interrupted"]);
+    assert!(matches!(&events[0].1, StreamEvent::VisitorMessage(v) if v.text == "go"));
+    assert!(matches!(&events[1].1, StreamEvent::MessageStart(m) if m.message_id == message));
+    assert_eq!(shape(&events), ["visitor_message", "message_start", "token*", "message_end:interrupted"]);
     let (end_seq, end) = events.last().unwrap();
     assert_eq!(
         end,

@@ -23,9 +23,9 @@ async fn no_tool_agent_makes_exactly_one_streaming_call() {
     let events = app.send(&token, "plain", None, "hi").await;
     assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
     assert_eq!(text(&events), "Hello there, how can I help?");
-    // Sequence numbers are consecutive from 1.
+    // Sequence numbers are consecutive; 1 is the visitor's message.
     let seqs: Vec<u64> = events.iter().map(|(s, _)| *s).collect();
-    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    assert_eq!(seqs, (2..=seqs.len() as u64 + 1).collect::<Vec<_>>());
 
     assert_eq!(app.fake.served(), 1);
     let request = &app.fake.requests()[0];
@@ -40,7 +40,7 @@ async fn no_tool_agent_makes_exactly_one_streaming_call() {
     assert_eq!((stored[0].role, stored[0].content.as_str()), (Role::Visitor, "hi"));
     assert_eq!((stored[1].role, stored[1].status), (Role::Assistant, MessageStatus::Complete));
     assert_eq!(stored[1].content, "Hello there, how can I help?");
-    assert_eq!(stored[1].start_seq, 1);
+    assert_eq!(stored[1].start_seq, 2);
     let ledger = usage::of_conversation(app.db(), &conv).await.unwrap();
     assert_eq!(ledger.len(), 1);
     assert_eq!((ledger[0].outcome.as_str(), ledger[0].output_tokens), ("ok", 6));

@@ -29,6 +29,10 @@ pub struct Labels {
     pub paid: &'static str,
     pub expired: &'static str,
     pub read_more: &'static str,
+    pub person_joined: &'static str,
+    pub back_to_bot: &'static str,
+    pub closed: &'static str,
+    pub operator_typing: &'static str,
 }
 
 pub const EN: Labels = Labels {
@@ -58,6 +62,10 @@ pub const EN: Labels = Labels {
     paid: "Paid",
     expired: "Expired",
     read_more: "Read more",
+    person_joined: "A person has joined the conversation.",
+    back_to_bot: "You're chatting with the assistant again.",
+    closed: "This conversation was closed. Write again to start a new one.",
+    operator_typing: "typing…",
 };
 
 pub const ZH: Labels = Labels {
@@ -87,6 +95,10 @@ pub const ZH: Labels = Labels {
     paid: "已支付",
     expired: "已过期",
     read_more: "阅读全文",
+    person_joined: "工作人员已加入对话。",
+    back_to_bot: "已切换回智能助手。",
+    closed: "对话已结束。再次发送消息即可开始新对话。",
+    operator_typing: "正在输入…",
 };
 
 /// Chinese labels when the text is Chinese.

@@ -20,6 +20,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/conversations/{id}/events", get(events))
         .route("/api/v1/conversations/{id}/stop", post(stop))
         .route("/api/v1/conversations/{id}/lead", post(lead))
+        .route("/api/v1/conversations/{id}/typing", post(typing))
 }
 
 async fn transcript(
@@ -71,4 +72,21 @@ async fn lead(
 ) -> Result<(StatusCode, Json<Value>), ApiFailure> {
     let lead_id = state.engine.submit_lead(&visitor, &id, &form).await?;
     Ok((StatusCode::CREATED, Json(json!({ "lead_id": lead_id }))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TypingBody {
+    active: bool,
+}
+
+/// The visitor is typing: shown to the person handling the conversation.
+async fn typing(
+    State(state): State<AppState>,
+    VisitorAuth(visitor): VisitorAuth,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<TypingBody>,
+) -> Result<StatusCode, ApiFailure> {
+    state.engine.visitor_typing(&visitor, &id, body.active).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

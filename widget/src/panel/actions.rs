@@ -148,6 +148,14 @@ impl Panel {
                         }
                         sleep_ms(800 * attempts).await;
                     }
+                    Err(ClientError::Api { status: 409, error })
+                        if error.error == "conversation_closed" && attempts < 3 =>
+                    {
+                        // A closed conversation: this message starts a new one.
+                        storage::remove(&self.agent.get_value(), "conversation");
+                        self.conversation.set(None);
+                        self.human.set(None);
+                    }
                     Err(ClientError::Api { status: 401, .. }) if attempts < 3 => {
                         storage::remove(&self.agent.get_value(), "token");
                         self.token.set_value(None);
@@ -173,6 +181,10 @@ impl Panel {
     }
 
     fn on_event(&self, seq: u64, event: crate::protocol::StreamEvent) {
+        if seq == 0 {
+            self.apply_unnumbered(event);
+            return;
+        }
         let had_conversation = self.conversation.get_untracked().is_some();
         self.apply(seq, event);
         if let Some(conv) = self.conversation.get_untracked()
@@ -244,6 +256,27 @@ impl Panel {
             failures = if received { 1 } else { (failures + 1).min(6) };
             sleep_ms(500 * 2u32.pow(failures - 1)).await;
         }
+    }
+
+    /// Tells the person handling the conversation that the visitor is typing (at most every 3 s).
+    pub fn typed(self) {
+        if self.human.get_untracked().is_none() {
+            return;
+        }
+        let now = js_sys::Date::now();
+        if now - self.typing_sent.get_value() < 3000.0 {
+            return;
+        }
+        self.typing_sent.set_value(now);
+        let (Some(conversation), Some(token)) = (self.conversation.get_untracked(), self.token.get_value()) else {
+            return;
+        };
+        spawn_local(async move {
+            let url = format!("{API}/conversations/{conversation}/typing");
+            let _ =
+                client::json::<Value, Value>("POST", &url, Some(&token), Some(&serde_json::json!({"active": true})))
+                    .await;
+        });
     }
 
     /// Asks the server to stop the answer being written.

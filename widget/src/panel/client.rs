@@ -133,7 +133,11 @@ pub async fn stream(
         let bytes = Uint8Array::new(&value).to_vec();
         let text = decoder.push(&bytes).map_err(|e| ClientError::Network(e.to_string()))?;
         parser.feed_with(&text, |frame| {
-            let seq = frame.id.as_deref().and_then(|s| s.parse().ok());
+            // Events without an `id:` (typing indicators) are passed on with sequence number 0.
+            let seq = match frame.id.as_deref() {
+                Some(id) => id.parse().ok(),
+                None => Some(0),
+            };
             let name = frame.event.as_deref().unwrap_or("message");
             if let (Some(seq), Ok(Some(event))) = (seq, StreamEvent::parse(name, &frame.data)) {
                 on_event(seq, event);

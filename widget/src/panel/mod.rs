@@ -88,8 +88,17 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                 <For each=move || panel.messages.get() key=|m| m.key let:msg>
                     <MessageView msg ctx />
                 </For>
-                <Show when=move || panel.lead_submitted.get()>
+                <Show when=move || panel.lead_submitted.get() && panel.human.get().is_none()>
                     <p class="pw-notice pw-handoff">{labels.waiting_human}</p>
+                </Show>
+                <Show when=move || panel.operator_typing.get()>
+                    <div class="pw-msg pw-operator pw-operator-typing">
+                        <div class="pw-typing" aria-label=labels.operator_typing>
+                            <span></span>
+                            <span></span>
+                            <span></span>
+                        </div>
+                    </div>
                 </Show>
             </div>
             <Show when=move || panel.lead_open.get()>
@@ -111,7 +120,10 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                     placeholder=labels.placeholder
                     aria-label=labels.placeholder
                     prop:value=input
-                    on:input=move |ev| input.set(event_target_value(&ev))
+                    on:input=move |ev| {
+                        input.set(event_target_value(&ev));
+                        panel.typed();
+                    }
                     on:keydown=move |ev: leptos::ev::KeyboardEvent| {
                         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
                             ev.prevent_default();

@@ -4,7 +4,8 @@ use leptos::prelude::*;
 
 use crate::i18n::Labels;
 use crate::protocol::{
-    Block, MessageStatus, PublicAgentConfig, Role, StreamEvent, ToolCallStatus, Transcript, TranscriptMessage,
+    Block, ConversationStatus, MessageStatus, PublicAgentConfig, Role, StreamEvent, ToolCallStatus, Transcript,
+    TranscriptMessage,
 };
 
 /// A tool call shown under an answer.
@@ -68,6 +69,12 @@ pub struct Panel {
     pub generation: StoredValue<u64>,
     /// A live stream of the conversation is open.
     pub following: StoredValue<bool>,
+    /// A person handles the conversation (their name, when known).
+    pub human: RwSignal<Option<String>>,
+    /// The person is typing.
+    pub operator_typing: RwSignal<bool>,
+    /// When the visitor last told the server they were typing (ms).
+    pub typing_sent: StoredValue<f64>,
     next_key: StoredValue<u64>,
     greeting: StoredValue<String>,
 }
@@ -91,6 +98,9 @@ impl Panel {
             offline: RwSignal::new(false),
             generation: StoredValue::new(0),
             following: StoredValue::new(false),
+            human: RwSignal::new(None),
+            operator_typing: RwSignal::new(false),
+            typing_sent: StoredValue::new(0.0),
             next_key: StoredValue::new(1),
             greeting: StoredValue::new(config.greeting.clone()),
         };
@@ -116,6 +126,8 @@ impl Panel {
         self.notice.set(None);
         self.lead_open.set(false);
         self.lead_submitted.set(false);
+        self.human.set(None);
+        self.operator_typing.set(false);
         self.generation.update_value(|g| *g += 1);
     }
 
@@ -130,6 +142,18 @@ impl Panel {
         );
         self.messages.update(|m| m.push(msg));
         msg
+    }
+
+    /// A line from the panel itself (someone joined, the conversation was closed…).
+    fn push_note(&self, text: &str) {
+        let msg = Msg::new(
+            self.key(),
+            format!("note-{}", self.next_key.get_value()),
+            Role::System,
+            text.to_owned(),
+            MessageStatus::Complete,
+        );
+        self.messages.update(|m| m.push(msg));
     }
 
     fn find(&self, id: &str) -> Option<Msg> {
@@ -150,6 +174,7 @@ impl Panel {
         self.conversation.set(Some(t.conversation_id.clone()));
         self.lead_submitted.set(t.lead_submitted);
         self.last_seq.set_value(t.last_seq);
+        self.human.set((t.status == ConversationStatus::Human).then(String::new));
     }
 
     fn message_from(&self, m: &TranscriptMessage) -> Msg {
@@ -162,6 +187,15 @@ impl Panel {
                 .collect(),
         );
         msg
+    }
+
+    /// Applies an event that carries no sequence number (typing indicators).
+    pub fn apply_unnumbered(&self, event: StreamEvent) {
+        if let StreamEvent::Typing(t) = event {
+            if t.who == "operator" {
+                self.operator_typing.set(t.active);
+            }
+        }
     }
 
     /// Applies one stream event; events already applied are ignored.
@@ -235,12 +269,26 @@ impl Panel {
                     None => self.notice.set(Some(e.message)),
                 }
             }
-            StreamEvent::Handoff(h) => {
-                if h.to == "waiting" {
-                    self.lead_submitted.set(true);
+            StreamEvent::Handoff(h) => match h.to.as_str() {
+                "waiting" => self.lead_submitted.set(true),
+                "human" => {
+                    self.human.set(Some(h.operator_name.unwrap_or_default()));
+                    self.push_note(self.labels.person_joined);
                 }
-            }
+                "bot" => {
+                    self.human.set(None);
+                    self.operator_typing.set(false);
+                    self.push_note(self.labels.back_to_bot);
+                }
+                "closed" => {
+                    self.human.set(None);
+                    self.operator_typing.set(false);
+                    self.push_note(self.labels.closed);
+                }
+                _ => {}
+            },
             StreamEvent::OperatorMessage(m) => {
+                self.operator_typing.set(false);
                 if self.find(&m.message_id).is_none() {
                     let msg = Msg::new(self.key(), m.message_id, Role::Operator, m.text, MessageStatus::Complete);
                     self.messages.update(|list| list.push(msg));
@@ -254,7 +302,9 @@ impl Panel {
                     self.current.set(None);
                 }
             }
+            StreamEvent::Typing(_) => self.apply_unnumbered(event),
             StreamEvent::Usage(_)
+            | StreamEvent::VisitorMessage(_)
             | StreamEvent::StateUpdate(_)
             | StreamEvent::AgentStart(_)
             | StreamEvent::AgentComplete(_) => {}

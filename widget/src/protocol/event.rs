@@ -169,7 +169,7 @@ pub struct AgentProgress {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Handoff {
     /// `human` when an operator took over, `bot` when it was handed back, `waiting` when the
-    /// visitor asked for a person.
+    /// visitor asked for a person, `closed` when the conversation was closed.
     pub to: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator_name: Option<String>,
@@ -181,6 +181,21 @@ pub struct OperatorMessage {
     pub message_id: String,
     pub text: String,
     pub operator_name: String,
+}
+
+/// `visitor_message`: the visitor wrote (for the console and the visitor's other tabs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VisitorMessage {
+    pub message_id: String,
+    pub text: String,
+}
+
+/// `typing`: someone is typing (sent without an `id:`, never stored or replayed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Typing {
+    /// `visitor` or `operator`.
+    pub who: String,
+    pub active: bool,
 }
 
 /// `message_end`: the message is finished (or stopped, or failed).
@@ -245,11 +260,18 @@ stream_events! {
     AgentComplete(AgentProgress) = "agent_complete",
     Handoff(Handoff) = "handoff",
     OperatorMessage(OperatorMessage) = "operator_message",
+    VisitorMessage(VisitorMessage) = "visitor_message",
+    Typing(Typing) = "typing",
     MessageEnd(MessageEnd) = "message_end",
     Error(ErrorEvent) = "error",
 }
 
 impl StreamEvent {
+    /// The SSE frame of an event that is not numbered (typing indicators).
+    pub fn to_sse_unnumbered(&self) -> String {
+        format!("event: {}\ndata: {}\n\n", self.name(), self.data_json())
+    }
+
     /// The whole SSE frame for this event with sequence number `seq`.
     pub fn to_sse(&self, seq: u64) -> String {
         let data = self.data_json();

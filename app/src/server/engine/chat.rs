@@ -9,11 +9,12 @@ use futures::Stream;
 use futures::stream::BoxStream;
 use parley_widget::protocol::{
     Block, ConversationStatus, Handoff, LeadForm, MessageEnd, MessageStart, MessageStatus, PaymentStatus, Role,
-    StreamEvent, Transcript, TranscriptMessage, validate_lead,
+    StreamEvent, Transcript, TranscriptMessage, VisitorMessage, validate_lead,
 };
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
+use super::console::ConsoleEvent;
 use super::hub::{Frame, Lease};
 use super::provider::ModelMessage;
 use super::provider::demo::is_chinese;
@@ -122,6 +123,13 @@ impl Engine {
         };
         let conversation_id = existing.as_ref().map(|c| c.id.clone()).unwrap_or_else(new_id);
         let lease = self.hub().lease(&conversation_id, existing.is_none()).await?;
+        let visitor_message_id = new_id();
+        if existing.as_ref().is_some_and(|c| c.status == ConversationStatus::Human) {
+            // A person handles this conversation: the message is for them; the model stays silent.
+            return self
+                .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, client_message_id)
+                .await;
+        }
         let message_id = new_id();
         let cancel = CancellationToken::new();
         if let Err(busy) = lease.try_begin_turn(message_id.clone(), cancel.clone()) {
@@ -131,6 +139,10 @@ impl Engine {
             }
             lease.try_begin_turn(message_id.clone(), cancel.clone()).map_err(|_| ChatError::Busy)?;
         }
+        let visitor_frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
+            message_id: visitor_message_id.clone(),
+            text: text.to_owned(),
+        }));
         // Number the answer's first event before storing it, so the stored row knows where a
         // resumed stream starts.
         let start = lease.emit(StreamEvent::MessageStart(MessageStart {
@@ -138,7 +150,6 @@ impl Engine {
             message_id: message_id.clone(),
             role: Role::Assistant,
         }));
-        let visitor_message_id = new_id();
         let stored = NewTurn {
             conversation_id: conversation_id.clone(),
             new_conversation: existing.is_none().then(|| (agent.id.clone(), visitor.id.clone())),
@@ -169,7 +180,10 @@ impl Engine {
             lease.end_turn();
             return Err(ChatError::Db(DbError::Protocol(e)));
         }
-        self.0.writer.event(&Arc::from(conversation_id.as_str()), start.clone());
+        let conversation: Arc<str> = Arc::from(conversation_id.as_str());
+        self.0.writer.event(&conversation, visitor_frame);
+        self.0.writer.event(&conversation, start.clone());
+        self.console(ConsoleEvent::message(&conversation_id, &agent.id));
         let events =
             replay::open(self.db().clone(), lease.clone(), start.seq - 1, Until::MessageEnd(message_id.clone()), false)
                 .await?;
@@ -201,6 +215,56 @@ impl Engine {
         };
         tokio::spawn(turn.run());
         Ok(Started { conversation_id, message_id, events: Box::pin(events) })
+    }
+
+    /// Stores a visitor message for the operator who holds the conversation; no model call.
+    #[allow(clippy::too_many_arguments)]
+    async fn to_operator(
+        &self,
+        agent: Arc<Agent>,
+        visitor: &Visitor,
+        conversation_id: &str,
+        lease: Lease,
+        visitor_message_id: String,
+        text: &str,
+        client_message_id: Option<&str>,
+    ) -> Result<Started, ChatError> {
+        let frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
+            message_id: visitor_message_id.clone(),
+            text: text.to_owned(),
+        }));
+        let stored = NewTurn {
+            conversation_id: conversation_id.to_owned(),
+            new_conversation: None,
+            visitor_message_id: visitor_message_id.clone(),
+            text: text.to_owned(),
+            client_message_id: client_message_id.map(str::to_owned),
+            assistant_message_id: None,
+            assistant_start_seq: 0,
+            now: self.now_ms(),
+        };
+        self.0.writer.begin_turn(stored).await.map_err(|e| ChatError::Db(DbError::Protocol(e)))?;
+        self.0.writer.event(&Arc::from(conversation_id), frame.clone());
+        self.0.writer.release(lease);
+        self.console(ConsoleEvent::message(conversation_id, &agent.id));
+        let _ = visitor;
+        Ok(Started {
+            conversation_id: conversation_id.to_owned(),
+            message_id: String::new(),
+            events: Box::pin(futures::stream::iter([frame])),
+        })
+    }
+
+    /// The visitor is typing (shown to the operator who handles the conversation).
+    pub async fn visitor_typing(
+        &self,
+        visitor: &Visitor,
+        conversation_id: &str,
+        active: bool,
+    ) -> Result<(), ChatError> {
+        let conv = self.own_conversation(visitor, conversation_id).await?;
+        self.typing(&conv.id, "visitor", active);
+        Ok(())
     }
 
     /// The stream of an earlier reply (a retried send).
@@ -295,6 +359,7 @@ impl Engine {
             return Err(ChatError::InvalidForm(problems));
         }
         let id = leads::submit(self.db(), &conv.agent_id, &conv.id, &visitor.id, form, self.now_ms()).await?;
+        self.console(ConsoleEvent { conversation_id: conv.id.clone(), agent_id: conv.agent_id.clone(), kind: "lead" });
         self.emit_now(&conv.id, StreamEvent::Handoff(Handoff { to: "waiting".into(), operator_name: None })).await?;
         Ok(id)
     }

@@ -28,12 +28,19 @@ pub struct Frame {
     pub seq: u64,
     pub event: StreamEvent,
     pub sse: Bytes,
+    /// Not numbered, not stored, not replayed (typing indicators).
+    pub ephemeral: bool,
 }
 
 impl Frame {
     pub fn new(seq: u64, event: StreamEvent) -> Self {
         let sse = Bytes::from(event.to_sse(seq));
-        Frame { seq, event, sse }
+        Frame { seq, event, sse, ephemeral: false }
+    }
+
+    pub fn ephemeral(event: StreamEvent) -> Self {
+        let sse = Bytes::from(event.to_sse_unnumbered());
+        Frame { seq: 0, event, sse, ephemeral: true }
     }
 }
 
@@ -91,6 +98,11 @@ impl Channel {
         // No subscriber is fine: the event is stored and can be replayed.
         let _ = self.tx.send(frame.clone());
         frame
+    }
+
+    /// Sends an event to the live subscribers only (typing indicators).
+    pub fn emit_ephemeral(&self, event: StreamEvent) {
+        let _ = self.tx.send(Arc::new(Frame::ephemeral(event)));
     }
 
     /// Recent events after `after` and a receiver for the ones to come, taken atomically.

@@ -3,12 +3,14 @@
 
 pub mod chat;
 pub mod clock;
+pub mod console;
 pub mod hub;
 pub mod knowledge;
 pub mod payments;
 pub mod pricing;
 pub mod provider;
 pub mod replay;
+pub mod takeover;
 pub mod tools;
 pub mod turn;
 pub mod writer;
@@ -109,6 +111,7 @@ pub struct Services {
 struct Inner {
     db: Db,
     services: Arc<Services>,
+    console: console::ConsoleFeed,
     clock: Arc<dyn Clock>,
     http: reqwest::Client,
     registry: Registry,
@@ -144,6 +147,7 @@ impl Engine {
         let demo = Arc::new(DemoModel { token_delay: settings.demo_token_delay });
         Engine(Arc::new(Inner {
             services: Arc::new(services),
+            console: console::feed(),
             hub: Hub::new(db.clone()),
             agents: TtlCache::new(settings.cache_ttl),
             visitors: TtlCache::new(settings.cache_ttl * 6),
@@ -163,6 +167,10 @@ impl Engine {
 
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.0.clock
+    }
+
+    pub fn console_feed(&self) -> &console::ConsoleFeed {
+        &self.0.console
     }
 
     pub fn services(&self) -> &Arc<Services> {

@@ -84,6 +84,9 @@ pub async fn open(
                 return None;
             }
             while let Some(frame) = st.queue.pop_front() {
+                if frame.ephemeral {
+                    return Some((frame, st));
+                }
                 if frame.seq <= st.last {
                     continue;
                 }

@@ -15,8 +15,10 @@ pub mod messages;
 pub mod news;
 pub mod orders;
 pub mod script;
+pub mod sessions;
 pub mod tool_calls;
 pub mod usage;
+pub mod users;
 pub mod visitors;
 
 use std::str::FromStr;
