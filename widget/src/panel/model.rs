@@ -191,10 +191,10 @@ impl Panel {
 
     /// Applies an event that carries no sequence number (typing indicators).
     pub fn apply_unnumbered(&self, event: StreamEvent) {
-        if let StreamEvent::Typing(t) = event {
-            if t.who == "operator" {
-                self.operator_typing.set(t.active);
-            }
+        if let StreamEvent::Typing(t) = event
+            && t.who == "operator"
+        {
+            self.operator_typing.set(t.active);
         }
     }
 
