@@ -4,6 +4,7 @@
 
 #![recursion_limit = "256"]
 
+pub mod console;
 pub mod pages;
 pub mod server_fns;
 
@@ -12,7 +13,7 @@ pub mod server;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};
-use leptos_router::components::{Route, Router, Routes};
+use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::path;
 
 use pages::embed::EmbedPage;
@@ -48,6 +49,24 @@ pub fn App() -> impl IntoView {
             <Routes fallback=|| view! { <p class="not-found">"Page not found."</p> }>
                 <Route path=path!("/") view=HomePage />
                 <Route path=path!("/embed/:key") view=EmbedPage />
+                <Route path=path!("/admin/login") view=console::login::LoginPage />
+                <ParentRoute path=path!("/admin") view=console::layout::ConsoleLayout>
+                    <Route path=path!("") view=console::dashboard::DashboardPage />
+                    <Route path=path!("conversations") view=console::conversations::ConversationsPage />
+                    <Route path=path!("conversations/:id") view=console::conversations::ConversationPage />
+                    <Route path=path!("leads") view=console::records::LeadsPage />
+                    <Route path=path!("orders") view=console::records::OrdersPage />
+                    <Route path=path!("account") view=console::records::AccountPage />
+                    <Route path=path!("agents") view=console::agents::AgentsPage />
+                    <Route path=path!("agents/new") view=console::agents::AgentEditPage />
+                    <Route path=path!("agents/:id") view=console::agents::AgentEditPage />
+                    <Route path=path!("agents/:id/embed") view=console::agents::EmbedSnippetPage />
+                    <Route path=path!("knowledge") view=console::knowledge::KnowledgePage />
+                    <Route path=path!("knowledge/:base") view=console::knowledge::KnowledgeBasePage />
+                    <Route path=path!("knowledge/:base/new") view=console::knowledge::ArticlePage />
+                    <Route path=path!("articles/:id") view=console::knowledge::ArticlePage />
+                    <Route path=path!("tokens") view=console::tokens::TokensPage />
+                </ParentRoute>
             </Routes>
         </Router>
     }

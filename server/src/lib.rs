@@ -22,10 +22,10 @@ use parley_app::server::engine::knowledge::embeddings::Embedder;
 use parley_app::server::engine::payments::sandbox::Sandbox;
 use parley_app::server::engine::tools::registry::Registry;
 use parley_app::server::engine::{Engine, EngineSettings, Services};
-use parley_app::server::seed;
 use parley_app::server::state::{AppState, HttpSettings};
 use parley_app::server::store::Db;
 use parley_app::server::store::agents::{ProviderConfig, ProviderKind};
+use parley_app::server::{auth, seed};
 
 pub use config::Config;
 
@@ -116,7 +116,19 @@ pub async fn build_state(
         .site_addr(addr)
         .reload_port(3010)
         .build();
-    Ok(AppState { leptos_options, engine, http: Arc::new(HttpSettings { public_url, max_body_bytes: 64 * 1024 }) })
+    if let Some((email, password)) =
+        auth::ensure_first_admin(&engine).await.context("creating the first administrator")?
+    {
+        // Shown once: the only copy of this password.
+        tracing::warn!("first start: sign in to {public_url}/admin as {email} with the one-time password {password}");
+        println!("\n  Console: {public_url}/admin — first sign-in: {email} / {password} (shown once)\n");
+    }
+    Ok(AppState {
+        leptos_options,
+        engine,
+        http: Arc::new(HttpSettings { public_url, max_body_bytes: 64 * 1024 }),
+        auth: Arc::new(auth::Auth::new().await),
+    })
 }
 
 /// A listening socket with a backlog large enough for thousands of connections at once.

@@ -29,6 +29,8 @@ enum Command {
     Serve,
     /// Create an agent.
     CreateAgent(CreateAgent),
+    /// Create a console user (administrator or operator), or set a new password for one.
+    CreateUser(CreateUser),
     /// Run a fake OpenAI-compatible upstream with fixed delays (for benchmarks).
     FakeUpstream(FakeUpstream),
     /// Add markdown articles (front matter: title, category, kind, source_url) to an agent's
@@ -76,6 +78,20 @@ struct McpTokenCreate {
     /// A name to recognise the token by.
     #[arg(long, default_value = "MCP client")]
     name: String,
+}
+
+#[derive(clap::Args)]
+struct CreateUser {
+    #[arg(long)]
+    email: String,
+    #[arg(long, default_value = "Administrator")]
+    name: String,
+    /// `admin` (everything) or `operator` (conversations, leads, orders).
+    #[arg(long, default_value = "admin", value_parser = ["admin", "operator"])]
+    role: String,
+    /// The password (10 characters or more); a random one is made and printed when absent.
+    #[arg(long, env = "PARLEY_USER_PASSWORD", hide_env_values = true)]
+    password: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -174,6 +190,7 @@ async fn main() -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(cli.config).await,
         Command::CreateAgent(args) => create_agent(&cli.config, args).await,
+        Command::CreateUser(args) => create_user(&cli.config, args).await,
         Command::FakeUpstream(args) => fake_upstream(args).await,
         Command::Bench(args) => parley_server::bench::run(args).await,
         Command::ImportKnowledge(args) => import_knowledge(cli.config, args).await,
@@ -229,6 +246,38 @@ async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()> {
     let agent =
         agents::insert(&db, &new, SystemClock.now_ms()).await.context("creating the agent (is the key taken?)")?;
     println!("created agent {} (key {})", agent.id, agent.public_key);
+    Ok(())
+}
+
+async fn create_user(config: &Config, a: CreateUser) -> anyhow::Result<()> {
+    use parley_app::server::{auth, store::users};
+    let role = users::Role::parse(&a.role).context("--role must be `admin` or `operator`")?;
+    if !a.email.contains('@') {
+        anyhow::bail!("--email must be an email address");
+    }
+    let (password, generated) = match a.password {
+        Some(p) if p.chars().count() >= 10 => (p, false),
+        Some(_) => anyhow::bail!("the password needs at least 10 characters"),
+        None => (auth::one_time_password(), true),
+    };
+    if config.database_url.is_none() {
+        std::fs::create_dir_all(&config.data_dir)?;
+    }
+    let db = Db::connect(&config.database_url()).await?;
+    let hash = auth::hash_password(password.clone()).await;
+    match users::with_hash(&db, &a.email).await? {
+        Some((user, _)) => {
+            users::set_password(&db, &user.id, &hash).await?;
+            println!("new password set for {} ({})", user.email, user.role.as_str());
+        }
+        None => {
+            let user = users::insert(&db, &a.email, &a.name, role, &hash, SystemClock.now_ms()).await?;
+            println!("created {} {} ({})", user.role.as_str(), user.email, user.id);
+        }
+    }
+    if generated {
+        println!("password: {password}");
+    }
     Ok(())
 }
 

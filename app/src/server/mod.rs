@@ -1,6 +1,7 @@
 //! Everything that runs only on the server: the engine (providers, tools, the turn loop, live
 //! channels), storage, seeding of the demo agents, and the state shared by every request.
 
+pub mod auth;
 pub mod demo_data;
 pub mod engine;
 pub mod mcp;

@@ -25,6 +25,8 @@ pub struct AppState {
     pub engine: Engine,
     /// HTTP-level settings.
     pub http: Arc<HttpSettings>,
+    /// Console sign-in: throttling of failed attempts.
+    pub auth: Arc<super::auth::Auth>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -10,7 +10,16 @@ use parley_app::server::state::AppState;
 
 pub async fn frame_policy(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let Some(key) = request.uri().path().strip_prefix("/embed/").map(|k| k.trim_end_matches('/').to_owned()) else {
-        return next.run(request).await;
+        // The console is never framed (clickjacking).
+        let console = request.uri().path().starts_with("/admin");
+        let mut response = next.run(request).await;
+        if console {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("frame-ancestors 'none'"));
+            response.headers_mut().insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+        }
+        return response;
     };
     let agent = match state.engine.agent_by_key(&key).await {
         Ok(Some(agent)) => agent,

@@ -2,6 +2,7 @@
 
 mod agents;
 mod chat;
+mod console;
 mod conversations;
 mod embed;
 mod health;
@@ -14,7 +15,10 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use parley_app::server::state::AppState;
+use parley_app::server::store::sessions::DbSessionStore;
 use parley_app::{App, shell};
+use tower_sessions::cookie::SameSite;
+use tower_sessions::{Expiry, SessionManagerLayer};
 
 /// The whole HTTP surface of Parley.
 pub fn router(state: AppState) -> Router {
@@ -25,17 +29,30 @@ pub fn router(state: AppState) -> Router {
         .merge(conversations::router())
         .merge(agents::router())
         .layer(DefaultBodyLimit::max(state.http.max_body_bytes));
+    // The pages and the console: the only routes with (console) sessions.
+    let secure = state.http.public_url.starts_with("https://");
+    let sessions = SessionManagerLayer::new(DbSessionStore::new(state.engine.db().clone()))
+        .with_name("parley_session")
+        .with_secure(secure)
+        .with_http_only(true)
+        .with_same_site(SameSite::Strict)
+        .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::hours(12)));
+    let app = Router::new()
+        .merge(console::router())
+        .leptos_routes(&state, routes, {
+            let options = state.leptos_options.clone();
+            move || shell(options.clone())
+        })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), console::gate))
+        .layer(sessions)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), embed::frame_policy));
     Router::new()
         .merge(api)
         .merge(widget_js::router())
         .merge(health::router())
         .merge(payments::router())
         .merge(mcp::router(&state))
-        .leptos_routes(&state, routes, {
-            let options = state.leptos_options.clone();
-            move || shell(options.clone())
-        })
-        .layer(axum::middleware::from_fn_with_state(state.clone(), embed::frame_policy))
+        .merge(app)
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .with_state(state)
 }

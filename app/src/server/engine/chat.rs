@@ -264,6 +264,12 @@ impl Engine {
     ) -> Result<(), ChatError> {
         let conv = self.own_conversation(visitor, conversation_id).await?;
         self.typing(&conv.id, "visitor", active);
+        // The operator's console learns it through its feed (it does not follow the stream).
+        self.console(super::console::ConsoleEvent {
+            conversation_id: conv.id.clone(),
+            agent_id: conv.agent_id.clone(),
+            kind: if active { "typing" } else { "typing_stop" },
+        });
         Ok(())
     }
 

@@ -11,7 +11,7 @@ use super::Engine;
 pub struct ConsoleEvent {
     pub conversation_id: String,
     pub agent_id: String,
-    /// `message`, `reply`, `status`, `lead` or `order`.
+    /// `message`, `reply`, `status`, `lead`, `order`, or `typing` / `typing_stop` (the visitor).
     pub kind: &'static str,
 }
 

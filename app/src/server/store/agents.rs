@@ -188,6 +188,30 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, DbError>
     by_id(db, &id).await?.ok_or(DbError::RowNotFound)
 }
 
+/// The spend limit of one conversation, in US dollars.
+pub async fn budget(db: &Db, id: &str) -> Result<f64, DbError> {
+    sqlx::query_scalar("SELECT budget_usd FROM agents WHERE id = $1").bind(id).fetch_one(&mut *db.read().await?).await
+}
+
+pub async fn set_budget(db: &Db, id: &str, budget_usd: f64) -> Result<(), DbError> {
+    sqlx::query("UPDATE agents SET budget_usd = $2 WHERE id = $1")
+        .bind(id)
+        .bind(budget_usd)
+        .execute(db.writer())
+        .await?;
+    Ok(())
+}
+
+/// Whether another agent already uses this public key.
+pub async fn key_taken(db: &Db, key: &str, except_id: Option<&str>) -> Result<bool, DbError> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM agents WHERE public_key = $1 AND id <> $2")
+        .bind(key)
+        .bind(except_id.unwrap_or(""))
+        .fetch_one(&mut *db.read().await?)
+        .await?;
+    Ok(n > 0)
+}
+
 /// Replaces every editable field of an agent.
 pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool, DbError> {
     let done = sqlx::query(

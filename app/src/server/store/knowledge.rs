@@ -192,6 +192,131 @@ pub async fn insert_article(
     Ok(id)
 }
 
+/// A knowledge base with its agent's name and how many articles it holds (console lists).
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct BaseSummary {
+    pub id: String,
+    pub agent_id: String,
+    pub agent_name: String,
+    pub name: String,
+    pub description: String,
+    pub articles: i64,
+}
+
+pub async fn all_bases(db: &Db) -> Result<Vec<BaseSummary>, DbError> {
+    sqlx::query_as(
+        "SELECT b.id, b.agent_id, a.name AS agent_name, b.name, b.description, \
+         (SELECT COUNT(*) FROM articles x WHERE x.knowledge_base_id = b.id) AS articles \
+         FROM knowledge_bases b JOIN agents a ON a.id = b.agent_id ORDER BY a.name, b.created_at, b.id",
+    )
+    .fetch_all(&mut *db.read().await?)
+    .await
+}
+
+pub async fn base(db: &Db, id: &str) -> Result<Option<KnowledgeBase>, DbError> {
+    sqlx::query_as("SELECT id, agent_id, name, description FROM knowledge_bases WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *db.read().await?)
+        .await
+}
+
+/// A row of an article list.
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct ArticleSummary {
+    pub id: String,
+    pub title: String,
+    pub category: Option<String>,
+    pub kind: String,
+    pub updated_at: i64,
+}
+
+/// One page of a knowledge base's articles, filtered by words of the title or body.
+pub async fn articles(
+    db: &Db,
+    knowledge_base_id: &str,
+    search: Option<&str>,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<ArticleSummary>, i64), DbError> {
+    let pattern =
+        search.map(|s| format!("%{}%", s.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+    let filter = "knowledge_base_id = $1 AND ($2 IS NULL OR LOWER(title) LIKE $2 ESCAPE '\\' OR LOWER(body) LIKE $2 ESCAPE '\\')";
+    let rows = sqlx::query_as(&format!(
+        "SELECT id, title, category, kind, updated_at FROM articles WHERE {filter} ORDER BY title, id LIMIT $3 OFFSET $4"
+    ))
+    .bind(knowledge_base_id)
+    .bind(&pattern)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    let total = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM articles WHERE {filter}"))
+        .bind(knowledge_base_id)
+        .bind(&pattern)
+        .fetch_one(&mut *db.read().await?)
+        .await?;
+    Ok((rows, total))
+}
+
+pub async fn article(db: &Db, id: &str) -> Result<Option<Article>, DbError> {
+    sqlx::query_as("SELECT id, knowledge_base_id, title, category, kind, body, source_url FROM articles WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *db.read().await?)
+        .await
+}
+
+/// Rewrites an article and its chunks in one transaction.
+pub async fn update_article(
+    db: &Db,
+    id: &str,
+    article: &NewArticle,
+    chunks: &[(String, Option<Vec<f32>>)],
+    now: i64,
+) -> Result<bool, DbError> {
+    let mut tx = db.writer().begin().await?;
+    let done = sqlx::query(
+        "UPDATE articles SET title = $2, category = $3, kind = $4, body = $5, source_url = $6, updated_at = $7 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(&article.title)
+    .bind(&article.category)
+    .bind(&article.kind)
+    .bind(&article.body)
+    .bind(&article.source_url)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() != 1 {
+        return Ok(false);
+    }
+    let base: String =
+        sqlx::query_scalar("SELECT knowledge_base_id FROM articles WHERE id = $1").bind(id).fetch_one(&mut *tx).await?;
+    sqlx::query("DELETE FROM chunks WHERE article_id = $1").bind(id).execute(&mut *tx).await?;
+    for (i, (text, embedding)) in chunks.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO chunks (id, article_id, knowledge_base_id, ordinal, text, embedding) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(new_id())
+        .bind(id)
+        .bind(&base)
+        .bind(i as i64)
+        .bind(text)
+        .bind(embedding.as_ref().map(super::to_json_text))
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+pub async fn delete_article(db: &Db, id: &str) -> Result<bool, DbError> {
+    let mut tx = db.writer().begin().await?;
+    sqlx::query("DELETE FROM chunks WHERE article_id = $1").bind(id).execute(&mut *tx).await?;
+    let done = sqlx::query("DELETE FROM articles WHERE id = $1").bind(id).execute(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Every chunk with its article's metadata (the index is built from this).
 pub async fn all_chunks(db: &Db) -> Result<Vec<ChunkRow>, DbError> {
     sqlx::query_as(

@@ -47,20 +47,65 @@ pub async fn submit(
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
 pub struct Lead {
     pub id: String,
+    pub agent_id: String,
     pub conversation_id: String,
     pub name: String,
     pub email: Option<String>,
     pub phone: Option<String>,
     pub message: String,
+    /// `new`, `contacted` or `closed`.
     pub status: String,
+    pub notes: String,
+    pub created_at: i64,
 }
 
+const COLUMNS: &str = "id, agent_id, conversation_id, name, email, phone, message, status, notes, created_at";
+
+/// Statuses a lead can have.
+pub const STATUSES: &[&str] = &["new", "contacted", "closed"];
+
 pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Lead>, DbError> {
-    sqlx::query_as(
-        "SELECT id, conversation_id, name, email, phone, message, status FROM leads \
-         WHERE conversation_id = $1 ORDER BY created_at",
-    )
-    .bind(conversation_id)
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM leads WHERE conversation_id = $1 ORDER BY created_at"))
+        .bind(conversation_id)
+        .fetch_all(&mut *db.read().await?)
+        .await
+}
+
+/// One page of leads, newest first, and how many there are.
+pub async fn page(db: &Db, status: Option<&str>, offset: i64, limit: i64) -> Result<(Vec<Lead>, i64), DbError> {
+    let rows = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM leads WHERE ($1 IS NULL OR status = $1) ORDER BY created_at DESC, id LIMIT $2 OFFSET $3"
+    ))
+    .bind(status)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM leads WHERE ($1 IS NULL OR status = $1)")
+        .bind(status)
+        .fetch_one(&mut *db.read().await?)
+        .await?;
+    Ok((rows, total))
+}
+
+/// Every lead (CSV export), newest first.
+pub async fn all(db: &Db, status: Option<&str>) -> Result<Vec<Lead>, DbError> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM leads WHERE ($1 IS NULL OR status = $1) ORDER BY created_at DESC, id"
+    ))
+    .bind(status)
     .fetch_all(&mut *db.read().await?)
     .await
+}
+
+/// Changes a lead's status and notes.
+pub async fn update(db: &Db, id: &str, status: &str, notes: &str, now: i64) -> Result<bool, DbError> {
+    let done = sqlx::query("UPDATE leads SET status = $2, notes = $3, updated_at = $4 WHERE id = $1")
+        .bind(id)
+        .bind(status)
+        .bind(notes)
+        .bind(now)
+        .execute(db.writer())
+        .await?;
+    Ok(done.rows_affected() == 1)
 }

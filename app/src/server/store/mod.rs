@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod batch;
+pub mod console;
 pub mod conversations;
 pub mod events;
 pub mod knowledge;

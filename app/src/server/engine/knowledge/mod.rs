@@ -185,25 +185,49 @@ impl Knowledge {
     ) -> Result<Vec<String>, SearchError> {
         let mut ids = Vec::with_capacity(articles.len());
         for article in articles {
-            let pieces = knowledge::split(&article.body);
-            let vectors = match &self.embedder {
-                Some(e) => {
-                    let inputs: Vec<String> = pieces.iter().map(|p| format!("{}\n{p}", article.title)).collect();
-                    match e.embed(&inputs).await {
-                        Ok(v) => v.into_iter().map(Some).collect(),
-                        Err(err) => {
-                            tracing::warn!(error = %err, "storing the article without embeddings");
-                            vec![None; pieces.len()]
-                        }
-                    }
-                }
-                None => vec![None; pieces.len()],
-            };
-            let chunks: Vec<(String, Option<Vec<f32>>)> = pieces.into_iter().zip(vectors).collect();
+            let chunks = self.chunks_of(article).await;
             ids.push(knowledge::insert_article(&self.db, knowledge_base_id, article, &chunks, now).await?);
         }
         self.reload().await?;
         Ok(ids)
+    }
+
+    /// Rewrites an article (chunks and embeddings again), then rebuilds; `false` if unknown.
+    pub async fn update_article(&self, id: &str, article: &NewArticle, now: i64) -> Result<bool, SearchError> {
+        let chunks = self.chunks_of(article).await;
+        let done = knowledge::update_article(&self.db, id, article, &chunks, now).await?;
+        if done {
+            self.reload().await?;
+        }
+        Ok(done)
+    }
+
+    /// Deletes an article and its chunks, then rebuilds; `false` if unknown.
+    pub async fn delete_article(&self, id: &str) -> Result<bool, SearchError> {
+        let done = knowledge::delete_article(&self.db, id).await?;
+        if done {
+            self.reload().await?;
+        }
+        Ok(done)
+    }
+
+    /// The article's chunks, with embeddings when an embedder is configured and answers.
+    async fn chunks_of(&self, article: &NewArticle) -> Vec<(String, Option<Vec<f32>>)> {
+        let pieces = knowledge::split(&article.body);
+        let vectors = match &self.embedder {
+            Some(e) => {
+                let inputs: Vec<String> = pieces.iter().map(|p| format!("{}\n{p}", article.title)).collect();
+                match e.embed(&inputs).await {
+                    Ok(v) => v.into_iter().map(Some).collect(),
+                    Err(err) => {
+                        tracing::warn!(error = %err, "storing the article without embeddings");
+                        vec![None; pieces.len()]
+                    }
+                }
+            }
+            None => vec![None; pieces.len()],
+        };
+        pieces.into_iter().zip(vectors).collect()
     }
 
     fn snapshot(&self) -> Option<Arc<Built>> {

@@ -1,0 +1,148 @@
+//! Conversations: the live list, one transcript with its tool calls and usage, and human
+//! takeover (claim, reply, typing, release, close).
+
+use leptos::prelude::*;
+
+use crate::console::types::{ConversationDetail, ConversationItem, Page};
+
+/// Conversations a page at a time; `agent` and `status` filter.
+#[server]
+pub async fn conversations(
+    agent: Option<String>,
+    status: Option<String>,
+    page: i64,
+) -> Result<Page<ConversationItem>, ServerFnError> {
+    let (state, _) = super::access::require(false).await?;
+    let per_page = 25;
+    let page = page.max(1);
+    let agent = agent.filter(|a| !a.is_empty());
+    let status = status.filter(|s| !s.is_empty());
+    let (rows, total) = crate::server::store::console::conversations(
+        state.engine.db(),
+        agent.as_deref(),
+        status.as_deref(),
+        (page - 1) * per_page,
+        per_page,
+    )
+    .await
+    .map_err(super::access::internal)?;
+    Ok(Page { items: rows.into_iter().map(item).collect(), total, page, per_page })
+}
+
+#[cfg(feature = "ssr")]
+fn item(r: crate::server::store::console::ConversationRow) -> ConversationItem {
+    ConversationItem {
+        id: r.id,
+        agent_name: r.agent_name,
+        visitor: r.visitor_id.chars().rev().take(6).collect::<String>().chars().rev().collect(),
+        status: r.status,
+        claimed_by: r.claimed_by_name,
+        last_message: r.last_message.unwrap_or_default().chars().take(140).collect(),
+        messages: r.messages,
+        lead_submitted: r.lead_submitted != 0,
+        updated_at: r.updated_at,
+    }
+}
+
+/// One conversation with everything that happened in it.
+#[server]
+pub async fn conversation(id: String) -> Result<ConversationDetail, ServerFnError> {
+    use crate::console::types::{ConsoleMessage, ToolCallInfo, UsageInfo};
+    use crate::server::store::{agents, console, messages, tool_calls, usage};
+    let (state, user) = super::access::require(false).await?;
+    let db = state.engine.db();
+    let e = super::access::internal;
+    let row = console::conversation(db, &id).await.map_err(e)?.ok_or_else(|| ServerFnError::new("not found"))?;
+    let agent = agents::by_id(db, &row.agent_id).await.map_err(e)?;
+    let mine = row.claimed_by.as_deref() == Some(user.id.as_str());
+    let stored = messages::list(db, &id).await.map_err(e)?;
+    let ledger = usage::of_conversation(db, &id).await.map_err(e)?;
+    let mut out = Vec::with_capacity(stored.len());
+    for m in stored {
+        let tools = tool_calls::of_message(db, &m.id)
+            .await
+            .map_err(e)?
+            .into_iter()
+            .map(|t| ToolCallInfo {
+                name: t.name,
+                arguments: t.arguments,
+                result: t.result,
+                status: t.status.as_str().into(),
+                error: t.error,
+                duration_ms: t.duration_ms,
+            })
+            .collect();
+        let usage = ledger
+            .iter()
+            .filter(|u| u.message_id.as_deref() == Some(m.id.as_str()))
+            .map(|u| UsageInfo {
+                model: u.model.clone(),
+                outcome: u.outcome.clone(),
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                cost_usd: u.cost_usd,
+            })
+            .collect();
+        out.push(ConsoleMessage {
+            id: m.id,
+            role: m.role.as_str().into(),
+            text: m.content,
+            author: m.author,
+            status: m.status.as_str().into(),
+            created_at: m.created_at,
+            blocks: m.blocks,
+            tools,
+            usage,
+        });
+    }
+    Ok(ConversationDetail {
+        cost_usd: ledger.iter().map(|u| u.cost_usd).sum(),
+        capabilities: agent.map(|a| a.capabilities).unwrap_or_default(),
+        mine,
+        item: item(row),
+        messages: out,
+    })
+}
+
+#[cfg(feature = "ssr")]
+fn takeover_error(e: crate::server::engine::takeover::TakeoverError) -> ServerFnError {
+    use crate::server::engine::takeover::TakeoverError;
+    match e {
+        TakeoverError::NotFound => ServerFnError::new("not found"),
+        TakeoverError::Refused(why) => ServerFnError::new(why),
+        TakeoverError::Db(e) => super::access::internal(e),
+    }
+}
+
+/// Takes the conversation over; `false` when someone else already holds it.
+#[server]
+pub async fn claim(id: String) -> Result<bool, ServerFnError> {
+    let (state, user) = super::access::require(false).await?;
+    state.engine.claim(&id, &user).await.map_err(takeover_error)
+}
+
+#[server]
+pub async fn release(id: String) -> Result<(), ServerFnError> {
+    let (state, user) = super::access::require(false).await?;
+    state.engine.release(&id, &user).await.map_err(takeover_error)
+}
+
+#[server]
+pub async fn close_conversation(id: String) -> Result<(), ServerFnError> {
+    let (state, user) = super::access::require(false).await?;
+    state.engine.close(&id, &user).await.map_err(takeover_error)
+}
+
+#[server]
+pub async fn reply(id: String, text: String) -> Result<String, ServerFnError> {
+    let (state, user) = super::access::require(false).await?;
+    state.engine.operator_reply(&id, &user, &text).await.map_err(takeover_error)
+}
+
+/// Shows the visitor that the operator is typing.
+#[server]
+pub async fn operator_typing(id: String, active: bool) -> Result<(), ServerFnError> {
+    let (state, _) = super::access::require(false).await?;
+    state.engine.typing(&id, "operator", active);
+    Ok(())
+}

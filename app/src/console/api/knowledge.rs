@@ -1,0 +1,221 @@
+//! Knowledge bases and their articles (administrators only). Writes go through the engine's
+//! knowledge service, which re-chunks, embeds when configured, and rebuilds the search index.
+
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+
+use crate::console::types::{ArticleForm, ArticleItem, KnowledgeBaseItem, Page, Saved};
+
+#[server]
+pub async fn knowledge_bases() -> Result<Vec<KnowledgeBaseItem>, ServerFnError> {
+    let (state, _) = super::access::require(true).await?;
+    let bases = crate::server::store::knowledge::all_bases(state.engine.db()).await.map_err(super::access::internal)?;
+    Ok(bases
+        .into_iter()
+        .map(|b| KnowledgeBaseItem {
+            id: b.id,
+            agent_id: b.agent_id,
+            agent_name: b.agent_name,
+            name: b.name,
+            description: b.description,
+            articles: b.articles,
+        })
+        .collect())
+}
+
+#[server]
+pub async fn create_knowledge_base(
+    agent_id: String,
+    name: String,
+    description: String,
+) -> Result<String, ServerFnError> {
+    use crate::server::store::{agents, knowledge};
+    let (state, _) = super::access::require(true).await?;
+    let db = state.engine.db();
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 80 {
+        return Err(ServerFnError::new("A name of 1 to 80 characters."));
+    }
+    if description.chars().count() > 500 {
+        return Err(ServerFnError::new("The description has at most 500 characters."));
+    }
+    if agents::by_id(db, &agent_id).await.map_err(super::access::internal)?.is_none() {
+        return Err(ServerFnError::new("Choose an agent."));
+    }
+    let base = knowledge::create_base(db, &agent_id, name, description.trim(), state.engine.now_ms())
+        .await
+        .map_err(super::access::internal)?;
+    Ok(base.id)
+}
+
+#[server]
+pub async fn articles(
+    knowledge_base_id: String,
+    search: String,
+    page: i64,
+) -> Result<Page<ArticleItem>, ServerFnError> {
+    let (state, _) = super::access::require(true).await?;
+    let per_page = 25;
+    let page = page.max(1);
+    let search = Some(search.trim()).filter(|s| !s.is_empty());
+    let (rows, total) = crate::server::store::knowledge::articles(
+        state.engine.db(),
+        &knowledge_base_id,
+        search,
+        (page - 1) * per_page,
+        per_page,
+    )
+    .await
+    .map_err(super::access::internal)?;
+    Ok(Page {
+        items: rows
+            .into_iter()
+            .map(|a| ArticleItem {
+                id: a.id,
+                title: a.title,
+                category: a.category,
+                kind: a.kind,
+                updated_at: a.updated_at,
+            })
+            .collect(),
+        total,
+        page,
+        per_page,
+    })
+}
+
+#[server]
+pub async fn article(id: String) -> Result<ArticleForm, ServerFnError> {
+    let (state, _) = super::access::require(true).await?;
+    let a = crate::server::store::knowledge::article(state.engine.db(), &id)
+        .await
+        .map_err(super::access::internal)?
+        .ok_or_else(|| ServerFnError::new("not found"))?;
+    Ok(ArticleForm {
+        id: Some(a.id),
+        knowledge_base_id: a.knowledge_base_id,
+        title: a.title,
+        category: a.category.unwrap_or_default(),
+        kind: a.kind,
+        body: a.body,
+        source_url: a.source_url.unwrap_or_default(),
+    })
+}
+
+/// What is wrong with an article, by field.
+#[cfg(feature = "ssr")]
+pub fn validate_article(form: &ArticleForm) -> Vec<crate::console::types::FieldError> {
+    use crate::console::types::FieldError;
+    let mut errors = Vec::new();
+    let mut push =
+        |field: &str, message: &str| errors.push(FieldError { field: field.into(), message: message.into() });
+    if form.title.trim().is_empty() || form.title.chars().count() > 200 {
+        push("title", "A title of 1 to 200 characters.");
+    }
+    if form.category.chars().count() > 40 {
+        push("category", "At most 40 characters.");
+    }
+    if !matches!(form.kind.as_str(), "article" | "experience") {
+        push("kind", "article or experience.");
+    }
+    if form.body.trim().is_empty() {
+        push("body", "The article is empty.");
+    } else if form.body.len() > 200_000 {
+        push("body", "At most 200 KB of text.");
+    }
+    let url = form.source_url.trim();
+    if !url.is_empty() && url::Url::parse(url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
+        push("source_url", "An http(s) URL, or nothing.");
+    }
+    errors
+}
+
+#[cfg(feature = "ssr")]
+fn to_new(form: &ArticleForm) -> crate::server::store::knowledge::NewArticle {
+    let optional = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+    crate::server::store::knowledge::NewArticle {
+        title: form.title.trim().into(),
+        category: optional(&form.category),
+        kind: form.kind.clone(),
+        body: form.body.clone(),
+        source_url: optional(&form.source_url),
+    }
+}
+
+/// Creates (no id) or rewrites an article.
+#[server(input = Json)]
+pub async fn save_article(form: ArticleForm) -> Result<Saved, ServerFnError> {
+    use crate::server::store::knowledge;
+    let (state, _) = super::access::require(true).await?;
+    let errors = validate_article(&form);
+    if !errors.is_empty() {
+        return Ok(Saved { id: None, errors });
+    }
+    let k = &state.engine.services().knowledge;
+    let now = state.engine.now_ms();
+    let id = match &form.id {
+        Some(id) => {
+            if !k.update_article(id, &to_new(&form), now).await.map_err(super::access::internal)? {
+                return Err(ServerFnError::new("not found"));
+            }
+            id.clone()
+        }
+        None => {
+            if knowledge::base(state.engine.db(), &form.knowledge_base_id)
+                .await
+                .map_err(super::access::internal)?
+                .is_none()
+            {
+                return Err(ServerFnError::new("Unknown knowledge base."));
+            }
+            k.add_articles(&form.knowledge_base_id, &[to_new(&form)], now)
+                .await
+                .map_err(super::access::internal)?
+                .remove(0)
+        }
+    };
+    Ok(Saved { id: Some(id), errors: vec![] })
+}
+
+#[server]
+pub async fn delete_article(id: String) -> Result<(), ServerFnError> {
+    let (state, _) = super::access::require(true).await?;
+    let done = state.engine.services().knowledge.delete_article(&id).await.map_err(super::access::internal)?;
+    if done { Ok(()) } else { Err(ServerFnError::new("not found")) }
+}
+
+/// Imports one markdown file (front matter: title, category, kind, source_url); the page calls
+/// this once per file and shows the progress.
+#[server]
+pub async fn import_article(
+    knowledge_base_id: String,
+    file_name: String,
+    text: String,
+) -> Result<String, ServerFnError> {
+    use crate::server::store::knowledge;
+    let (state, _) = super::access::require(true).await?;
+    if knowledge::base(state.engine.db(), &knowledge_base_id).await.map_err(super::access::internal)?.is_none() {
+        return Err(ServerFnError::new("Unknown knowledge base."));
+    }
+    let article = knowledge::parse_markdown(&text).map_err(|why| ServerFnError::new(format!("{file_name}: {why}")))?;
+    let form = ArticleForm {
+        id: None,
+        knowledge_base_id: knowledge_base_id.clone(),
+        title: article.title.clone(),
+        category: article.category.clone().unwrap_or_default(),
+        kind: article.kind.clone(),
+        body: article.body.clone(),
+        source_url: article.source_url.clone().unwrap_or_default(),
+    };
+    if let Some(bad) = validate_article(&form).first() {
+        return Err(ServerFnError::new(format!("{file_name}: {} — {}", bad.field, bad.message)));
+    }
+    let mut ids = state
+        .engine
+        .services()
+        .knowledge
+        .add_articles(&knowledge_base_id, &[article], state.engine.now_ms())
+        .await
+        .map_err(super::access::internal)?;
+    Ok(ids.remove(0))
+}

@@ -1,0 +1,303 @@
+//! `/admin/conversations` (the live list) and `/admin/conversations/:id` (the transcript with
+//! tool calls, usage and cost, and human takeover).
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
+use parley_widget::blocks::{BlockCtx, BlockView};
+
+use super::api::agents::agent_names;
+use super::api::conversations::{
+    claim, close_conversation, conversation, conversations, operator_typing, release, reply,
+};
+use super::layout::console_ctx;
+use super::lists::{Badge, Failure, Pager, message, page_param, query, when};
+use super::types::{ConsoleMessage, ConversationDetail, ConversationItem};
+
+const STATUSES: &[(&str, &str)] = &[
+    ("", "Any status"),
+    ("bot", "Bot"),
+    ("waiting_human", "Waiting for human"),
+    ("human", "Human"),
+    ("closed", "Closed"),
+];
+
+#[component]
+pub fn ConversationsPage() -> impl IntoView {
+    let ctx = console_ctx();
+    let q = use_query_map();
+    let agent = move || q.read().get("agent").unwrap_or_default();
+    let status = move || q.read().get("status").unwrap_or_default();
+    let page = move || page_param(&q.read());
+    let list = Resource::new(
+        move || (ctx.changes.get(), agent(), status(), page()),
+        |(_, agent, status, page)| conversations(Some(agent), Some(status), page),
+    );
+    let names = Resource::new(|| (), |_| agent_names());
+    let navigate = use_navigate();
+    let filter = move |agent: String, status: String| {
+        navigate(
+            &format!("/admin/conversations{}", query(&[("agent", &agent), ("status", &status)])),
+            Default::default(),
+        );
+    };
+    let filter2 = filter.clone();
+    view! {
+        <h1>"Conversations"</h1>
+        <form class="c-filters" on:submit=|ev| ev.prevent_default()>
+            <label for="f-agent">"Agent"</label>
+            <select id="f-agent" on:change=move |ev| filter(event_target_value(&ev), status())>
+                <option value="" selected=move || agent().is_empty()>"All agents"</option>
+                <Transition>
+                    {move || Suspend::new(async move {
+                        names.await.unwrap_or_default().into_iter().map(|(id, name)| {
+                            let selected = { let id = id.clone(); move || agent() == id };
+                            view! { <option value=id selected=selected>{name}</option> }
+                        }).collect_view()
+                    })}
+                </Transition>
+            </select>
+            <label for="f-status">"Status"</label>
+            <select id="f-status" on:change=move |ev| filter2(agent(), event_target_value(&ev))>
+                {STATUSES.iter().map(|(v, label)| view! { <option value=*v selected=move || status() == *v>{*label}</option> }).collect_view()}
+            </select>
+            <span class="c-live" title="The list updates by itself">"● live"</span>
+        </form>
+        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match list.await {
+                    Ok(p) => {
+                        let pages = p.pages();
+                        let base = format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status())]));
+                        view! {
+                            <table class="c-table" id="conversations">
+                                <thead><tr><th>"Visitor"</th><th>"Agent"</th><th>"Status"</th><th>"Last message"</th><th>"Messages"</th><th>"Updated (UTC)"</th></tr></thead>
+                                <tbody>
+                                    {p.items.into_iter().map(|c| view! { <Row c /> }).collect_view()}
+                                </tbody>
+                            </table>
+                            <Pager base page=p.page pages total=p.total />
+                        }.into_any()
+                    }
+                    Err(error) => view! { <Failure error /> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn Row(c: ConversationItem) -> impl IntoView {
+    let href = format!("/admin/conversations/{}", c.id);
+    let holder = c.claimed_by.clone().map(|n| format!(" · {n}"));
+    view! {
+        <tr data-id=c.id.clone()>
+            <td><A href=href>{format!("Visitor …{}", c.visitor)}</A></td>
+            <td>{c.agent_name}</td>
+            <td><Badge status=c.status />{holder}{c.lead_submitted.then_some(" · lead")}</td>
+            <td class="c-clip">{c.last_message}</td>
+            <td>{c.messages}</td>
+            <td>{when(c.updated_at)}</td>
+        </tr>
+    }
+}
+
+#[component]
+pub fn ConversationPage() -> impl IntoView {
+    let ctx = console_ctx();
+    let params = use_params_map();
+    let id = move || params.read().get("id").unwrap_or_default();
+    // Reload when this conversation changes (not on other conversations' events).
+    let mine = Memo::new(move |_| {
+        ctx.changes.track();
+        ctx.last
+            .with_untracked(|e| e.as_ref().filter(|e| e.conversation_id == id()).map(|_| ctx.changes.get_untracked()))
+    });
+    let version = RwSignal::new(0u64);
+    let detail = Resource::new(move || (id(), mine.get(), version.get()), |(id, _, _)| conversation(id));
+    let visitor_typing = Memo::new(move |_| {
+        ctx.last.with(|e| e.as_ref().is_some_and(|e| e.conversation_id == id() && e.kind == "typing"))
+    });
+    view! {
+        <p><A href="/admin/conversations">"← Conversations"</A></p>
+        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => view! { <Detail d version visitor_typing /> }.into_any(),
+                    Err(error) => view! { <Failure error /> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bool>) -> impl IntoView {
+    let id = StoredValue::new(d.item.id.clone());
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let act = move |what: &'static str| {
+        if busy.get_untracked() {
+            return;
+        }
+        if what == "close" && !super::layout::confirm("Close this conversation?") {
+            return;
+        }
+        busy.set(true);
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            let id = id.get_value();
+            let outcome = match what {
+                "claim" => claim(id).await.and_then(|won| {
+                    if won { Ok(()) } else { Err(ServerFnError::new("Another operator took this conversation first.")) }
+                }),
+                "release" => release(id).await,
+                _ => close_conversation(id).await,
+            };
+            if let Err(e) = outcome {
+                error.set(Some(message(&e)));
+            }
+            busy.set(false);
+            version.update(|v| *v += 1);
+        });
+    };
+    let caps = StoredValue::new(d.capabilities.clone());
+    let status = d.item.status.clone();
+    let can_claim = status != "closed" && d.item.claimed_by.is_none();
+    let holder = d.item.claimed_by.clone();
+    view! {
+        <header class="c-conv-head">
+            <h1>{format!("Visitor …{} · {}", d.item.visitor, d.item.agent_name)}</h1>
+            <Badge status=status.clone() />
+            {holder.map(|h| view! { <span class="c-hint">{format!("held by {h}")}</span> })}
+            <span class="c-hint">{format!("{} messages · US${:.4}", d.item.messages, d.cost_usd)}</span>
+            <span class="c-spacer"></span>
+            <Show when=move || can_claim>
+                <button type="button" class="c-primary" id="claim" disabled=busy on:click=move |_| act("claim")>"Take over"</button>
+            </Show>
+            <Show when=move || d.mine>
+                <button type="button" id="release" disabled=busy on:click=move |_| act("release")>"Hand back to the bot"</button>
+            </Show>
+            <Show when={let s = status.clone(); move || s != "closed" && (d.mine || d.item.claimed_by.is_none())}>
+                <button type="button" id="close" disabled=busy on:click=move |_| act("close")>"Close"</button>
+            </Show>
+        </header>
+        {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+        <ol class="c-transcript" aria-label="Transcript">
+            {d.messages.into_iter().map(|m| view! { <Message m caps /> }).collect_view()}
+        </ol>
+        <Show when=move || visitor_typing.get()>
+            <p class="c-typing" aria-live="polite">"The visitor is typing…"</p>
+        </Show>
+        <Show when=move || d.mine>
+            <ReplyBox id=id.get_value() version />
+        </Show>
+    }
+}
+
+#[component]
+fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
+    let who = match m.role.as_str() {
+        "visitor" => "Visitor".to_owned(),
+        "assistant" => "Bot".to_owned(),
+        "operator" => m.author.clone().unwrap_or_else(|| "Operator".into()),
+        other => other.to_owned(),
+    };
+    let ctx = BlockCtx {
+        capabilities: caps,
+        labels: parley_widget::i18n::for_text(&m.text),
+        on_escalate: Callback::new(|_| ()),
+        lead_submitted: RwSignal::new(false),
+    };
+    // Model output is markdown, rendered by the widget's sanitiser; everything people typed is text.
+    let body = if m.role == "assistant" {
+        view! { <div class="c-md" inner_html=parley_widget::markdown::render(&m.text)></div> }.into_any()
+    } else {
+        view! { <p class="c-text">{m.text.clone()}</p> }.into_any()
+    };
+    let status = (m.status != "done" && m.status != "complete").then(|| format!(" · {}", m.status));
+    view! {
+        <li class=format!("c-msg c-msg-{}", m.role)>
+            <div class="c-msg-head"><b>{who}</b><span class="c-hint">{when(m.created_at)}{status}</span></div>
+            {body}
+            {m.blocks.into_iter().map(|block| view! { <div class="c-block"><BlockView block ctx /></div> }).collect_view()}
+            {(!m.tools.is_empty()).then(|| view! {
+                <details class="c-tools">
+                    <summary>{format!("{} tool call(s)", m.tools.len())}</summary>
+                    {m.tools.into_iter().map(|t| view! {
+                        <div class="c-tool">
+                            <div><code>{t.name}</code>" · "{t.status}" · "{format!("{} ms", t.duration_ms)}</div>
+                            <div class="c-hint">"Arguments"</div><pre>{t.arguments}</pre>
+                            {t.result.map(|r| view! { <div class="c-hint">"Result"</div><pre>{r}</pre> })}
+                            {t.error.map(|e| view! { <div class="c-hint">"Error"</div><pre>{e}</pre> })}
+                        </div>
+                    }).collect_view()}
+                </details>
+            })}
+            {(!m.usage.is_empty()).then(|| view! {
+                <ul class="c-usage">
+                    {m.usage.into_iter().map(|u| view! {
+                        <li>{format!("{} · {} · {} in / {} out tokens · US${:.5}", u.model, u.outcome, u.input_tokens, u.output_tokens, u.cost_usd)}</li>
+                    }).collect_view()}
+                </ul>
+            })}
+        </li>
+    }
+}
+
+#[component]
+fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
+    let id = StoredValue::new(id);
+    let text = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let typing_sent = StoredValue::new(0.0_f64);
+    let on_input = move |ev| {
+        text.set(event_target_value(&ev));
+        let now = now_ms();
+        // At most one "typing" notice every 3 seconds.
+        if now - typing_sent.get_value() > 3000.0 {
+            typing_sent.set_value(now);
+            leptos::task::spawn_local(async move {
+                let _ = operator_typing(id.get_value(), true).await;
+            });
+        }
+    };
+    let send = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let body = text.get_untracked();
+        if body.trim().is_empty() {
+            return;
+        }
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            match reply(id.get_value(), body).await {
+                Ok(_) => {
+                    text.set(String::new());
+                    typing_sent.set_value(0.0);
+                    let _ = operator_typing(id.get_value(), false).await;
+                    version.update(|v| *v += 1);
+                }
+                Err(e) => error.set(Some(message(&e))),
+            }
+        });
+    };
+    view! {
+        <form class="c-reply" on:submit=send>
+            <label for="reply">"Your reply to the visitor"</label>
+            <textarea id="reply" rows="3" prop:value=text on:input=on_input maxlength="4000"></textarea>
+            {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+            <button type="submit" class="c-primary">"Send"</button>
+        </form>
+    }
+}
+
+fn now_ms() -> f64 {
+    #[cfg(feature = "hydrate")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        0.0
+    }
+}

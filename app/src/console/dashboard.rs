@@ -1,0 +1,109 @@
+//! `/admin`: today's figures, 30 days of tokens and cost, the questions asked most.
+
+use leptos::prelude::*;
+
+use super::api::dashboard::dashboard_figures;
+use super::layout::console_ctx;
+use super::lists::Failure;
+use super::types::{Dashboard, DayUsage};
+
+#[component]
+pub fn DashboardPage() -> impl IntoView {
+    let ctx = console_ctx();
+    let data = Resource::new(move || ctx.changes.get(), |_| dashboard_figures());
+    view! {
+        <h1>"Dashboard"</h1>
+        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(d) => view! { <Figures d /> }.into_any(),
+                    Err(error) => view! { <Failure error /> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn Figures(d: Dashboard) -> impl IntoView {
+    let tokens: i64 = d.days.iter().map(|x| x.tokens).sum();
+    let cost: f64 = d.days.iter().map(|x| x.cost_usd).sum();
+    view! {
+        <section class="c-tiles" aria-label="Today">
+            <Tile label="Conversations today" value=d.conversations_today.to_string() />
+            <Tile label="Messages today" value=d.messages_today.to_string() />
+            <Tile label="Waiting for a human" value=d.waiting_for_human.to_string() />
+            <Tile label="Leads waiting" value=d.leads_waiting.to_string() />
+            <Tile label="Orders paid (today)" value=format!("{} ({})", d.orders_paid, d.orders_paid_today) />
+        </section>
+        <section class="c-card">
+            <h2>"Tokens and cost, last 30 days"</h2>
+            <p class="c-hint">{format!("{tokens} tokens · US${cost:.4} in all")}</p>
+            <UsageChart days=d.days />
+        </section>
+        <section class="c-card">
+            <h2>"Top questions (30 days)"</h2>
+            {if d.top_questions.is_empty() {
+                view! { <p class="c-hint">"No questions yet."</p> }.into_any()
+            } else {
+                view! {
+                    <ol class="c-top">
+                        {d.top_questions.into_iter().map(|(q, n)| view! { <li><span>{q}</span> <b>{format!("×{n}")}</b></li> }).collect_view()}
+                    </ol>
+                }.into_any()
+            }}
+        </section>
+    }
+}
+
+#[component]
+fn Tile(label: &'static str, value: String) -> impl IntoView {
+    view! { <div class="c-tile"><span>{label}</span><strong>{value}</strong></div> }
+}
+
+/// Bars of tokens per day with the day's cost as a line, drawn as SVG on the server.
+#[component]
+fn UsageChart(days: Vec<DayUsage>) -> impl IntoView {
+    let (w, h, pad) = (720.0_f64, 200.0_f64, 24.0_f64);
+    let max_tokens = days.iter().map(|d| d.tokens).max().unwrap_or(0).max(1) as f64;
+    let max_cost = days.iter().map(|d| d.cost_usd).fold(0.0, f64::max).max(1e-9);
+    let n = days.len().max(1) as f64;
+    let slot = (w - 2.0 * pad) / n;
+    let bars = days
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let bh = (d.tokens as f64 / max_tokens) * (h - 2.0 * pad);
+            let x = pad + i as f64 * slot;
+            view! {
+                <rect x=format!("{:.1}", x + slot * 0.15) y=format!("{:.1}", h - pad - bh) width=format!("{:.1}", slot * 0.7)
+                    height=format!("{bh:.1}") class="c-bar">
+                    <title>{format!("{}: {} tokens, US${:.4}", d.day, d.tokens, d.cost_usd)}</title>
+                </rect>
+            }
+        })
+        .collect_view();
+    let line: Vec<String> = days
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let x = pad + (i as f64 + 0.5) * slot;
+            let y = h - pad - (d.cost_usd / max_cost) * (h - 2.0 * pad);
+            format!("{x:.1},{y:.1}")
+        })
+        .collect();
+    let first = days.first().map(|d| d.day.clone()).unwrap_or_default();
+    let last = days.last().map(|d| d.day.clone()).unwrap_or_default();
+    let label = format!("Tokens per day from {first} to {last}; the line is the cost");
+    view! {
+        <svg class="c-chart" viewBox=format!("0 0 {w} {h}") role="img"
+            aria-label=label>
+            <line x1=pad y1=h - pad x2=w - pad y2=h - pad class="c-axis" />
+            {bars}
+            <polyline points=line.join(" ") class="c-cost" />
+            <text x=pad y=h - 6.0 class="c-tick">{first}</text>
+            <text x=w - pad y=h - 6.0 class="c-tick" text-anchor="end">{last}</text>
+            <text x=pad y=14.0 class="c-tick">{format!("{} tokens max", max_tokens as i64)}</text>
+        </svg>
+    }
+}

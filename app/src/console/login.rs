@@ -1,0 +1,49 @@
+//! `/admin/login`.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use super::api::auth::sign_in;
+use super::layout::go_to;
+
+#[component]
+pub fn LoginPage() -> impl IntoView {
+    let email = RwSignal::new(String::new());
+    let password = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if busy.get_untracked() {
+            return;
+        }
+        busy.set(true);
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            match sign_in(email.get_untracked(), password.get_untracked()).await {
+                Ok(_) => go_to("/admin"),
+                Err(e) => {
+                    error.set(Some(super::lists::message(&e)));
+                    busy.set(false);
+                }
+            }
+        });
+    };
+    view! {
+        <Title text="Sign in — Parley console" />
+        <main class="c-login">
+            <form on:submit=submit class="c-card" aria-labelledby="login-title">
+                <h1 id="login-title">"Parley console"</h1>
+                <label for="email">"Email"</label>
+                <input id="email" name="email" type="email" autocomplete="username" required
+                    prop:value=email on:input=move |ev| email.set(event_target_value(&ev)) />
+                <label for="password">"Password"</label>
+                <input id="password" name="password" type="password" autocomplete="current-password" required
+                    prop:value=password on:input=move |ev| password.set(event_target_value(&ev)) />
+                {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+                <button type="submit" class="c-primary" disabled=busy>"Sign in"</button>
+                <p class="c-hint">"The first administrator's one-time password is printed in the server log at the first start, or create one with " <code>"parley create-user"</code> "."</p>
+            </form>
+        </main>
+    }
+}

@@ -1,0 +1,15 @@
+//! The admin console under `/admin`: server-rendered pages that hydrate, talking to the server
+//! only through the server functions in [`api`] (each checks the session first) and the live
+//! feed at `/admin/feed`.
+
+pub mod agents;
+pub mod api;
+pub mod conversations;
+pub mod dashboard;
+pub mod knowledge;
+pub mod layout;
+pub mod lists;
+pub mod login;
+pub mod records;
+pub mod tokens;
+pub mod types;

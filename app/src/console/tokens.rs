@@ -1,0 +1,126 @@
+//! `/admin/tokens`: MCP access tokens per agent (created here, shown once, revoked here).
+
+use leptos::prelude::*;
+
+use super::api::agents::agent_names;
+use super::api::tokens::{create_token, revoke_token, tokens};
+use super::layout::{confirm, copy_text};
+use super::lists::{Failure, message, when};
+use super::types::NewToken;
+
+#[component]
+pub fn TokensPage() -> impl IntoView {
+    let version = RwSignal::new(0u64);
+    let list = Resource::new(move || version.get(), |_| tokens());
+    let names = Resource::new(|| (), |_| agent_names());
+    let agent = RwSignal::new(String::new());
+    let name = RwSignal::new("MCP client".to_owned());
+    let feature_set = RwSignal::new("base".to_owned());
+    let output = RwSignal::new("raw".to_owned());
+    let created = RwSignal::new(None::<NewToken>);
+    let error = RwSignal::new(None::<String>);
+    let create = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        leptos::task::spawn_local(async move {
+            match create_token(
+                agent.get_untracked(),
+                name.get_untracked(),
+                feature_set.get_untracked(),
+                output.get_untracked(),
+            )
+            .await
+            {
+                Ok(t) => {
+                    error.set(None);
+                    created.set(Some(t));
+                    version.update(|v| *v += 1);
+                }
+                Err(e) => error.set(Some(message(&e))),
+            }
+        });
+    };
+    let revoke = move |id: String| {
+        if !confirm("Revoke this token? Clients using it stop working at once.") {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            if let Err(e) = revoke_token(id).await {
+                error.set(Some(message(&e)));
+            }
+            version.update(|v| *v += 1);
+        });
+    };
+    view! {
+        <h1>"MCP tokens"</h1>
+        <p class="c-hint">"MCP clients (desktop assistants, IDEs, other agents) use an agent's tools through "<code>"/mcp"</code>" with one of these tokens."</p>
+        {move || created.get().map(|t| {
+            let url = t.url.clone();
+            let config = format!("{{\n  \"mcpServers\": {{\n    \"parley\": {{ \"type\": \"http\", \"url\": \"{}\" }}\n  }}\n}}", t.url);
+            view! {
+                <section class="c-card c-new-token" role="status">
+                    <h2>"New token — copy it now, it is not shown again"</h2>
+                    <pre id="new-token-url">{t.url.clone()}</pre>
+                    <button type="button" on:click=move |_| copy_text(&url)>"Copy URL"</button>
+                    <p class="c-hint">"Client configuration:"</p>
+                    <pre>{config}</pre>
+                </section>
+            }
+        })}
+        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match list.await {
+                    Ok(list) => view! {
+                        <table class="c-table" id="tokens">
+                            <thead><tr><th>"Name"</th><th>"Agent"</th><th>"Token"</th><th>"Tools"</th><th>"Output"</th><th>"Created (UTC)"</th><th></th></tr></thead>
+                            <tbody>{list.into_iter().map(|t| {
+                                let id = t.id.clone();
+                                view! {
+                                    <tr class:c-revoked=t.revoked>
+                                        <td>{t.name}</td>
+                                        <td><code>{t.agent_key}</code></td>
+                                        <td><code>{format!("{}…", t.prefix)}</code></td>
+                                        <td>{t.feature_set}</td>
+                                        <td>{t.output}</td>
+                                        <td>{when(t.created_at)}</td>
+                                        <td>{if t.revoked {
+                                            view! { <span class="c-hint">"revoked"</span> }.into_any()
+                                        } else {
+                                            view! { <button type="button" on:click=move |_| revoke(id.clone())>"Revoke"</button> }.into_any()
+                                        }}</td>
+                                    </tr>
+                                }
+                            }).collect_view()}</tbody>
+                        </table>
+                    }.into_any(),
+                    Err(error) => view! { <Failure error /> }.into_any(),
+                }
+            })}
+        </Transition>
+        <form class="c-card c-form" on:submit=create>
+            <h2>"New token"</h2>
+            <label for="t-agent">"Agent"</label>
+            <select id="t-agent" required on:change=move |ev| agent.set(event_target_value(&ev))>
+                <option value="">"Choose…"</option>
+                <Transition>
+                    {move || Suspend::new(async move {
+                        names.await.unwrap_or_default().into_iter().map(|(id, n)| view! { <option value=id>{n}</option> }).collect_view()
+                    })}
+                </Transition>
+            </select>
+            <label for="t-name">"Name"</label>
+            <input id="t-name" prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) />
+            <label for="t-features">"Tool definitions"</label>
+            <select id="t-features" on:change=move |ev| feature_set.set(event_target_value(&ev))>
+                <option value="base">"base: list of knowledge bases + general search"</option>
+                <option value="detail">"detail: one search tool per knowledge base"</option>
+            </select>
+            <label for="t-output">"Output"</label>
+            <select id="t-output" on:change=move |ev| output.set(event_target_value(&ev))>
+                <option value="raw">"raw (JSON)"</option>
+                <option value="text">"text (Markdown)"</option>
+            </select>
+            {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+            <button type="submit" class="c-primary">"Create token"</button>
+        </form>
+    }
+}

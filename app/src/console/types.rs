@@ -1,0 +1,256 @@
+//! What the console's server functions send to the browser.
+
+use parley_widget::protocol::Block;
+use serde::{Deserialize, Serialize};
+
+/// The signed-in person.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Me {
+    pub id: String,
+    pub name: String,
+    pub email: String,
+    /// `admin` or `operator`.
+    pub role: String,
+}
+
+impl Me {
+    pub fn is_admin(&self) -> bool {
+        self.role == "admin"
+    }
+}
+
+/// A page of a list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub total: i64,
+    pub page: i64,
+    pub per_page: i64,
+}
+
+impl<T> Page<T> {
+    pub fn pages(&self) -> i64 {
+        ((self.total + self.per_page - 1) / self.per_page.max(1)).max(1)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DayUsage {
+    /// `YYYY-MM-DD` (UTC).
+    pub day: String,
+    pub tokens: i64,
+    pub cost_usd: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dashboard {
+    pub conversations_today: i64,
+    pub messages_today: i64,
+    pub leads_waiting: i64,
+    pub orders_paid: i64,
+    pub orders_paid_today: i64,
+    pub waiting_for_human: i64,
+    pub days: Vec<DayUsage>,
+    pub top_questions: Vec<(String, i64)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConversationItem {
+    pub id: String,
+    pub agent_name: String,
+    pub visitor: String,
+    pub status: String,
+    pub claimed_by: Option<String>,
+    pub last_message: String,
+    pub messages: i64,
+    pub lead_submitted: bool,
+    pub updated_at: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallInfo {
+    pub name: String,
+    pub arguments: String,
+    pub result: Option<String>,
+    pub status: String,
+    pub error: Option<String>,
+    pub duration_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UsageInfo {
+    pub model: String,
+    pub outcome: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConsoleMessage {
+    pub id: String,
+    /// `visitor`, `assistant`, `operator` or `system`.
+    pub role: String,
+    pub text: String,
+    pub author: Option<String>,
+    pub status: String,
+    pub created_at: i64,
+    pub blocks: Vec<Block>,
+    pub tools: Vec<ToolCallInfo>,
+    pub usage: Vec<UsageInfo>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConversationDetail {
+    pub item: ConversationItem,
+    /// The agent's capabilities: which blocks the console may render.
+    pub capabilities: Vec<String>,
+    /// The signed-in person holds the conversation.
+    pub mine: bool,
+    pub messages: Vec<ConsoleMessage>,
+    pub cost_usd: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LeadItem {
+    pub id: String,
+    pub name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub message: String,
+    pub status: String,
+    pub notes: String,
+    pub created_at: i64,
+    pub conversation_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OrderItem {
+    pub id: String,
+    pub category: String,
+    pub amount: String,
+    pub method: String,
+    pub status: String,
+    pub created_at: i64,
+    pub conversation_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentSummary {
+    pub id: String,
+    pub key: String,
+    pub name: String,
+    pub vertical: String,
+    pub provider: String,
+    pub model: String,
+    pub capabilities: Vec<String>,
+}
+
+/// An agent as the edit form shows it. The API key is never sent back: only whether one is set
+/// and its last four characters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentForm {
+    pub id: Option<String>,
+    pub key: String,
+    pub name: String,
+    pub vertical: String,
+    pub capabilities: Vec<String>,
+    /// `None`: every tool the capabilities allow.
+    pub enabled_tools: Option<Vec<String>>,
+    /// `demo` or `openai`.
+    pub provider: String,
+    pub base_url: String,
+    pub api_key_hint: Option<String>,
+    /// A new key to store (empty: keep the current one).
+    pub new_api_key: String,
+    pub model: String,
+    pub fallback_model: String,
+    pub system_prompt: String,
+    pub greeting: String,
+    pub theme_color: String,
+    pub launcher_position: String,
+    pub allowed_origins: Vec<String>,
+    pub budget_usd: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+/// The outcome of saving a form: the id, or what is wrong with which field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Saved {
+    pub id: Option<String>,
+    pub errors: Vec<FieldError>,
+}
+
+/// A registry tool and the capability it needs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub capability: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KnowledgeBaseItem {
+    pub id: String,
+    pub agent_id: String,
+    pub agent_name: String,
+    pub name: String,
+    pub description: String,
+    pub articles: i64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ArticleForm {
+    pub id: Option<String>,
+    pub knowledge_base_id: String,
+    pub title: String,
+    pub category: String,
+    /// `article` or `experience`.
+    pub kind: String,
+    pub body: String,
+    pub source_url: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArticleItem {
+    pub id: String,
+    pub title: String,
+    pub category: Option<String>,
+    pub kind: String,
+    pub updated_at: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenItem {
+    pub id: String,
+    pub agent_key: String,
+    pub name: String,
+    pub feature_set: String,
+    pub output: String,
+    pub prefix: String,
+    pub created_at: i64,
+    pub revoked: bool,
+}
+
+/// A new MCP token: shown once.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewToken {
+    pub id: String,
+    pub token: String,
+    pub url: String,
+}
+
+/// Short relative time for lists (`3 min ago`).
+pub fn ago(now_ms: i64, then_ms: i64) -> String {
+    let s = ((now_ms - then_ms) / 1000).max(0);
+    match s {
+        0..=59 => "just now".into(),
+        60..=3599 => format!("{} min ago", s / 60),
+        3600..=86_399 => format!("{} h ago", s / 3600),
+        _ => format!("{} d ago", s / 86_400),
+    }
+}

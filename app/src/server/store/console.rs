@@ -1,0 +1,126 @@
+//! Read models of the admin console: conversation lists, dashboard figures, orders. Portable
+//! SQL; anything date-shaped is computed in Rust from Unix milliseconds.
+
+use sqlx::FromRow;
+
+use super::{Db, DbError};
+
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct ConversationRow {
+    pub id: String,
+    pub agent_id: String,
+    pub agent_name: String,
+    pub visitor_id: String,
+    pub status: String,
+    pub claimed_by: Option<String>,
+    pub claimed_by_name: Option<String>,
+    pub lead_submitted: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub last_message: Option<String>,
+    pub messages: i64,
+}
+
+/// One page of conversations, most recently active first, and how many match.
+pub async fn conversations(
+    db: &Db,
+    agent_id: Option<&str>,
+    status: Option<&str>,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<ConversationRow>, i64), DbError> {
+    let rows = sqlx::query_as(
+        "SELECT c.id, c.agent_id, a.name AS agent_name, c.visitor_id, c.status, c.claimed_by, u.name AS claimed_by_name, \
+         c.lead_submitted, c.created_at, c.updated_at, \
+         (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.content <> '' \
+          ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS last_message, \
+         (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages \
+         FROM conversations c JOIN agents a ON a.id = c.agent_id LEFT JOIN users u ON u.id = c.claimed_by \
+         WHERE ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.status = $2) \
+         ORDER BY c.updated_at DESC, c.id LIMIT $3 OFFSET $4",
+    )
+    .bind(agent_id)
+    .bind(status)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    let total: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM conversations c WHERE ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.status = $2)",
+    )
+    .bind(agent_id)
+    .bind(status)
+    .fetch_one(&mut *db.read().await?)
+    .await?;
+    Ok((rows, total))
+}
+
+pub async fn conversation(db: &Db, id: &str) -> Result<Option<ConversationRow>, DbError> {
+    sqlx::query_as(
+        "SELECT c.id, c.agent_id, a.name AS agent_name, c.visitor_id, c.status, c.claimed_by, u.name AS claimed_by_name, \
+         c.lead_submitted, c.created_at, c.updated_at, NULL AS last_message, \
+         (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages \
+         FROM conversations c JOIN agents a ON a.id = c.agent_id LEFT JOIN users u ON u.id = c.claimed_by WHERE c.id = $1",
+    )
+    .bind(id)
+    .fetch_optional(&mut *db.read().await?)
+    .await
+}
+
+/// Counts since `since` (Unix ms).
+pub async fn count_since(db: &Db, table: &'static str, since: i64) -> Result<i64, DbError> {
+    // `table` is one of our own constants, never input.
+    sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table} WHERE created_at >= $1"))
+        .bind(since)
+        .fetch_one(&mut *db.read().await?)
+        .await
+}
+
+pub async fn count_where(db: &Db, sql: &'static str) -> Result<i64, DbError> {
+    sqlx::query_scalar(sql).fetch_one(&mut *db.read().await?).await
+}
+
+/// `(created_at, input + output tokens, cost)` of every upstream call since `since`.
+pub async fn usage_since(db: &Db, since: i64) -> Result<Vec<(i64, i64, f64)>, DbError> {
+    sqlx::query_as(
+        "SELECT created_at, input_tokens + output_tokens, cost_usd FROM usage_ledger WHERE created_at >= $1 AND provider <> 'mcp'",
+    )
+    .bind(since)
+    .fetch_all(&mut *db.read().await?)
+    .await
+}
+
+/// Visitor messages since `since` (newest first, at most `limit`).
+pub async fn visitor_texts_since(db: &Db, since: i64, limit: i64) -> Result<Vec<String>, DbError> {
+    sqlx::query_scalar(
+        "SELECT content FROM messages WHERE role = 'visitor' AND created_at >= $1 ORDER BY created_at DESC LIMIT $2",
+    )
+    .bind(since)
+    .bind(limit)
+    .fetch_all(&mut *db.read().await?)
+    .await
+}
+
+/// One page of orders, newest first, and how many match.
+pub async fn orders(
+    db: &Db,
+    status: Option<&str>,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<super::orders::Order>, i64), DbError> {
+    let rows = sqlx::query_as(
+        "SELECT id, agent_id, conversation_id, visitor_id, message_id, service_type, category, amount_minor, currency, \
+         method, status, provider, pay_url, created_at, expires_at, paid_at FROM orders \
+         WHERE ($1 IS NULL OR status = $1) ORDER BY created_at DESC, id LIMIT $2 OFFSET $3",
+    )
+    .bind(status)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE ($1 IS NULL OR status = $1)")
+        .bind(status)
+        .fetch_one(&mut *db.read().await?)
+        .await?;
+    Ok((rows, total))
+}

@@ -1,0 +1,119 @@
+//! Console routes that are not server functions: the live feed (SSE) and the leads CSV export.
+//! Both check the session like the server functions do.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use futures::StreamExt;
+use parley_app::server::auth::{AuthError, authorize};
+use parley_app::server::state::AppState;
+use serde::Deserialize;
+use tokio_stream::wrappers::BroadcastStream;
+use tower_sessions::Session;
+
+use crate::api_error::ApiFailure;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/admin/feed", get(feed)).route("/admin/leads.csv", get(leads_csv))
+}
+
+fn refused(e: AuthError) -> ApiFailure {
+    match e {
+        AuthError::Unauthorized => ApiFailure::new(StatusCode::UNAUTHORIZED, "unauthorized", "Sign in first."),
+        AuthError::Forbidden => ApiFailure::new(StatusCode::FORBIDDEN, "forbidden", "Your role may not do this."),
+        AuthError::CrossSite => ApiFailure::new(StatusCode::FORBIDDEN, "cross_site", "Cross-site request refused."),
+        _ => ApiFailure::internal(),
+    }
+}
+
+/// Console pages need a session: a stranger is sent to the sign-in page before anything renders.
+pub async fn gate(State(state): State<AppState>, session: Session, request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    let page = request.method() == axum::http::Method::GET
+        && (path == "/admin" || path.starts_with("/admin/"))
+        && !matches!(path, "/admin/login" | "/admin/feed" | "/admin/leads.csv");
+    if page && parley_app::server::auth::current_user(&state.engine, &session).await.is_none() {
+        return axum::response::Redirect::to("/admin/login").into_response();
+    }
+    next.run(request).await
+}
+
+/// What changes in conversations, as it happens (ids only; the page reloads what it shows).
+async fn feed(State(state): State<AppState>, session: Session, headers: HeaderMap) -> Result<Response, ApiFailure> {
+    authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
+    let events = BroadcastStream::new(state.engine.console_events()).filter_map(|e| async move {
+        let e = e.ok()?;
+        Some(Ok::<Event, Infallible>(Event::default().event("change").data(serde_json::to_string(&e).ok()?)))
+    });
+    let mut response = Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response();
+    response.headers_mut().insert("x-accel-buffering", header::HeaderValue::from_static("no"));
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+struct CsvFilter {
+    status: Option<String>,
+}
+
+/// A cell that a spreadsheet must not read as a formula.
+pub fn csv_cell(value: &str) -> String {
+    let safe = if value.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{value}") } else { value.to_owned() };
+    format!("\"{}\"", safe.replace('"', "\"\""))
+}
+
+async fn leads_csv(
+    State(state): State<AppState>,
+    session: Session,
+    headers: HeaderMap,
+    Query(filter): Query<CsvFilter>,
+) -> Result<Response, ApiFailure> {
+    authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
+    let leads = parley_app::server::store::leads::all(state.engine.db(), filter.status.as_deref()).await?;
+    let mut out = String::from("created_at,name,email,phone,message,status,notes,conversation_id\n");
+    for l in leads {
+        let row = [
+            l.created_at.to_string(),
+            l.name,
+            l.email.unwrap_or_default(),
+            l.phone.unwrap_or_default(),
+            l.message,
+            l.status,
+            l.notes,
+            l.conversation_id,
+        ];
+        out.push_str(&row.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(","));
+        out.push('\n');
+    }
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+            (header::CONTENT_DISPOSITION, "attachment; filename=\"leads.csv\""),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        out,
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_cell;
+
+    #[test]
+    fn formulas_are_escaped() {
+        assert_eq!(csv_cell("=SUM(A1)"), "\"'=SUM(A1)\"");
+        assert_eq!(csv_cell("+1"), "\"'+1\"");
+        assert_eq!(csv_cell("-2"), "\"'-2\"");
+        assert_eq!(csv_cell("@cmd"), "\"'@cmd\"");
+        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_cell("plain"), "\"plain\"");
+    }
+}

@@ -1,0 +1,515 @@
+//! The admin console over real HTTP: every server function checks the session and the role,
+//! refuses cross-site calls and bad input; sign-in and sign-out; human takeover (the claim is
+//! exclusive, stored, survives a restart, and keeps the model off); visitor text is inert.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use leptos::server_fn::ServerFn;
+use parley_app::console::api::{
+    agents as a, auth, conversations as c, dashboard, knowledge as k, leads, orders, tokens,
+};
+use parley_app::console::types::{AgentForm, ArticleForm};
+use parley_app::server::engine::clock::{Clock, SystemClock};
+use parley_app::server::store::users::{self, Role};
+use parley_server::{Config, spawn_with};
+use parley_widget::protocol::StreamEvent;
+use serde_json::{Value, json};
+
+/// A browser of the console: remembers the session cookie, sends same-origin requests.
+struct Browser {
+    client: reqwest::Client,
+    base: String,
+    cookie: Option<String>,
+    origin: Option<String>,
+}
+
+impl Browser {
+    fn new(base: String) -> Self {
+        Browser { client: reqwest::Client::new(), origin: Some(base.clone()), base, cookie: None }
+    }
+
+    fn request(&self, path: &str) -> reqwest::RequestBuilder {
+        let mut r = self.client.post(format!("{}{path}", self.base));
+        if let Some(c) = &self.cookie {
+            r = r.header("cookie", c);
+        }
+        if let Some(o) = &self.origin {
+            r = r.header("origin", o);
+        }
+        r
+    }
+
+    async fn finish(&mut self, r: reqwest::RequestBuilder) -> (u16, String) {
+        let r = r.send().await.unwrap();
+        let status = r.status().as_u16();
+        if let Some(set) = r.headers().get("set-cookie").and_then(|v| v.to_str().ok()) {
+            let pair = set.split(';').next().unwrap().to_owned();
+            self.cookie = if pair.ends_with('=') { None } else { Some(pair) };
+        }
+        (status, r.text().await.unwrap())
+    }
+
+    /// Calls a URL-encoded server function.
+    async fn call(&mut self, path: &str, form: &[(&str, &str)]) -> (u16, String) {
+        let r = self.request(path).form(form);
+        self.finish(r).await
+    }
+
+    /// Calls a JSON server function.
+    async fn call_json(&mut self, path: &str, body: Value) -> (u16, String) {
+        let r = self.request(path).json(&body);
+        self.finish(r).await
+    }
+
+    async fn page(&self, path: &str) -> (u16, String) {
+        let mut r = self.client.get(format!("{}{path}", self.base));
+        if let Some(c) = &self.cookie {
+            r = r.header("cookie", c);
+        }
+        let r = r.send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    }
+
+    async fn sign_in(&mut self, email: &str, password: &str) -> (u16, String) {
+        self.call(auth::SignIn::PATH, &[("email", email), ("password", password)]).await
+    }
+}
+
+async fn user(app: &TestApp, email: &str, name: &str, role: Role) {
+    let hash = parley_app::server::auth::hash_password("a long password".into()).await;
+    users::insert(app.db(), email, name, role, &hash, SystemClock.now_ms()).await.unwrap();
+}
+
+async fn signed_in(app: &TestApp, email: &str) -> Browser {
+    let mut b = Browser::new(app.running.url());
+    let (status, body) = b.sign_in(email, "a long password").await;
+    assert_eq!(status, 200, "sign in: {body}");
+    assert!(b.cookie.is_some(), "a session cookie");
+    b
+}
+
+/// A server function's path, URL-encoded arguments, and whether only administrators may call it.
+type Call = (&'static str, Vec<(&'static str, &'static str)>, bool);
+
+/// Every console server function with arguments it accepts.
+fn calls() -> Vec<Call> {
+    // (path, url-encoded arguments, administrators only)
+    vec![
+        (dashboard::DashboardFigures::PATH, vec![], false),
+        (c::Conversations::PATH, vec![("page", "1")], false),
+        (c::Conversation::PATH, vec![("id", "x")], false),
+        (c::Claim::PATH, vec![("id", "x")], false),
+        (c::Release::PATH, vec![("id", "x")], false),
+        (c::CloseConversation::PATH, vec![("id", "x")], false),
+        (c::Reply::PATH, vec![("id", "x"), ("text", "hello")], false),
+        (c::OperatorTyping::PATH, vec![("id", "x"), ("active", "true")], false),
+        (leads::Leads::PATH, vec![("page", "1")], false),
+        (leads::UpdateLead::PATH, vec![("id", "x"), ("status", "new"), ("notes", "")], false),
+        (orders::Orders::PATH, vec![("page", "1")], false),
+        (a::AgentNames::PATH, vec![], false),
+        (parley_app::console::agents::PublicUrl::PATH, vec![], false),
+        (auth::ChangePassword::PATH, vec![("current", "a long password"), ("new_password", "another long one")], false),
+        (a::Agents::PATH, vec![], true),
+        (a::ToolCatalogue::PATH, vec![], true),
+        (a::Agent::PATH, vec![("id", "x")], true),
+        (k::KnowledgeBases::PATH, vec![], true),
+        (k::CreateKnowledgeBase::PATH, vec![("agent_id", "x"), ("name", "n"), ("description", "")], true),
+        (k::Articles::PATH, vec![("knowledge_base_id", "x"), ("search", ""), ("page", "1")], true),
+        (k::Article::PATH, vec![("id", "x")], true),
+        (k::DeleteArticle::PATH, vec![("id", "x")], true),
+        (
+            k::ImportArticle::PATH,
+            vec![("knowledge_base_id", "x"), ("file_name", "a.md"), ("text", "---\ntitle: t\n---\nbody")],
+            true,
+        ),
+        (tokens::Tokens::PATH, vec![], true),
+        (
+            tokens::CreateToken::PATH,
+            vec![("agent_id", "x"), ("name", "n"), ("feature_set", "base"), ("output", "raw")],
+            true,
+        ),
+        (tokens::RevokeToken::PATH, vec![("id", "x")], true),
+    ]
+}
+
+fn json_calls() -> Vec<(&'static str, Value)> {
+    vec![
+        (a::SaveAgent::PATH, json!({ "form": AgentForm::default() })),
+        (k::SaveArticle::PATH, json!({ "form": ArticleForm::default() })),
+    ]
+}
+
+#[tokio::test]
+async fn every_console_function_needs_a_session() {
+    let app = spawn_app().await;
+    let before = (app.count("agents").await, app.count("users").await);
+    let mut anon = Browser::new(app.running.url());
+    for (path, args, _) in calls() {
+        let (status, body) = anon.call(path, &args).await;
+        assert_ne!(status, 200, "{path} answered without a session: {body}");
+        assert!(body.contains("unauthorized"), "{path}: {body}");
+    }
+    for (path, body) in json_calls() {
+        let (status, text) = anon.call_json(path, body).await;
+        assert_ne!(status, 200, "{path}: {text}");
+        assert!(text.contains("unauthorized"), "{path}: {text}");
+    }
+    // Who am I: nobody (not an error).
+    let (status, body) = anon.call(auth::WhoAmI::PATH, &[]).await;
+    assert_eq!((status, body.as_str()), (200, "null"));
+    // The feed and the export too.
+    for path in ["/admin/feed", "/admin/leads.csv"] {
+        assert_eq!(anon.page(path).await.0, 401, "{path}");
+    }
+    // A page of the console sends the stranger to the sign-in page.
+    let r = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(app.url("/admin/conversations"))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_redirection(), "{}", r.status());
+    assert_eq!(r.headers()["location"], "/admin/login");
+    assert_eq!((app.count("agents").await, app.count("users").await), before, "nothing changed");
+}
+
+#[tokio::test]
+async fn operators_cannot_reach_agents_knowledge_or_tokens() {
+    let app = spawn_app().await;
+    user(&app, "op@example.com", "Olive", Role::Operator).await;
+    let mut op = signed_in(&app, "op@example.com").await;
+    for (path, args, admin_only) in calls() {
+        let (status, body) = op.call(path, &args).await;
+        if admin_only {
+            assert_ne!(status, 200, "{path} let an operator in: {body}");
+            assert!(body.contains("forbidden"), "{path}: {body}");
+        } else {
+            assert!(!body.contains("unauthorized") && !body.contains("forbidden"), "{path}: {body}");
+        }
+    }
+    for (path, body) in json_calls() {
+        let (_, text) = op.call_json(path, body).await;
+        assert!(text.contains("forbidden"), "{path}: {text}");
+    }
+    let (status, body) = op.call(auth::WhoAmI::PATH, &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["role"], "operator");
+}
+
+#[tokio::test]
+async fn sign_in_cycles_the_session_and_sign_out_ends_it() {
+    let app = spawn_app().await;
+    user(&app, "admin@example.com", "Ada", Role::Admin).await;
+    let mut b = Browser::new(app.running.url());
+    let (status, body) = b.sign_in("admin@example.com", "wrong password").await;
+    assert_ne!(status, 200);
+    assert!(body.contains("Wrong email or password."), "{body}");
+    let (status, body) = b.sign_in("nobody@example.com", "a long password").await;
+    assert!(status != 200 && body.contains("Wrong email or password."), "{body}");
+    assert!(b.cookie.is_none(), "no session for a failed sign-in");
+
+    // A session that existed before signing in is not the one after (fixation).
+    let (status, _) = b.sign_in("ADMIN@example.com ", "a long password").await;
+    assert_eq!(status, 200);
+    let first = b.cookie.clone().unwrap();
+    let (status, _) = b.sign_in("admin@example.com", "a long password").await;
+    assert_eq!(status, 200);
+    assert_ne!(b.cookie.clone().unwrap(), first, "the session id is cycled at sign-in");
+    let mut stale = Browser::new(app.running.url());
+    stale.cookie = Some(first);
+    assert!(stale.call(a::Agents::PATH, &[]).await.1.contains("unauthorized"), "the old id is dead");
+
+    let (status, body) = b.call(a::Agents::PATH, &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let sessions = app.count("sessions").await;
+    assert!(sessions >= 1);
+    let signed = b.cookie.clone();
+    let (status, _) = b.call(auth::SignOut::PATH, &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(app.count("sessions").await, sessions - 1, "sign-out deletes the session");
+    let mut replay = Browser::new(app.running.url());
+    replay.cookie = signed;
+    assert!(replay.call(a::Agents::PATH, &[]).await.1.contains("unauthorized"));
+}
+
+#[tokio::test]
+async fn cross_site_calls_are_refused_and_change_nothing() {
+    let app = spawn_app().await;
+    user(&app, "admin@example.com", "Ada", Role::Admin).await;
+    let mut b = signed_in(&app, "admin@example.com").await;
+    let agents_before = app.count("agents").await;
+    let bases_before = app.count("knowledge_bases").await;
+    b.origin = Some("http://evil.example".into());
+    let (status, body) =
+        b.call(k::CreateKnowledgeBase::PATH, &[("agent_id", "x"), ("name", "evil"), ("description", "")]).await;
+    assert_ne!(status, 200);
+    assert!(body.contains("cross-site"), "{body}");
+    let mut form = AgentForm { key: "evil-agent".into(), name: "Evil".into(), ..Default::default() };
+    form.provider = "demo".into();
+    let (_, body) = b.call_json(a::SaveAgent::PATH, json!({ "form": form })).await;
+    assert!(body.contains("cross-site"), "{body}");
+    let (_, body) = b.sign_in("admin@example.com", "a long password").await;
+    assert!(body.contains("cross-site"), "{body}");
+    assert_eq!(app.count("agents").await, agents_before);
+    assert_eq!(app.count("knowledge_bases").await, bases_before);
+}
+
+#[tokio::test]
+async fn agents_are_validated_field_by_field_and_keys_never_come_back() {
+    let app = spawn_app().await;
+    user(&app, "admin@example.com", "Ada", Role::Admin).await;
+    let mut b = signed_in(&app, "admin@example.com").await;
+    let before = app.count("agents").await;
+    let bad = AgentForm {
+        key: "demo-help".into(),
+        name: "".into(),
+        vertical: "help_center".into(),
+        provider: "openai".into(),
+        base_url: "not a url".into(),
+        model: "gpt-x".into(),
+        theme_color: "#4f46e5".into(),
+        launcher_position: "right".into(),
+        budget_usd: 0.5,
+        ..Default::default()
+    };
+    let (status, body) = b.call_json(a::SaveAgent::PATH, json!({ "form": bad })).await;
+    assert_eq!(status, 200, "{body}");
+    let saved: Value = serde_json::from_str(&body).unwrap();
+    let fields: Vec<&str> = saved["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["name", "base_url", "key"], "{body}");
+    assert_eq!(app.count("agents").await, before, "nothing written");
+
+    let good = AgentForm {
+        key: "shop".into(),
+        name: "Shop".into(),
+        base_url: "https://api.example.com/v1".into(),
+        new_api_key: "sk-secret-key-abcd1234".into(),
+        capabilities: vec!["ticket_escalation".into()],
+        enabled_tools: Some(vec!["escalate_to_human".into()]),
+        allowed_origins: vec!["https://shop.example.com/".into()],
+        budget_usd: 1.25,
+        ..bad
+    };
+    let (_, body) = b.call_json(a::SaveAgent::PATH, json!({ "form": good })).await;
+    let id = serde_json::from_str::<Value>(&body).unwrap()["id"].as_str().expect("saved").to_owned();
+    let (_, body) = b.call(a::Agent::PATH, &[("id", &id)]).await;
+    assert!(!body.contains("sk-secret"), "the key is never sent back: {body}");
+    let form: AgentForm = serde_json::from_str(&body).unwrap();
+    assert_eq!(form.api_key_hint.as_deref(), Some("••••1234"));
+    assert_eq!(form.allowed_origins, ["https://shop.example.com"]);
+    assert_eq!(form.budget_usd, 1.25);
+    // Saving again without a new key keeps the stored one; the widget never sees it.
+    let (_, body) =
+        b.call_json(a::SaveAgent::PATH, json!({ "form": AgentForm { name: "Shop 2".into(), ..form } })).await;
+    assert!(body.contains(&id), "{body}");
+    let stored = parley_app::server::store::agents::by_id(app.db(), &id).await.unwrap().unwrap();
+    assert_eq!(stored.provider.api_key.as_deref(), Some("sk-secret-key-abcd1234"));
+    assert_eq!(stored.name, "Shop 2");
+    let config = reqwest::get(app.url("/api/v1/agents/shop/config")).await.unwrap().text().await.unwrap();
+    assert!(!config.contains("sk-secret"), "{config}");
+}
+
+#[tokio::test]
+async fn knowledge_articles_are_created_edited_searched_and_deleted() {
+    let app = spawn_app().await;
+    user(&app, "admin@example.com", "Ada", Role::Admin).await;
+    let mut b = signed_in(&app, "admin@example.com").await;
+    let (_, body) = b.call(k::KnowledgeBases::PATH, &[]).await;
+    let bases: Value = serde_json::from_str(&body).unwrap();
+    let base = bases[0]["id"].as_str().unwrap().to_owned();
+    let owner = bases[0]["agent_id"].as_str().unwrap().to_owned();
+    let form = ArticleForm {
+        knowledge_base_id: base.clone(),
+        title: "Parking".into(),
+        kind: "article".into(),
+        body: "Visitors park in the **blue** garage.".into(),
+        ..Default::default()
+    };
+    let (_, body) = b.call_json(k::SaveArticle::PATH, json!({ "form": form })).await;
+    let id = serde_json::from_str::<Value>(&body).unwrap()["id"].as_str().expect("saved").to_owned();
+    let (_, body) = b.call(k::Articles::PATH, &[("knowledge_base_id", &base), ("search", "BLUE"), ("page", "1")]).await;
+    assert!(body.contains("Parking"), "{body}");
+    let hits = app.running.state.engine.services().knowledge.search(&search(&owner, "blue garage")).await.unwrap();
+    assert!(hits.iter().any(|h| h.title == "Parking"), "the index knows the new article");
+
+    let (_, body) = b.call(k::Article::PATH, &[("id", &id)]).await;
+    let mut edit: ArticleForm = serde_json::from_str(&body).unwrap();
+    edit.body = "Visitors park in the green garage now.".into();
+    let (_, body) = b.call_json(k::SaveArticle::PATH, json!({ "form": edit })).await;
+    assert!(body.contains(&id), "{body}");
+    let hits = app.running.state.engine.services().knowledge.search(&search(&owner, "green garage")).await.unwrap();
+    assert!(hits.iter().any(|h| h.title == "Parking"), "the index follows edits");
+
+    let bad = ArticleForm { title: "".into(), body: " ".into(), ..edit.clone() };
+    let (_, body) = b.call_json(k::SaveArticle::PATH, json!({ "form": bad })).await;
+    assert!(body.contains("\"title\"") && body.contains("\"body\""), "{body}");
+
+    let (status, body) = b
+        .call(
+            k::ImportArticle::PATH,
+            &[("knowledge_base_id", &base), ("file_name", "x.md"), ("text", "no front matter")],
+        )
+        .await;
+    assert!(status != 200 && body.contains("x.md"), "{body}");
+    let (status, _) = b
+        .call(
+            k::ImportArticle::PATH,
+            &[
+                ("knowledge_base_id", &base),
+                ("file_name", "y.md"),
+                ("text", "---\ntitle: Lockers\ncategory: FAQ\n---\nLockers are on floor 2.\n"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 200);
+
+    let (status, _) = b.call(k::DeleteArticle::PATH, &[("id", &id)]).await;
+    assert_eq!(status, 200);
+    let hits = app.running.state.engine.services().knowledge.search(&search(&owner, "green garage")).await.unwrap();
+    assert!(hits.iter().all(|h| h.title != "Parking"), "deleted articles are not found");
+    let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks WHERE article_id = $1")
+        .bind(&id)
+        .fetch_one(app.db().pool())
+        .await
+        .unwrap();
+    assert_eq!(chunks, 0);
+}
+
+fn search<'a>(agent_id: &'a str, q: &'a str) -> parley_app::server::engine::knowledge::SearchQuery<'a> {
+    parley_app::server::engine::knowledge::SearchQuery {
+        agent_id,
+        knowledge_base_ids: None,
+        text: q,
+        category: None,
+        kind: None,
+        limit: 5,
+    }
+}
+
+#[tokio::test]
+async fn takeover_is_exclusive_stored_and_keeps_the_model_off() {
+    let app = spawn_app().await;
+    app.agent("shop", &[], None).await;
+    user(&app, "olive@example.com", "Olive", Role::Operator).await;
+    user(&app, "oscar@example.com", "Oscar", Role::Operator).await;
+    let mut olive = signed_in(&app, "olive@example.com").await;
+    let mut oscar = signed_in(&app, "oscar@example.com").await;
+
+    let visitor = app.visitor("shop").await;
+    app.fake.push_content("Hello from the bot.");
+    let first = app.send(&visitor, "shop", None, "<img src=x onerror=alert(1)> where is my order?").await;
+    let conv = conversation_id(&first);
+    assert_eq!(app.fake.served(), 1);
+
+    // Two operators claim at once: exactly one wins.
+    let args = [("id", conv.as_str())];
+    let (r1, r2) = tokio::join!(olive.call(c::Claim::PATH, &args), oscar.call(c::Claim::PATH, &args));
+    let mut outcomes = [r1.1.clone(), r2.1.clone()];
+    outcomes.sort();
+    assert_eq!(outcomes, ["false", "true"], "{r1:?} {r2:?}");
+    let (mut holder, mut other) = if r1.1 == "true" { (olive, oscar) } else { (oscar, olive) };
+    let (_, body) = other.call(c::Reply::PATH, &[("id", &conv), ("text", "me too")]).await;
+    assert!(body.contains("another operator holds this conversation"), "{body}");
+
+    // The visitor writes: it goes to the person, the model is not called.
+    let events = app.send(&visitor, "shop", Some(&conv), "are you a human?").await;
+    assert_eq!(shape(&events), ["visitor_message"]);
+    assert_eq!(app.fake.served(), 1, "the model stays off while a person holds the conversation");
+
+    // The operator's reply reaches the visitor's stream.
+    let after = events.last().unwrap().0;
+    let (status, body) = holder.call(c::Reply::PATH, &[("id", &conv), ("text", "Yes, I'm Olive or Oscar.")]).await;
+    assert_eq!(status, 200, "{body}");
+    let r = app.get(&visitor, &format!("/api/v1/conversations/{conv}/events?after={after}")).await;
+    let mut body_stream = r.bytes_stream();
+    let mut parser = parley_widget::sse::SseParser::new();
+    let mut seen = Vec::new();
+    read_until(&mut body_stream, &mut parser, &mut seen, |e| {
+        e.iter().any(|(_, e)| matches!(e, StreamEvent::OperatorMessage(m) if m.text.contains("I'm Olive or Oscar")))
+    })
+    .await;
+
+    // The console's transcript shows who said what; visitor HTML stays text in the page.
+    let (_, body) = holder.call(c::Conversation::PATH, &[("id", &conv)]).await;
+    let detail: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(detail["item"]["status"], "human");
+    assert_eq!(detail["mine"], true);
+    let roles: Vec<&str> = detail["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["visitor", "assistant", "visitor", "operator"]);
+    let (status, html) = holder.page(&format!("/admin/conversations/{conv}")).await;
+    assert_eq!(status, 200);
+    assert!(!html.contains("<img src=x onerror"), "visitor text must be escaped");
+    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "the text is shown");
+
+    // A restart keeps the model off: a second server on the same database.
+    let second = spawn_with(
+        Config::for_tests(app.database_url.clone(), app.dir.path().to_path_buf()),
+        Arc::new(SystemClock),
+        parley_app::server::engine::tools::registry::Registry::builtin(&reqwest::Client::new()),
+    )
+    .await
+    .unwrap();
+    let r = app
+        .client
+        .post(format!("{}/api/v1/chat", second.url()))
+        .bearer_auth(&visitor)
+        .json(&json!({"agent": "shop", "conversation_id": conv, "message": "still there?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shape(&read_events(r).await), ["visitor_message"]);
+    assert_eq!(app.fake.served(), 1, "after a restart too");
+
+    // Released: the bot answers again.
+    let (status, body) = holder.call(c::Release::PATH, &[("id", &conv)]).await;
+    assert_eq!(status, 200, "{body}");
+    app.fake.push_content("The bot is back.");
+    let events = app.send(&visitor, "shop", Some(&conv), "thanks").await;
+    assert!(text(&events).contains("The bot is back."), "{events:?}");
+    assert_eq!(app.fake.served(), 2);
+
+    // Closed: nobody can claim it any more.
+    let (status, _) = other.call(c::CloseConversation::PATH, &[("id", &conv)]).await;
+    assert_eq!(status, 200);
+    assert_eq!(holder.call(c::Claim::PATH, &[("id", &conv)]).await.1, "false");
+    let (_, body) = holder.call(c::Conversations::PATH, &[("status", "closed"), ("page", "1")]).await;
+    assert!(body.contains(&conv), "{body}");
+}
+
+#[tokio::test]
+async fn leads_are_updated_with_checked_input_and_exported() {
+    let app = spawn_app().await;
+    app.agent("shop", &["ticket_escalation"], None).await;
+    user(&app, "olive@example.com", "Olive", Role::Operator).await;
+    let mut olive = signed_in(&app, "olive@example.com").await;
+    let visitor = app.visitor("shop").await;
+    app.fake.push_content("ok");
+    let conv = conversation_id(&app.send(&visitor, "shop", None, "call me").await);
+    let r = app
+        .post(
+            &visitor,
+            &format!("/api/v1/conversations/{conv}/lead"),
+            json!({"name": "=HYPERLINK(\"x\")", "email": "v@example.com", "message": "+1 please call"}),
+        )
+        .await;
+    assert_eq!(r.status(), 201, "{:?}", r.text().await);
+    let (_, body) = olive.call(leads::Leads::PATH, &[("page", "1")]).await;
+    let page: Value = serde_json::from_str(&body).unwrap();
+    let id = page["items"][0]["id"].as_str().unwrap().to_owned();
+    let (status, body) = olive.call(leads::UpdateLead::PATH, &[("id", &id), ("status", "lost"), ("notes", "x")]).await;
+    assert!(status != 200 && body.contains("unknown status"), "{body}");
+    let (status, _) =
+        olive.call(leads::UpdateLead::PATH, &[("id", &id), ("status", "contacted"), ("notes", "called back")]).await;
+    assert_eq!(status, 200);
+    let (_, body) = olive.call(leads::Leads::PATH, &[("status", "contacted"), ("page", "1")]).await;
+    assert!(body.contains("called back"), "{body}");
+    let (status, csv) = olive.page("/admin/leads.csv").await;
+    assert_eq!(status, 200);
+    assert!(csv.contains("\"'=HYPERLINK(\"\"x\"\")\""), "formula cells are escaped: {csv}");
+    assert!(csv.contains("'+1 please call"), "{csv}");
+}
