@@ -8,6 +8,9 @@ export const APP_ADDR = '127.0.0.1:3100';
 export const DEMO_HOST_ADDR = '127.0.0.1:3101';
 export const APP_URL = `http://${APP_ADDR}`;
 export const DEMO_HOST_URL = `http://${DEMO_HOST_ADDR}`;
+/** Console users created before the server starts (see `webServer`). */
+export const ADMIN = { email: 'admin@e2e.test', password: 'e2e-admin-password' };
+export const OPERATOR = { email: 'olive@e2e.test', password: 'e2e-operator-password' };
 
 // Tests read these (see tests/helpers.ts); worker processes inherit the environment.
 process.env.PARLEY_E2E_APP_URL = APP_URL;
@@ -62,7 +65,11 @@ export default defineConfig({
     },
   ],
   webServer: {
-    command: `"${bin}" serve`,
+    // Console users for the console tests, then the server (exec: Playwright stops it directly).
+    command:
+      `"${bin}" create-user --email ${ADMIN.email} --name "E2E Admin" --role admin --password "${ADMIN.password}" && ` +
+      `"${bin}" create-user --email ${OPERATOR.email} --name Olive --role operator --password "${OPERATOR.password}" && ` +
+      `exec "${bin}" serve`,
     url: `${APP_URL}/healthz`,
     reuseExistingServer: false,
     timeout: 60_000,

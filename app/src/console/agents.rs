@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
-use super::api::agents::{agent, agents, save_agent, tool_catalogue};
+use super::api::agents::{agent_editor, agents, embed_info, save_agent};
 use super::layout::{copy_text, go_to};
 use super::lists::{Failure, message};
 use super::types::{AgentForm, FieldError, ToolInfo};
@@ -47,7 +47,7 @@ pub fn AgentsPage() -> impl IntoView {
 }
 
 /// Defaults of a new agent.
-fn blank() -> AgentForm {
+pub fn blank() -> AgentForm {
     AgentForm {
         vertical: "help_center".into(),
         capabilities: vec!["ticket_escalation".into()],
@@ -65,14 +65,7 @@ fn blank() -> AgentForm {
 pub fn AgentEditPage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").filter(|id| id != "new");
-    let data = Resource::new(id, |id| async move {
-        let tools = tool_catalogue().await?;
-        let form = match id {
-            Some(id) => agent(id).await?,
-            None => blank(),
-        };
-        Ok::<_, ServerFnError>((form, tools))
-    });
+    let data = Resource::new(id, agent_editor);
     view! {
         <p><A href="/admin/agents">"← Agents"</A></p>
         <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
@@ -281,10 +274,7 @@ fn AgentFormView(form: AgentForm, tools: Vec<ToolInfo>) -> impl IntoView {
 #[component]
 pub fn EmbedSnippetPage() -> impl IntoView {
     let params = use_params_map();
-    let data = Resource::new(
-        move || params.read().get("id").unwrap_or_default(),
-        |id| async move { Ok::<_, ServerFnError>((agent(id).await?, public_url().await?)) },
-    );
+    let data = Resource::new(move || params.read().get("id").unwrap_or_default(), embed_info);
     view! {
         <p><A href="/admin/agents">"← Agents"</A></p>
         <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
@@ -314,11 +304,4 @@ pub fn EmbedSnippetPage() -> impl IntoView {
             })}
         </Transition>
     }
-}
-
-/// The URL visitors' browsers reach this server at (for snippets).
-#[server]
-pub async fn public_url() -> Result<String, ServerFnError> {
-    let (state, _) = super::api::access::require(false).await?;
-    Ok(state.http.public_url.trim_end_matches('/').to_owned())
 }

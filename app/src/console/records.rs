@@ -17,11 +17,8 @@ pub fn LeadsPage() -> impl IntoView {
     let q = use_query_map();
     let status = move || q.read().get("status").unwrap_or_default();
     let page = move || page_param(&q.read());
-    let version = RwSignal::new(0u64);
-    let list = Resource::new(
-        move || (ctx.changes.get(), version.get(), status(), page()),
-        |(_, _, status, page)| leads(Some(status), page),
-    );
+    let list =
+        Resource::new(move || (ctx.changes.get(), status(), page()), |(_, status, page)| leads(Some(status), page));
     let navigate = use_navigate();
     view! {
         <h1>"Leads"</h1>
@@ -41,7 +38,7 @@ pub fn LeadsPage() -> impl IntoView {
                         view! {
                             <table class="c-table" id="leads">
                                 <thead><tr><th>"Name"</th><th>"Contact"</th><th>"Message"</th><th>"Received (UTC)"</th><th>"Status and notes"</th></tr></thead>
-                                <tbody>{p.items.into_iter().map(|lead| view! { <LeadRow lead version /> }).collect_view()}</tbody>
+                                <tbody>{p.items.into_iter().map(|lead| view! { <LeadRow lead /> }).collect_view()}</tbody>
                             </table>
                             <Pager base=format!("/admin/leads{}", query(&[("status", &status())])) page=p.page pages total=p.total />
                         }.into_any()
@@ -54,7 +51,7 @@ pub fn LeadsPage() -> impl IntoView {
 }
 
 #[component]
-fn LeadRow(lead: LeadItem, version: RwSignal<u64>) -> impl IntoView {
+fn LeadRow(lead: LeadItem) -> impl IntoView {
     let id = StoredValue::new(lead.id.clone());
     let status = RwSignal::new(lead.status.clone());
     let notes = RwSignal::new(lead.notes.clone());
@@ -63,10 +60,7 @@ fn LeadRow(lead: LeadItem, version: RwSignal<u64>) -> impl IntoView {
         ev.prevent_default();
         leptos::task::spawn_local(async move {
             match update_lead(id.get_value(), status.get_untracked(), notes.get_untracked()).await {
-                Ok(()) => {
-                    saved.set(Some("Saved.".into()));
-                    version.update(|v| *v += 1);
-                }
+                Ok(()) => saved.set(Some("Saved.".into())),
                 Err(e) => saved.set(Some(message(&e))),
             }
         });

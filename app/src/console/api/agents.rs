@@ -35,26 +35,55 @@ pub async fn agents() -> Result<Vec<AgentSummary>, ServerFnError> {
 #[server]
 pub async fn tool_catalogue() -> Result<Vec<ToolInfo>, ServerFnError> {
     let (state, _) = super::access::require(true).await?;
-    Ok(state
+    Ok(catalogue(&state))
+}
+
+#[cfg(feature = "ssr")]
+fn catalogue(state: &crate::server::state::AppState) -> Vec<ToolInfo> {
+    state
         .engine
         .registry()
         .catalogue()
         .into_iter()
         .map(|(name, capability)| ToolInfo { name: name.into(), capability: capability.into() })
-        .collect())
+        .collect()
+}
+
+/// What the agent form needs: the agent (a blank one for `None`) and the registry's tools, in
+/// one call. (Server rendering loses the request's context after the first wait, so a page's
+/// resource calls one server function, which reads the context first.)
+#[server]
+pub async fn agent_editor(id: Option<String>) -> Result<(AgentForm, Vec<ToolInfo>), ServerFnError> {
+    let (state, _) = super::access::require(true).await?;
+    let form = match id {
+        Some(id) => agent_form(&state, &id).await?,
+        None => crate::console::agents::blank(),
+    };
+    Ok((form, catalogue(&state)))
+}
+
+/// The agent and the URL browsers reach this server at (for the snippet).
+#[server]
+pub async fn embed_info(id: String) -> Result<(AgentForm, String), ServerFnError> {
+    let (state, _) = super::access::require(true).await?;
+    let form = agent_form(&state, &id).await?;
+    Ok((form, state.http.public_url.trim_end_matches('/').to_owned()))
 }
 
 /// An agent as the form shows it; the API key only as a hint.
 #[server]
 pub async fn agent(id: String) -> Result<AgentForm, ServerFnError> {
-    use crate::server::store::agents;
     let (state, _) = super::access::require(true).await?;
+    agent_form(&state, &id).await
+}
+
+#[cfg(feature = "ssr")]
+async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<AgentForm, ServerFnError> {
+    use crate::server::store::agents;
     let db = state.engine.db();
-    let a = agents::by_id(db, &id)
-        .await
-        .map_err(super::access::internal)?
-        .ok_or_else(|| ServerFnError::new("not found"))?;
-    let budget_usd = agents::budget(db, &id).await.map_err(super::access::internal)?;
+    let a =
+        agents::by_id(db, id).await.map_err(super::access::internal)?.ok_or_else(|| ServerFnError::new("not found"))?;
+    let budget_usd = agents::budget(db, id).await.map_err(super::access::internal)?;
     Ok(AgentForm {
         id: Some(a.id),
         key: a.public_key,
