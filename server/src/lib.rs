@@ -104,6 +104,20 @@ pub async fn build_state(
     }
     engine.services().knowledge.reload().await.context("building the knowledge index")?;
     engine.spawn_background();
+    // Console sessions past their expiry are refused when read; this removes them (hourly).
+    {
+        // Session expiry is wall-clock time (tower-sessions), whatever clock the engine uses.
+        let store = parley_app::server::store::sessions::DbSessionStore::new(db.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
+            loop {
+                tick.tick().await;
+                if let Err(e) = store.delete_expired(SystemClock.now_ms()).await {
+                    tracing::warn!(error = %e, "could not delete expired console sessions");
+                }
+            }
+        });
+    }
     let env = match std::env::var("LEPTOS_ENV").as_deref() {
         Ok("PROD") | Ok("prod") | Ok("production") => Env::PROD,
         _ => Env::DEV,
