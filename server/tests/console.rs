@@ -416,6 +416,10 @@ async fn takeover_is_exclusive_stored_and_keeps_the_model_off() {
     let (mut holder, mut other) = if r1.1 == "true" { (olive, oscar) } else { (oscar, olive) };
     let (_, body) = other.call(c::Reply::PATH, &[("id", &conv), ("text", "me too")]).await;
     assert!(body.contains("another operator holds this conversation"), "{body}");
+    let (_, body) = other.call(c::OperatorTyping::PATH, &[("id", &conv), ("active", "true")]).await;
+    assert!(body.contains("claim the conversation first"), "{body}");
+    let (status, body) = holder.call(c::OperatorTyping::PATH, &[("id", &conv), ("active", "true")]).await;
+    assert_eq!(status, 200, "{body}");
 
     // The visitor writes: it goes to the person, the model is not called.
     let events = app.send(&visitor, "shop", Some(&conv), "are you a human?").await;

@@ -142,7 +142,15 @@ pub async fn reply(id: String, text: String) -> Result<String, ServerFnError> {
 /// Shows the visitor that the operator is typing.
 #[server]
 pub async fn operator_typing(id: String, active: bool) -> Result<(), ServerFnError> {
-    let (state, _) = super::access::require(false).await?;
+    let (state, user) = super::access::require(false).await?;
+    // Only the person holding the conversation shows as typing to the visitor.
+    let row = crate::server::store::console::conversation(state.engine.db(), &id)
+        .await
+        .map_err(super::access::internal)?
+        .ok_or_else(|| ServerFnError::new("not found"))?;
+    if row.claimed_by.as_deref() != Some(user.id.as_str()) {
+        return Err(ServerFnError::new("claim the conversation first"));
+    }
     state.engine.typing(&id, "operator", active);
     Ok(())
 }
