@@ -170,19 +170,7 @@ pub async fn insert_article(
     .bind(now)
     .execute(&mut *tx)
     .await?;
-    for (i, (text, embedding)) in chunks.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO chunks (id, article_id, knowledge_base_id, ordinal, text, embedding) VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(new_id())
-        .bind(&id)
-        .bind(knowledge_base_id)
-        .bind(i as i64)
-        .bind(text)
-        .bind(embedding.as_ref().map(super::to_json_text))
-        .execute(&mut *tx)
-        .await?;
-    }
+    insert_chunks(&mut tx, &id, knowledge_base_id, chunks).await?;
     sqlx::query("UPDATE knowledge_bases SET updated_at = $2 WHERE id = $1")
         .bind(knowledge_base_id)
         .bind(now)
@@ -292,19 +280,7 @@ pub async fn update_article(
     let base: String =
         sqlx::query_scalar("SELECT knowledge_base_id FROM articles WHERE id = $1").bind(id).fetch_one(&mut *tx).await?;
     sqlx::query("DELETE FROM chunks WHERE article_id = $1").bind(id).execute(&mut *tx).await?;
-    for (i, (text, embedding)) in chunks.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO chunks (id, article_id, knowledge_base_id, ordinal, text, embedding) VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(new_id())
-        .bind(id)
-        .bind(&base)
-        .bind(i as i64)
-        .bind(text)
-        .bind(embedding.as_ref().map(super::to_json_text))
-        .execute(&mut *tx)
-        .await?;
-    }
+    insert_chunks(&mut tx, id, &base, chunks).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -315,6 +291,29 @@ pub async fn delete_article(db: &Db, id: &str) -> Result<bool, DbError> {
     let done = sqlx::query("DELETE FROM articles WHERE id = $1").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Writes an article's chunks (in order) inside the caller's transaction.
+async fn insert_chunks(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    article_id: &str,
+    knowledge_base_id: &str,
+    chunks: &[(String, Option<Vec<f32>>)],
+) -> Result<(), DbError> {
+    for (i, (text, embedding)) in chunks.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO chunks (id, article_id, knowledge_base_id, ordinal, text, embedding) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(new_id())
+        .bind(article_id)
+        .bind(knowledge_base_id)
+        .bind(i as i64)
+        .bind(text)
+        .bind(embedding.as_ref().map(super::to_json_text))
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 /// Every chunk with its article's metadata (the index is built from this).
