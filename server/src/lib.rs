@@ -1,11 +1,13 @@
 //! The Parley server: configuration, database, the router, the demo host page, and the tools
-//! used by tests and benchmarks (a fake OpenAI-compatible upstream, the load benchmark).
+//! used by tests and benchmarks (fake OpenAI-compatible and Anthropic upstreams, the load
+//! benchmark).
 
 pub mod api_error;
 pub mod bench;
 pub mod config;
 pub mod demo_host;
 pub mod extract;
+pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod routes;
 pub mod sse_body;
@@ -80,6 +82,7 @@ pub async fn build_state(
         public_url: public_url.clone(),
     };
     let engine = Engine::new(db.clone(), clock.clone(), http, registry, settings, services);
+    engine.reload_prices().await.context("reading the model price table")?;
     let recovered = engine.recover().await.context("recovering interrupted answers")?;
     if recovered > 0 {
         tracing::warn!(recovered, "answers interrupted by the last shutdown were marked `interrupted`");

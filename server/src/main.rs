@@ -116,7 +116,7 @@ struct CreateAgent {
     /// Comma-separated tool names to narrow the capabilities' tools.
     #[arg(long, value_delimiter = ',')]
     enabled_tools: Option<Vec<String>>,
-    /// `demo` or `openai`.
+    /// `demo`, `openai` or `anthropic` (the last two need `--base-url`).
     #[arg(long, default_value = "demo")]
     provider: String,
     #[arg(long)]
@@ -217,9 +217,11 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 }
 
 async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()> {
-    let kind = ProviderKind::parse(&a.provider).context("--provider must be `demo` or `openai`")?;
-    if kind == ProviderKind::OpenAi && a.base_url.is_none() {
-        anyhow::bail!("--base-url is required for --provider openai");
+    let kind = ProviderKind::parse(&a.provider).context("--provider must be `demo`, `openai` or `anthropic`")?;
+    if matches!(kind, ProviderKind::OpenAi | ProviderKind::Anthropic) && a.base_url.is_none() {
+        let example =
+            if kind == ProviderKind::Anthropic { "https://api.anthropic.com/v1" } else { "https://api.openai.com/v1" };
+        anyhow::bail!("--base-url is required for --provider {} (e.g. {example})", kind.as_str());
     }
     if config.database_url.is_none() {
         std::fs::create_dir_all(&config.data_dir)?;

@@ -131,7 +131,7 @@ async fn stop_mid_stream_keeps_the_partial_answer_and_closes_the_upstream() {
     live.until_end().await;
     live.assert_ends().await;
     let events = live.events;
-    assert_eq!(shape(&events), ["message_start", "token*", "message_end:stopped"]);
+    assert_eq!(shape(&events), ["message_start", "token*", "error:USER_ABORTED", "message_end:stopped"]);
     // The visitor's message is event 1; the answer follows without gaps.
     assert_eq!(seqs(&events), consecutive(2, events.len()));
     let StreamEvent::MessageEnd(end) = &events.last().unwrap().1 else { unreachable!() };
@@ -582,7 +582,7 @@ async fn a_second_message_while_a_reply_streams_is_refused() {
 
     assert!(stopped(&app, &token, &conv).await);
     live.until_end().await;
-    assert_eq!(shape(&live.events), ["message_start", "token*", "message_end:stopped"]);
+    assert_eq!(shape(&live.events), ["message_start", "token*", "error:USER_ABORTED", "message_end:stopped"]);
 
     // Once stopped, the conversation takes messages again.
     app.fake.push_content("Back to you.");

@@ -131,8 +131,9 @@ async fn tool_loop_stops_after_three_hops() {
     assert_eq!(requests.len(), 4);
     assert!(requests[2]["tools"].is_array());
     assert!(requests[3].get("tools").is_none(), "the last call is made without tools");
-    // The 4th call still answered with a tool call (the script) — it is ignored; the answer ends.
-    assert_eq!(shape(&events).last().unwrap(), "message_end:complete");
+    // The 4th call still answered with a tool call (the script): the hops are used up.
+    assert_eq!(shape(&events).last().unwrap(), "message_end:failed");
+    assert!(shape(&events).contains(&"error:MAX_TURNS_REACHED".to_owned()));
 }
 
 #[tokio::test]

@@ -218,6 +218,7 @@ fn AgentFormView(form: AgentForm, tools: Vec<ToolInfo>) -> impl IntoView {
                 <select id="a-provider" on:change=move |ev| f.update(|f| f.provider = event_target_value(&ev))>
                     <option value="demo" selected=move || f.with(|f| f.provider == "demo")>"Offline demo model (no API key)"</option>
                     <option value="openai" selected=move || f.with(|f| f.provider == "openai")>"OpenAI-compatible API"</option>
+                    <option value="anthropic" selected=move || f.with(|f| f.provider == "anthropic")>"Anthropic Messages API"</option>
                 </select>
                 {field_error(errors, "provider")}
             </div>
@@ -265,6 +266,8 @@ fn AgentFormView(form: AgentForm, tools: Vec<ToolInfo>) -> impl IntoView {
                     on:input=move |ev| f.update(|f| f.budget_usd = event_target_value(&ev).parse().unwrap_or(f64::NAN)) />
                 {field_error(errors, "budget_usd")}
             </div>
+            {text_input!("a-max-turns", "Tool hops per turn (empty: 3, or 15 with expert_team)", max_turns)}
+            {text_input!("a-daily-cap", "Daily spend cap of this agent (US$, empty: none)", daily_cap_usd)}
             {move || notice.get().map(|n| view! { <p class="c-notice" role="status">{n}</p> })}
             <button type="submit" class="c-primary">"Save"</button>
         </form>

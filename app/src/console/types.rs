@@ -171,6 +171,10 @@ pub struct AgentForm {
     pub launcher_position: String,
     pub allowed_origins: Vec<String>,
     pub budget_usd: f64,
+    /// Tool hops per turn; empty: the mode's default.
+    pub max_turns: String,
+    /// Spend per UTC day; empty: no cap.
+    pub daily_cap_usd: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -240,3 +240,29 @@ pub async fn eventually(mut f: impl AsyncFnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+impl TestApp {
+    /// An agent that talks to a fake Anthropic upstream at `base_url` with Anthropic's native
+    /// Messages API (key `sk-ant-test-secret`, model `claude-sonnet-4-20250514`).
+    pub async fn agent_anthropic(&self, key: &str, capabilities: &[&str], base_url: &str) -> Agent {
+        let new = NewAgent {
+            public_key: key.into(),
+            name: format!("Agent {key}"),
+            vertical: "help_center".into(),
+            capabilities: capabilities.iter().map(|s| s.to_string()).collect(),
+            enabled_tools: None,
+            provider: ProviderConfig {
+                kind: ProviderKind::Anthropic,
+                base_url: Some(base_url.to_owned()),
+                api_key: Some("sk-ant-test-secret".into()),
+                model: "claude-sonnet-4-20250514".into(),
+                fallback_model: None,
+            },
+            system_prompt: "You are a test agent.".into(),
+            greeting: "Hi".into(),
+            theme: Theme::default(),
+            allowed_origins: Vec::new(),
+        };
+        agents::insert(self.db(), &new, SystemClock.now_ms()).await.expect("insert agent")
+    }
+}

@@ -10,7 +10,8 @@ use crate::markdown;
 use crate::protocol::{MessageStatus, Role, ToolCallStatus};
 
 fn tool_label(chip: &ToolChip, labels: &Labels) -> String {
-    let name = chip.name.replace(['_', '-'], " ");
+    // An expert's tool (`invoke_policy_expert`) is named after the expert.
+    let name = chip.name.strip_prefix("invoke_").unwrap_or(&chip.name).replace(['_', '-'], " ");
     match chip.status {
         ToolCallStatus::Started => format!("{}: {name}…", labels.using_tool),
         ToolCallStatus::Succeeded => format!("✓ {name}"),

@@ -244,6 +244,21 @@ impl Panel {
                     });
                 }
             }
+            // An expert at work shows like a tool: "Using: policy expert…", then "✓ policy expert".
+            StreamEvent::AgentStart(a) | StreamEvent::AgentComplete(a) => {
+                let status = match a.ok {
+                    None => ToolCallStatus::Started,
+                    Some(true) => ToolCallStatus::Succeeded,
+                    Some(false) => ToolCallStatus::Failed,
+                };
+                if let Some(msg) = self.current_msg() {
+                    let call_id = format!("agent:{}", a.agent);
+                    msg.tools.update(|tools| match tools.iter_mut().find(|c| c.call_id == call_id) {
+                        Some(chip) => chip.status = status,
+                        None => tools.push(ToolChip { call_id, name: a.agent, status }),
+                    });
+                }
+            }
             StreamEvent::Block(b) => {
                 if let Some(msg) = self.find(&b.message_id) {
                     msg.blocks.update(|blocks| blocks.push(b.block));
@@ -303,11 +318,7 @@ impl Panel {
                 }
             }
             StreamEvent::Typing(_) => self.apply_unnumbered(event),
-            StreamEvent::Usage(_)
-            | StreamEvent::VisitorMessage(_)
-            | StreamEvent::StateUpdate(_)
-            | StreamEvent::AgentStart(_)
-            | StreamEvent::AgentComplete(_) => {}
+            StreamEvent::Usage(_) | StreamEvent::VisitorMessage(_) | StreamEvent::StateUpdate(_) => {}
         }
     }
 }

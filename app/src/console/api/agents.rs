@@ -31,7 +31,7 @@ pub async fn agents() -> Result<Vec<AgentSummary>, ServerFnError> {
         .collect())
 }
 
-/// The registry's tools and the capability each needs.
+/// The registry's tools and the experts' tools, and the capability each needs.
 #[server]
 pub async fn tool_catalogue() -> Result<Vec<ToolInfo>, ServerFnError> {
     let (state, _) = super::access::require(true).await?;
@@ -40,13 +40,7 @@ pub async fn tool_catalogue() -> Result<Vec<ToolInfo>, ServerFnError> {
 
 #[cfg(feature = "ssr")]
 fn catalogue(state: &crate::server::state::AppState) -> Vec<ToolInfo> {
-    state
-        .engine
-        .registry()
-        .catalogue()
-        .into_iter()
-        .map(|(name, capability)| ToolInfo { name: name.into(), capability: capability.into() })
-        .collect()
+    state.engine.catalogue().into_iter().map(|(name, capability)| ToolInfo { name, capability }).collect()
 }
 
 /// What the agent form needs: the agent (a blank one for `None`) and the registry's tools, in
@@ -83,7 +77,6 @@ async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<
     let db = state.engine.db();
     let a =
         agents::by_id(db, id).await.map_err(super::access::internal)?.ok_or_else(|| ServerFnError::new("not found"))?;
-    let budget_usd = agents::budget(db, id).await.map_err(super::access::internal)?;
     Ok(AgentForm {
         id: Some(a.id),
         key: a.public_key,
@@ -102,7 +95,9 @@ async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<
         theme_color: a.theme.color,
         launcher_position: a.theme.position,
         allowed_origins: a.allowed_origins,
-        budget_usd,
+        budget_usd: a.limits.budget_usd,
+        max_turns: a.limits.max_turns.map(|n| n.to_string()).unwrap_or_default(),
+        daily_cap_usd: a.limits.daily_cap_usd.map(|n| n.to_string()).unwrap_or_default(),
     })
 }
 
@@ -125,7 +120,8 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ServerFnError> {
         Some(id) => Some(agents::by_id(db, id).await.map_err(e)?.ok_or_else(|| ServerFnError::new("not found"))?),
         None => None,
     };
-    let catalogue = state.engine.registry().catalogue();
+    let catalogue = state.engine.catalogue();
+    let catalogue: Vec<(&str, &str)> = catalogue.iter().map(|(n, c)| (n.as_str(), c.as_str())).collect();
     let mut errors = validate(&form, &catalogue);
     if errors.iter().all(|f| f.field != "key")
         && agents::key_taken(db, form.key.trim(), form.id.as_deref()).await.map_err(e)?
@@ -169,7 +165,12 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ServerFnError> {
         }
         None => agents::insert(db, &new, now).await.map_err(e)?.id,
     };
-    agents::set_budget(db, &id, form.budget_usd).await.map_err(e)?;
+    let limits = agents::AgentLimits {
+        budget_usd: form.budget_usd,
+        max_turns: form.max_turns.trim().parse().ok(),
+        daily_cap_usd: form.daily_cap_usd.trim().parse().ok(),
+    };
+    agents::set_limits(db, &id, &limits).await.map_err(e)?;
     state.engine.agents_changed();
     Ok(Saved { id: Some(id), errors: vec![] })
 }
@@ -212,13 +213,13 @@ pub fn validate(form: &AgentForm, catalogue: &[(&str, &str)]) -> Vec<crate::cons
     }
     match form.provider.as_str() {
         "demo" => {}
-        "openai" => {
+        "openai" | "anthropic" => {
             let url = form.base_url.trim();
             if url::Url::parse(url).map(|u| !matches!(u.scheme(), "http" | "https")).unwrap_or(true) {
                 errors.push(field("base_url", "An http(s) URL, e.g. https://api.openai.com/v1."));
             }
         }
-        _ => errors.push(field("provider", "Choose demo or openai.")),
+        _ => errors.push(field("provider", "Choose demo, openai or anthropic.")),
     }
     if form.model.trim().is_empty() || form.model.len() > 120 {
         errors.push(field("model", "A model name of 1 to 120 characters."));
@@ -259,6 +260,14 @@ pub fn validate(form: &AgentForm, catalogue: &[(&str, &str)]) -> Vec<crate::cons
     }
     if !(form.budget_usd.is_finite() && form.budget_usd > 0.0 && form.budget_usd <= 1000.0) {
         errors.push(field("budget_usd", "A budget above 0 and at most 1000 US dollars."));
+    }
+    let max_turns = form.max_turns.trim();
+    if !max_turns.is_empty() && !max_turns.parse::<u32>().is_ok_and(|n| (1..=50).contains(&n)) {
+        errors.push(field("max_turns", "Empty (3, or 15 for a coordinator) or a whole number from 1 to 50."));
+    }
+    let cap = form.daily_cap_usd.trim();
+    if !cap.is_empty() && !cap.parse::<f64>().is_ok_and(|n| n.is_finite() && n > 0.0 && n <= 100_000.0) {
+        errors.push(field("daily_cap_usd", "Empty (no cap) or an amount above 0 and at most 100000 US dollars."));
     }
     errors
 }
@@ -307,6 +316,8 @@ mod tests {
         f.launcher_position = "top".into();
         f.allowed_origins = vec!["https://x.example.com/path".into()];
         f.budget_usd = -1.0;
+        f.max_turns = "0".into();
+        f.daily_cap_usd = "lots".into();
         assert_eq!(
             fields(&f),
             [
@@ -317,7 +328,9 @@ mod tests {
                 "theme_color",
                 "launcher_position",
                 "allowed_origins",
-                "budget_usd"
+                "budget_usd",
+                "max_turns",
+                "daily_cap_usd"
             ]
         );
     }

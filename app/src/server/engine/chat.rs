@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Engine;
 use super::console::ConsoleEvent;
+use super::experts::{Expert, coordinator_instructions};
 use super::hub::{Frame, Lease};
 use super::provider::ModelMessage;
 use super::provider::demo::is_chinese;
@@ -188,6 +189,7 @@ impl Engine {
             replay::open(self.db().clone(), lease.clone(), start.seq - 1, Until::MessageEnd(message_id.clone()), false)
                 .await?;
         let this_turn = [visitor_message_id, message_id.clone()];
+        let experts = if agent.is_coordinator() { self.experts().enabled() } else { Arc::new(Vec::new()) };
         let turn = Turn {
             writer: self.0.writer.clone(),
             model: self.model_for(&agent),
@@ -203,15 +205,18 @@ impl Engine {
                 http: self.0.http.clone(),
                 services: self.0.services.clone(),
             },
-            messages: model_context(&agent, &history, text, &this_turn),
+            messages: model_context(&agent, &experts, &history, text, &this_turn),
             limits: TurnLimits {
-                max_hops: self.settings().max_hops,
+                max_hops: agent.max_turns(),
                 tool_timeout: self.settings().tool_timeout,
                 max_tokens: None,
             },
             cancel,
             chinese: is_chinese(text),
             lease,
+            prices: self.prices().clone(),
+            budgets: self.budgets().clone(),
+            experts,
         };
         tokio::spawn(turn.run());
         Ok(Started { conversation_id, message_id, events: Box::pin(events) })
@@ -398,10 +403,20 @@ fn with_order_status(block: Block, orders: &[crate::server::store::orders::Order
 }
 
 /// The model's context: the agent's instructions, earlier messages, the new one.
-fn model_context(agent: &Agent, history: &[Message], text: &str, this_turn: &[String]) -> Vec<ModelMessage> {
+fn model_context(
+    agent: &Agent,
+    experts: &[Expert],
+    history: &[Message],
+    text: &str,
+    this_turn: &[String],
+) -> Vec<ModelMessage> {
     let mut out = Vec::with_capacity(history.len() + 2);
-    if !agent.system_prompt.trim().is_empty() {
-        out.push(ModelMessage::System(agent.system_prompt.clone()));
+    let mut instructions = agent.system_prompt.clone();
+    if agent.is_coordinator() {
+        instructions.push_str(&coordinator_instructions(experts));
+    }
+    if !instructions.trim().is_empty() {
+        out.push(ModelMessage::System(instructions));
     }
     for m in history {
         // The message just sent is added last; the reply being written is empty.

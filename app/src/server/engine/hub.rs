@@ -56,7 +56,12 @@ pub struct ActiveTurn {
 struct Inner {
     next_seq: u64,
     recent: VecDeque<Arc<Frame>>,
+    /// What the conversation's model calls have cost (the ledger's sum once loaded).
     cost_usd: f64,
+    /// Room held in the budget for calls under way.
+    held_usd: f64,
+    /// The cost of the last finished call: the estimate for the next one.
+    last_call_usd: f64,
 }
 
 /// One conversation's channel.
@@ -79,7 +84,13 @@ impl Channel {
         Channel {
             conversation_id,
             init: OnceCell::new(),
-            inner: Mutex::new(Inner { next_seq: 1, recent: VecDeque::new(), cost_usd: 0.0 }),
+            inner: Mutex::new(Inner {
+                next_seq: 1,
+                recent: VecDeque::new(),
+                cost_usd: 0.0,
+                held_usd: 0.0,
+                last_call_usd: 0.0,
+            }),
             tx,
             turn: Mutex::new(None),
             turn_released: Notify::new(),
@@ -128,10 +139,34 @@ impl Channel {
         lock(&self.inner).next_seq - 1
     }
 
-    /// Adds to the conversation's running cost and returns the new total.
-    pub fn add_cost(&self, usd: f64) -> f64 {
+    /// What the conversation has cost so far.
+    pub fn cost(&self) -> f64 {
+        lock(&self.inner).cost_usd
+    }
+
+    /// Holds room for one model call in the conversation's budget and returns the amount held.
+    /// Refused (with the cost so far) when the budget is spent, or when calls already under way
+    /// leave no room for this one: of two calls at the budget's edge only one goes ahead.
+    pub fn hold_cost(&self, budget_usd: f64, floor_usd: f64) -> Result<f64, f64> {
         let mut inner = lock(&self.inner);
-        inner.cost_usd += usd;
+        let estimate = inner.last_call_usd.max(floor_usd);
+        if inner.cost_usd >= budget_usd
+            || (inner.held_usd > 0.0 && inner.cost_usd + inner.held_usd + estimate > budget_usd)
+        {
+            return Err(inner.cost_usd);
+        }
+        inner.held_usd += estimate;
+        Ok(estimate)
+    }
+
+    /// Replaces a hold by the call's real cost; returns the conversation's new total.
+    pub fn settle_cost(&self, held_usd: f64, cost_usd: f64) -> f64 {
+        let mut inner = lock(&self.inner);
+        inner.held_usd = (inner.held_usd - held_usd).max(0.0);
+        inner.cost_usd += cost_usd;
+        if cost_usd > 0.0 {
+            inner.last_call_usd = cost_usd;
+        }
         inner.cost_usd
     }
 

@@ -1,15 +1,18 @@
 //! The engine: everything that answers a visitor. Providers, tools, the turn loop, live channels
 //! and the stream writer, behind one cloneable [`Engine`] handle.
 
+pub mod budget;
 pub mod chat;
 pub mod clock;
 pub mod console;
+pub mod experts;
 pub mod hub;
 pub mod knowledge;
 pub mod payments;
 pub mod pricing;
 pub mod provider;
 pub mod replay;
+pub mod state_tag;
 pub mod takeover;
 pub mod tools;
 pub mod turn;
@@ -34,8 +37,6 @@ use crate::server::store::{Db, DbError};
 /// Tunables of the engine.
 #[derive(Clone, Debug)]
 pub struct EngineSettings {
-    /// Tool hops per turn before the answer is requested without tools.
-    pub max_hops: u32,
     pub tool_timeout: Duration,
     /// Earlier messages given to the model.
     pub history_limit: i64,
@@ -51,7 +52,6 @@ pub struct EngineSettings {
 impl Default for EngineSettings {
     fn default() -> Self {
         EngineSettings {
-            max_hops: 3,
             tool_timeout: Duration::from_secs(15),
             history_limit: 20,
             demo_token_delay: Duration::from_millis(25),
@@ -121,6 +121,9 @@ struct Inner {
     demo: Arc<DemoModel>,
     agents: TtlCache<Option<Arc<Agent>>>,
     visitors: TtlCache<Visitor>,
+    prices: pricing::Prices,
+    budgets: budget::Budgets,
+    experts: experts::Experts,
 }
 
 /// The engine handle; cheap to clone.
@@ -158,6 +161,9 @@ impl Engine {
             writer,
             settings,
             demo,
+            prices: pricing::Prices::default(),
+            budgets: budget::Budgets::default(),
+            experts: experts::Experts::default(),
         }))
     }
 
@@ -189,6 +195,37 @@ impl Engine {
         &self.0.settings
     }
 
+    /// The model price table in memory.
+    pub fn prices(&self) -> &pricing::Prices {
+        &self.0.prices
+    }
+
+    /// Today's spend of each agent.
+    pub fn budgets(&self) -> &budget::Budgets {
+        &self.0.budgets
+    }
+
+    /// Reads the price table and the experts from the database (at start and after an edit).
+    pub async fn reload_prices(&self) -> Result<(), DbError> {
+        let rows = crate::server::store::prices::list(&self.0.db).await?;
+        self.0.prices.replace(rows);
+        self.0.experts.replace(crate::server::store::experts::list(&self.0.db).await?);
+        Ok(())
+    }
+
+    /// The expert agents coordinators call.
+    pub fn experts(&self) -> &experts::Experts {
+        &self.0.experts
+    }
+
+    /// Every tool an agent can be given, with its capability: the registry's and the experts'.
+    pub fn catalogue(&self) -> Vec<(String, String)> {
+        let mut all: Vec<(String, String)> =
+            self.registry().catalogue().into_iter().map(|(n, c)| (n.to_owned(), c.to_owned())).collect();
+        all.extend(self.0.experts.all().iter().map(|e| (e.tool_name(), agents::EXPERT_TEAM.to_owned())));
+        all
+    }
+
     pub fn now_ms(&self) -> i64 {
         self.0.clock.now_ms()
     }
@@ -202,6 +239,12 @@ impl Engine {
     pub fn model_for(&self, agent: &Agent) -> Arc<dyn ChatModel> {
         match (agent.provider.kind, agent.provider.base_url.as_deref()) {
             (ProviderKind::OpenAi, Some(base)) => Arc::new(OpenAiClient::new(
+                self.0.http.clone(),
+                base,
+                agent.provider.api_key.clone(),
+                self.0.settings.openai.clone(),
+            )),
+            (ProviderKind::Anthropic, Some(base)) => Arc::new(provider::anthropic::AnthropicClient::new(
                 self.0.http.clone(),
                 base,
                 agent.provider.api_key.clone(),

@@ -3,26 +3,40 @@
 //! No tools → exactly one streaming model call. With tools → the model is called with the tools,
 //! streaming: text it writes goes to the visitor at once; the tool calls it makes are validated and
 //! run concurrently with a timeout, announced as `tool_call` events, their blocks sent as `block`
-//! events, their results appended as tool messages, and the model is called again, up to
-//! `max_hops` tool hops; after that the answer is requested without tools.
+//! events, their results appended as tool messages, and the model is called again, up to the
+//! agent's `max_turns` tool hops; after that the answer is requested once without tools, and a
+//! model that still wants tools ends the turn with `MAX_TURNS_REACHED`.
+//!
+//! Guards (seed 003): before every model call room for it is held in the conversation's budget
+//! and the agent's daily cap (`BUDGET_EXCEEDED` when there is none); the visitor's stop ends the
+//! turn at once (`USER_ABORTED`, the partial answer kept as `stopped`). A turn ended by a limit
+//! says so politely and offers the hand-off to a person. An overloaded or failing model is
+//! replaced by the agent's fallback model. The `<consulting_state>` tag a coordinator appends is
+//! kept out of the visible text, stored on the conversation and sent as `state_update`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use parley_widget::protocol::{
-    Block, BlockEvent, ErrorEvent, MessageEnd, MessageStatus, StreamEvent, Token, ToolCall, ToolCallStatus, Usage,
+    AgentProgress, Block, BlockEvent, ErrorEvent, MessageEnd, MessageStatus, StateUpdate, StreamEvent, Token, ToolCall,
+    ToolCallStatus, Usage,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::budget::{Budgets, Hold, LimitHit, Limits};
+use super::experts::{self, Expert, INVOKE};
 use super::hub::Lease;
-use super::pricing;
+use super::pricing::Prices;
 use super::provider::{AttemptLog, ChatModel, ModelEvent, ModelMessage, ModelRequest, ModelToolCall, ProviderError};
+use super::state_tag::StateFilter;
+use super::tools::escalate_to_human::escalation_block;
 use super::tools::registry::AgentTools;
 use super::tools::{ToolContext, ToolError, ToolOutput};
 use super::writer::Writer;
 use crate::server::store::batch::FinishedMessage;
+use crate::server::store::conversations;
 use crate::server::store::tool_calls::ToolCallRecord;
 use crate::server::store::usage::UsageRecord;
 
@@ -48,6 +62,10 @@ pub struct Turn {
     pub cancel: CancellationToken,
     /// The visitor writes Chinese: errors are said in Chinese.
     pub chinese: bool,
+    pub prices: Prices,
+    pub budgets: Budgets,
+    /// A coordinator's experts (empty for other agents).
+    pub experts: Arc<Vec<Expert>>,
 }
 
 /// Sends events of the assistant message to the channel and the writer.
@@ -65,7 +83,17 @@ impl Out {
     }
 }
 
-enum HopEnd {
+/// Why a turn ended early.
+pub(super) enum Stop {
+    /// The visitor stopped it.
+    Aborted,
+    /// The model failed.
+    Provider(ProviderError),
+    /// A guard: `MAX_TURNS_REACHED`, `BUDGET_EXCEEDED`, or an internal fault.
+    Limit(&'static str),
+}
+
+pub(super) enum HopEnd {
     /// The model wants these tools run.
     Tools(Vec<ModelToolCall>),
     /// The answer is complete.
@@ -75,62 +103,70 @@ enum HopEnd {
 impl Turn {
     /// Runs the turn to its end; never panics on provider or tool faults.
     pub async fn run(self) {
-        let Turn { lease, writer, model, model_name, tools, tool_ctx, mut messages, limits, cancel, chinese } = self;
+        let Turn {
+            lease,
+            writer,
+            model,
+            model_name,
+            tools,
+            tool_ctx,
+            mut messages,
+            limits,
+            cancel,
+            chinese,
+            prices,
+            budgets,
+            experts,
+        } = self;
         let out = Out {
             lease,
             writer,
             conversation_id: Arc::from(tool_ctx.conversation_id.as_str()),
             message_id: Arc::from(tool_ctx.message_id.as_str()),
         };
+        let call = Caller { out: &out, ctx: &tool_ctx, model: model.as_ref(), prices: &prices, budgets: &budgets };
+        let mut filter = StateFilter::default();
         let mut text = String::new();
         let mut blocks: Vec<Block> = Vec::new();
-        let mut status = MessageStatus::Complete;
         let mut hop: u32 = 0;
 
-        loop {
-            let offer_tools = !tools.is_empty() && hop < limits.max_hops;
+        let stop: Option<Stop> = loop {
+            let offer_tools = !(tools.is_empty() && experts.is_empty()) && hop < limits.max_hops;
             let request = ModelRequest {
                 model: model_name.clone(),
                 messages: messages.clone(),
-                tools: if offer_tools { tools.specs() } else { Vec::new() },
+                tools: if offer_tools { tool_specs(&tools, &experts) } else { Vec::new() },
                 max_tokens: limits.max_tokens,
             };
             let mut hop_text = String::new();
             let outcome = tokio::select! {
-                _ = cancel.cancelled() => Err(None),
-                r = call_model(&out, &tool_ctx, model.as_ref(), request, &mut hop_text) => r.map_err(Some),
+                _ = cancel.cancelled() => Err(Stop::Aborted),
+                r = call.model_call(request, Some(&mut filter), &mut hop_text) => r,
             };
+            // What the filter still held is text once the call is over (or stopped).
+            let rest = filter.finish();
+            if !rest.is_empty() {
+                out.emit(StreamEvent::Token(Token { text: rest.clone() }));
+                hop_text.push_str(&rest);
+            }
             text.push_str(&hop_text);
             match outcome {
-                Err(None) => {
-                    status = MessageStatus::Stopped;
-                    break;
-                }
-                Err(Some(error)) => {
-                    tracing::warn!(conversation = %out.conversation_id, code = error.code(), error = %error, "model call failed");
-                    out.emit(StreamEvent::Error(friendly_error(&error, chinese)));
-                    if text.is_empty() {
-                        text = friendly_error(&error, chinese).message;
-                    }
-                    status = MessageStatus::Failed;
-                    break;
-                }
-                Ok(HopEnd::Done) => break,
+                Err(stop) => break Some(stop),
+                Ok(HopEnd::Done) => break None,
                 Ok(HopEnd::Tools(calls)) if !offer_tools => {
-                    // Tools were not offered (hop limit); whatever text came is the answer.
-                    tracing::info!(conversation = %out.conversation_id, calls = calls.len(), "model asked for tools after the hop limit");
-                    break;
+                    // Even after the last hop, with no tools offered, the model wants more.
+                    tracing::info!(conversation = %out.conversation_id, calls = calls.len(), "tool hops used up");
+                    break Some(Stop::Limit("MAX_TURNS_REACHED"));
                 }
                 Ok(HopEnd::Tools(calls)) => {
                     hop += 1;
                     messages.push(ModelMessage::Assistant { content: hop_text, tool_calls: calls.clone() });
                     let done = tokio::select! {
                         _ = cancel.cancelled() => None,
-                        results = run_tools(&out, &tools, &tool_ctx, &calls, hop, limits.tool_timeout) => Some(results),
+                        results = run_tools(&call, &tools, &experts, &model_name, &calls, hop, limits.tool_timeout) => Some(results),
                     };
                     let Some(results) = done else {
-                        status = MessageStatus::Stopped;
-                        break;
+                        break Some(Stop::Aborted);
                     };
                     for (call, result) in calls.iter().zip(results) {
                         let content = match result {
@@ -150,9 +186,52 @@ impl Turn {
                     }
                 }
             }
+        };
+
+        let status = match stop {
+            None => MessageStatus::Complete,
+            Some(Stop::Aborted) => {
+                out.emit(StreamEvent::Error(ErrorEvent {
+                    code: "USER_ABORTED".into(),
+                    message: if chinese { "已停止。" } else { "Stopped." }.into(),
+                }));
+                MessageStatus::Stopped
+            }
+            Some(Stop::Provider(error)) => {
+                tracing::warn!(conversation = %out.conversation_id, code = error.code(), error = %error, "model call failed");
+                let event = friendly_error(&error, chinese);
+                if text.is_empty() {
+                    text = event.message.clone();
+                }
+                out.emit(StreamEvent::Error(event));
+                MessageStatus::Failed
+            }
+            Some(Stop::Limit(code)) => {
+                let event = limit_error(code, chinese);
+                if !text.trim().is_empty() {
+                    text.push_str("\n\n");
+                }
+                text.push_str(&event.message);
+                out.emit(StreamEvent::Error(event));
+                // Instead of more answers: a person.
+                let block = escalation_block(chinese, Some(code.to_owned()));
+                out.emit(StreamEvent::Block(BlockEvent {
+                    message_id: out.message_id.to_string(),
+                    block: block.clone(),
+                }));
+                blocks.push(block);
+                MessageStatus::Failed
+            }
+        };
+
+        if let Some(state) = filter.take_state() {
+            out.emit(StreamEvent::StateUpdate(StateUpdate { state: state.clone() }));
+            if let Err(e) = conversations::set_consulting_state(&tool_ctx.db, &tool_ctx.conversation_id, &state).await {
+                tracing::warn!(conversation = %out.conversation_id, error = %e, "could not store the consulting state");
+            }
         }
 
-        if status == MessageStatus::Complete && text.trim().is_empty() && blocks.is_empty() {
+        if status == MessageStatus::Complete && text.is_empty() && blocks.is_empty() {
             let fallback = if chinese {
                 "抱歉，我暂时无法回答这个问题。"
             } else {
@@ -183,27 +262,89 @@ impl Turn {
     }
 }
 
-/// One streaming model call: tokens go out as they come; tool calls are collected.
+/// What a model call needs besides its request.
+pub(super) struct Caller<'a> {
+    out: &'a Out,
+    pub(super) ctx: &'a ToolContext,
+    model: &'a dyn ChatModel,
+    prices: &'a Prices,
+    budgets: &'a Budgets,
+}
+
+impl Caller<'_> {
+    /// Holds budget room, then makes the call (falling back to the agent's fallback model when the
+    /// model is overloaded or failing). Visible text goes out through `filter` as it comes.
+    /// Without a filter the text is only collected (an expert's answer is not streamed).
+    pub(super) async fn model_call(
+        &self,
+        request: ModelRequest,
+        filter: Option<&mut StateFilter>,
+        text: &mut String,
+    ) -> Result<HopEnd, Stop> {
+        let agent = &self.ctx.agent;
+        let limits = Limits {
+            agent_id: &agent.id,
+            budget_usd: agent.limits.budget_usd,
+            daily_cap_usd: agent.limits.daily_cap_usd,
+            floor_usd: self.prices.floor_usd(&request.model),
+            now_ms: self.ctx.clock.now_ms(),
+        };
+        let hold = match self.budgets.hold(&self.ctx.db, &self.out.lease, limits).await {
+            Ok(Ok(hold)) => hold,
+            Ok(Err(hit)) => {
+                let (spent, limit, kind) = match hit {
+                    LimitHit::Conversation { spent_usd, budget_usd } => (spent_usd, budget_usd, "conversation"),
+                    LimitHit::AgentDaily { spent_usd, cap_usd } => (spent_usd, cap_usd, "agent daily"),
+                };
+                tracing::info!(conversation = %self.out.conversation_id, kind, spent, limit, "budget reached");
+                return Err(Stop::Limit("BUDGET_EXCEEDED"));
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "could not read today's spend");
+                return Err(Stop::Limit("INTERNAL_ERROR"));
+            }
+        };
+        call_model(self, request, hold, filter, text).await
+    }
+}
+
+/// Whether a failed call should be tried once more on the agent's fallback model.
+fn wants_fallback(error: &ProviderError) -> bool {
+    matches!(error, ProviderError::Server { .. } | ProviderError::Timeout(_) | ProviderError::Connect(_))
+        || matches!(error, ProviderError::StreamError(m) if m.contains("overloaded"))
+}
+
+/// One streaming model call: tokens go out as they come; tool calls are collected. Every attempt
+/// is written to the ledger; the hold is settled with the call's cost.
 async fn call_model(
-    out: &Out,
-    ctx: &ToolContext,
-    model: &dyn ChatModel,
-    request: ModelRequest,
+    caller: &Caller<'_>,
+    mut request: ModelRequest,
+    hold: Hold,
+    mut filter: Option<&mut StateFilter>,
     text: &mut String,
-) -> Result<HopEnd, ProviderError> {
+) -> Result<HopEnd, Stop> {
+    let Caller { out, ctx, model, prices, .. } = *caller;
     let attempts = AttemptLog::default();
-    let model_name = request.model.clone();
     let started = Instant::now();
-    let result = model.stream(request, &attempts).await;
-    let record = |outcome: &str, usage: Option<(u64, u64, u64)>, latency_ms: u64| {
+    let mut result = model.stream(request.clone(), &attempts).await;
+    if let Err(error) = &result
+        && wants_fallback(error)
+        && let Some(fallback) = ctx.agent.provider.fallback_model.as_deref().filter(|f| *f != request.model)
+    {
+        tracing::info!(code = error.code(), from = %request.model, to = fallback, "using the fallback model");
+        request.model = fallback.to_owned();
+        result = model.stream(request.clone(), &attempts).await;
+    }
+    let model_name = request.model;
+    let record = |model_name: &str, outcome: &str, usage: Option<(u64, u64, u64)>, latency_ms: u64| {
         let (input, output, cached) = usage.unwrap_or((0, 0, 0));
-        let cost = pricing::cost_usd(&model_name, input, cached, output);
+        let cost = prices.cost_usd(model_name, input, cached, output);
         out.writer.usage(UsageRecord {
             agent_id: ctx.agent.id.clone(),
             conversation_id: Some(ctx.conversation_id.clone()),
             message_id: Some(ctx.message_id.clone()),
             provider: model.provider().to_owned(),
-            model: model_name.clone(),
+            model: model_name.to_owned(),
             outcome: outcome.to_owned(),
             input_tokens: input,
             output_tokens: output,
@@ -215,34 +356,46 @@ async fn call_model(
         cost
     };
     for attempt in attempts.take() {
-        record(attempt.outcome, None, attempt.latency_ms);
+        record(&attempt.model, attempt.outcome, None, attempt.latency_ms);
     }
-    let mut stream = result?;
+    let mut stream = result.map_err(Stop::Provider)?;
     let mut calls = Vec::new();
     let mut usage = None;
     let mut finished = false;
     while let Some(item) = stream.next().await {
         match item {
-            Ok(ModelEvent::Text(t)) => {
-                text.push_str(&t);
-                out.emit(StreamEvent::Token(Token { text: t }));
-            }
+            Ok(ModelEvent::Text(t)) => match filter.as_deref_mut() {
+                Some(filter) => {
+                    let visible = filter.push(&t);
+                    if !visible.is_empty() {
+                        text.push_str(&visible);
+                        out.emit(StreamEvent::Token(Token { text: visible }));
+                    }
+                }
+                None => text.push_str(&t),
+            },
             Ok(ModelEvent::ToolCall(call)) => calls.push(call),
             Ok(ModelEvent::Usage(u)) => usage = Some(u),
             Ok(ModelEvent::Finished(_)) => finished = true,
             Err(e) => {
-                record(e.code(), usage.map(|u| (u.input, u.output, u.cached)), started.elapsed().as_millis() as u64);
-                return Err(e);
+                let cost = record(
+                    &model_name,
+                    e.code(),
+                    usage.map(|u| (u.input, u.output, u.cached)),
+                    started.elapsed().as_millis() as u64,
+                );
+                hold.settle(cost);
+                return Err(Stop::Provider(e));
             }
         }
     }
     if !finished {
-        record(ProviderError::Truncated.code(), None, started.elapsed().as_millis() as u64);
-        return Err(ProviderError::Truncated);
+        record(&model_name, ProviderError::Truncated.code(), None, started.elapsed().as_millis() as u64);
+        return Err(Stop::Provider(ProviderError::Truncated));
     }
     let u = usage.unwrap_or_default();
-    let cost = record("ok", Some((u.input, u.output, u.cached)), started.elapsed().as_millis() as u64);
-    let total = out.lease.add_cost(cost);
+    let cost = record(&model_name, "ok", Some((u.input, u.output, u.cached)), started.elapsed().as_millis() as u64);
+    let total = hold.settle(cost);
     out.emit(StreamEvent::Usage(Usage {
         model: model_name.clone(),
         input_tokens: u.input,
@@ -254,21 +407,46 @@ async fn call_model(
     Ok(if calls.is_empty() { HopEnd::Done } else { HopEnd::Tools(calls) })
 }
 
+/// The tools offered to the model: the agent's, then its experts'.
+fn tool_specs(tools: &AgentTools, experts: &[Expert]) -> Vec<super::provider::ToolSpec> {
+    let mut specs = tools.specs();
+    specs.extend(experts.iter().map(Expert::spec));
+    specs
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Runs one hop's tool calls concurrently, each in its own task (a panic stays inside it) and
 /// with a timeout.
 async fn run_tools(
-    out: &Out,
+    caller: &Caller<'_>,
     tools: &AgentTools,
-    ctx: &ToolContext,
+    experts: &[Expert],
+    model_name: &str,
     calls: &[ModelToolCall],
     hop: u32,
     timeout: Duration,
 ) -> Vec<Result<ToolOutput, ToolError>> {
+    let (out, ctx) = (caller.out, caller.ctx);
+    let expert_of =
+        |call: &ModelToolCall| call.name.strip_prefix(INVOKE).and_then(|name| experts.iter().find(|e| e.name == name));
+    let gate = tokio::sync::Semaphore::new(experts::CONCURRENT);
     let arguments: Vec<Value> = calls
         .iter()
         .map(|c| serde_json::from_str(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone())))
         .collect();
     for (call, args) in calls.iter().zip(&arguments) {
+        if let Some(expert) = expert_of(call) {
+            out.emit(StreamEvent::AgentStart(AgentProgress { agent: expert.name.clone(), ok: None }));
+            continue;
+        }
         out.emit(StreamEvent::ToolCall(ToolCall {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -280,13 +458,33 @@ async fn run_tools(
         }));
     }
     let runs = calls.iter().map(|call| {
+        let expert = expert_of(call);
+        let gate = &gate;
         let tools = tools.clone();
         let ctx = ctx.clone();
         let call = call.clone();
         async move {
             let started = Instant::now();
+            if let Some(expert) = expert {
+                // Experts run here, not in a task of their own: they borrow the turn's caller,
+                // and a stopped turn drops them (and their upstream calls) with it.
+                let Ok(_permit) = gate.acquire().await else {
+                    return (Err(ToolError::Failed("cancelled".into())), started.elapsed());
+                };
+                let own_tools = tools.only(&expert.tools);
+                let result = experts::run(caller, &own_tools, expert, &call.arguments, model_name, timeout)
+                    .await
+                    .map(|answer| ToolOutput {
+                        result: json!({"ok": true, "expert": expert.name, "answer": answer}),
+                        blocks: Vec::new(),
+                    })
+                    .map_err(ToolError::Failed);
+                return (result, started.elapsed());
+            }
             let name = call.name.clone();
             let mut handle = tokio::spawn(async move { tools.call(&ctx, &call.name, &call.arguments).await });
+            // A stopped turn drops this future: the tool stops with it.
+            let _abort = AbortOnDrop(handle.abort_handle());
             let result = match tokio::time::timeout(timeout, &mut handle).await {
                 Ok(Ok(r)) => r,
                 Ok(Err(join)) if join.is_panic() => {
@@ -310,15 +508,22 @@ async fn run_tools(
             Ok(_) => (ToolCallStatus::Succeeded, None),
             Err(e) => (ToolCallStatus::Failed, Some(e.to_string())),
         };
-        out.emit(StreamEvent::ToolCall(ToolCall {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: args,
-            status,
-            hop,
-            error: error.clone(),
-            duration_ms: Some(duration_ms),
-        }));
+        if let Some(expert) = expert_of(call) {
+            out.emit(StreamEvent::AgentComplete(AgentProgress {
+                agent: expert.name.clone(),
+                ok: Some(result.is_ok()),
+            }));
+        } else {
+            out.emit(StreamEvent::ToolCall(ToolCall {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: args,
+                status,
+                hop,
+                error: error.clone(),
+                duration_ms: Some(duration_ms),
+            }));
+        }
         out.writer.tool_call(ToolCallRecord {
             message_id: ctx.message_id.clone(),
             conversation_id: ctx.conversation_id.clone(),
@@ -348,6 +553,25 @@ fn friendly_error(error: &ProviderError, chinese: bool) -> ErrorEvent {
         "抱歉，系统暂时出了点问题。请稍后再试，或联系我们的人工客服。"
     } else {
         "Sorry, I can't answer right now. Please try again in a moment, or ask to talk to a person."
+    };
+    ErrorEvent { code: code.to_owned(), message: message.to_owned() }
+}
+
+/// What the visitor is told when a guard ends the turn.
+fn limit_error(code: &'static str, chinese: bool) -> ErrorEvent {
+    let message = match (code, chinese) {
+        ("MAX_TURNS_REACHED", true) => "这个问题需要更多步骤，我无法独立完成。我们的顾问可以继续帮您——请点击下方按钮。",
+        ("MAX_TURNS_REACHED", false) => {
+            "This needs more steps than I can take on my own. A person from our team can take it from here: press the button below."
+        }
+        ("BUDGET_EXCEEDED", true) => "本次对话的自动回复额度已用完。我们的人工顾问可以继续为您服务——请点击下方按钮。",
+        ("BUDGET_EXCEEDED", false) => {
+            "This conversation has reached its limit for automatic answers. A person from our team can take it from here: press the button below."
+        }
+        (_, true) => "抱歉，系统暂时出了点问题。请稍后再试，或联系我们的人工顾问。",
+        (_, false) => {
+            "Sorry, something went wrong on our side. Please try again in a moment, or ask to talk to a person."
+        }
     };
     ErrorEvent { code: code.to_owned(), message: message.to_owned() }
 }

@@ -13,6 +13,8 @@ pub enum ProviderKind {
     /// Any OpenAI-compatible Chat Completions endpoint (OpenAI, OpenRouter, Cloudflare Workers AI,
     /// Ollama, vLLM).
     OpenAi,
+    /// Anthropic's native Messages API.
+    Anthropic,
 }
 
 impl ProviderKind {
@@ -20,6 +22,7 @@ impl ProviderKind {
         match self {
             ProviderKind::Demo => "demo",
             ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
         }
     }
 
@@ -27,6 +30,7 @@ impl ProviderKind {
         match s {
             "demo" => Some(ProviderKind::Demo),
             "openai" => Some(ProviderKind::OpenAi),
+            "anthropic" => Some(ProviderKind::Anthropic),
             _ => None,
         }
     }
@@ -60,9 +64,40 @@ pub struct Agent {
     pub theme: Theme,
     /// Origins allowed to embed the widget; empty means any.
     pub allowed_origins: Vec<String>,
+    pub limits: AgentLimits,
 }
 
+/// The guards of an agent's turns (seed 003).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentLimits {
+    /// Spend limit of one conversation, in US dollars.
+    pub budget_usd: f64,
+    /// Tool hops per turn; `None`: 3 for help-center agents, 15 for coordinators.
+    pub max_turns: Option<u32>,
+    /// What the agent may spend per UTC day; `None`: no cap.
+    pub daily_cap_usd: Option<f64>,
+}
+
+impl Default for AgentLimits {
+    fn default() -> Self {
+        AgentLimits { budget_usd: 0.5, max_turns: None, daily_cap_usd: None }
+    }
+}
+
+/// The capability that makes an agent a coordinator of expert agents.
+pub const EXPERT_TEAM: &str = "expert_team";
+
 impl Agent {
+    /// A coordinator calls expert agents through tools; otherwise a help-center agent.
+    pub fn is_coordinator(&self) -> bool {
+        self.has_capability(EXPERT_TEAM)
+    }
+
+    /// Tool hops allowed per turn.
+    pub fn max_turns(&self) -> u32 {
+        self.limits.max_turns.unwrap_or(if self.is_coordinator() { 15 } else { 3 })
+    }
+
     pub fn has_capability(&self, capability: &str) -> bool {
         self.capabilities.iter().any(|c| c == capability)
     }
@@ -107,6 +142,9 @@ struct AgentRow {
     theme_color: String,
     launcher_position: String,
     allowed_origins: String,
+    budget_usd: f64,
+    max_turns: Option<i64>,
+    daily_cap_usd: Option<f64>,
 }
 
 impl From<AgentRow> for Agent {
@@ -129,12 +167,18 @@ impl From<AgentRow> for Agent {
             greeting: r.greeting,
             theme: Theme { color: r.theme_color, position: r.launcher_position },
             allowed_origins: from_json_text(&r.allowed_origins),
+            limits: AgentLimits {
+                budget_usd: r.budget_usd,
+                max_turns: r.max_turns.and_then(|n| u32::try_from(n).ok()),
+                daily_cap_usd: r.daily_cap_usd,
+            },
         }
     }
 }
 
 const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_tools, provider, base_url, \
-    api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, allowed_origins";
+    api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, allowed_origins, \
+    budget_usd, max_turns, daily_cap_usd";
 
 pub async fn by_public_key(db: &Db, key: &str) -> Result<Option<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents WHERE public_key = $1");
@@ -188,15 +232,13 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, DbError>
     by_id(db, &id).await?.ok_or(DbError::RowNotFound)
 }
 
-/// The spend limit of one conversation, in US dollars.
-pub async fn budget(db: &Db, id: &str) -> Result<f64, DbError> {
-    sqlx::query_scalar("SELECT budget_usd FROM agents WHERE id = $1").bind(id).fetch_one(&mut *db.read().await?).await
-}
-
-pub async fn set_budget(db: &Db, id: &str, budget_usd: f64) -> Result<(), DbError> {
-    sqlx::query("UPDATE agents SET budget_usd = $2 WHERE id = $1")
+/// Sets an agent's guards.
+pub async fn set_limits(db: &Db, id: &str, limits: &AgentLimits) -> Result<(), DbError> {
+    sqlx::query("UPDATE agents SET budget_usd = $2, max_turns = $3, daily_cap_usd = $4 WHERE id = $1")
         .bind(id)
-        .bind(budget_usd)
+        .bind(limits.budget_usd)
+        .bind(limits.max_turns.map(i64::from))
+        .bind(limits.daily_cap_usd)
         .execute(db.writer())
         .await?;
     Ok(())

@@ -66,3 +66,22 @@ pub async fn set_status(db: &Db, id: &str, status: ConversationStatus, now: i64)
         .await?;
     Ok(())
 }
+
+/// Stores the coordinator's last consulting state (JSON).
+pub async fn set_consulting_state(db: &Db, id: &str, state: &serde_json::Value) -> Result<(), DbError> {
+    sqlx::query("UPDATE conversations SET consulting_state = $2 WHERE id = $1")
+        .bind(id)
+        .bind(state.to_string())
+        .execute(db.writer())
+        .await?;
+    Ok(())
+}
+
+/// The coordinator's last consulting state, if it reported one.
+pub async fn consulting_state(db: &Db, id: &str) -> Result<Option<serde_json::Value>, DbError> {
+    let raw: Option<Option<String>> = sqlx::query_scalar("SELECT consulting_state FROM conversations WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *db.read().await?)
+        .await?;
+    Ok(raw.flatten().and_then(|s| serde_json::from_str(&s).ok()))
+}

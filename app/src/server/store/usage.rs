@@ -95,3 +95,14 @@ pub async fn conversation_cost(db: &Db, conversation_id: &str) -> Result<f64, Db
         .await?;
     Ok(total.unwrap_or(0.0))
 }
+
+/// What an agent's model calls have cost since `since_ms`.
+pub async fn agent_spend_since(db: &Db, agent_id: &str, since_ms: i64) -> Result<f64, DbError> {
+    let total: Option<f64> =
+        sqlx::query_scalar("SELECT SUM(cost_usd) FROM usage_ledger WHERE agent_id = $1 AND created_at >= $2")
+            .bind(agent_id)
+            .bind(since_ms)
+            .fetch_one(&mut *db.read().await?)
+            .await?;
+    Ok(total.unwrap_or(0.0))
+}

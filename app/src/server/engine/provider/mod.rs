@@ -1,6 +1,8 @@
-//! Model providers: one trait, an OpenAI-compatible client and the offline demo model. The turn
-//! loop only ever sees [`ChatModel`]; the agent's settings pick the implementation.
+//! Model providers: one trait, an OpenAI-compatible client, a native Anthropic Messages client
+//! and the offline demo model. The turn loop only ever sees [`ChatModel`]; the agent's settings
+//! pick the implementation.
 
+pub mod anthropic;
 pub mod demo;
 pub mod openai;
 
@@ -144,7 +146,7 @@ impl AttemptLog {
 /// A chat model that streams.
 #[async_trait::async_trait]
 pub trait ChatModel: Send + Sync {
-    /// Name of the provider for logs and the ledger (`openai`, `demo`).
+    /// Name of the provider for logs and the ledger (`openai`, `anthropic`, `demo`).
     fn provider(&self) -> &'static str;
 
     /// Starts a streaming call. Retries that are safe (before any output) happen inside; every

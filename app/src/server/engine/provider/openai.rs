@@ -104,7 +104,7 @@ fn classify(status: StatusCode, retry_after: Option<Duration>, body: &str) -> Pr
 }
 
 /// `retry-after-ms` (milliseconds) or `retry-after` (seconds).
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
         && ms.is_finite()
@@ -118,12 +118,12 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         .map(Duration::from_secs_f64)
 }
 
-fn truncate(s: &str, max: usize) -> String {
+pub(super) fn truncate(s: &str, max: usize) -> String {
     s.chars().take(max).collect()
 }
 
 /// reqwest errors name the URL; keys can live in query strings, so keep only the cause.
-fn without_url(e: &reqwest::Error) -> String {
+pub(super) fn without_url(e: &reqwest::Error) -> String {
     let mut source: Option<&dyn std::error::Error> = std::error::Error::source(e);
     let mut last = String::from("connection failed");
     while let Some(s) = source {
@@ -133,7 +133,7 @@ fn without_url(e: &reqwest::Error) -> String {
     last
 }
 
-fn is_retryable(e: &ProviderError) -> bool {
+pub(super) fn is_retryable(e: &ProviderError) -> bool {
     matches!(
         e,
         ProviderError::RateLimited { .. }

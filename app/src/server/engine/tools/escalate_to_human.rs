@@ -38,25 +38,23 @@ impl Tool for EscalateToHuman {
             args.get("reason").and_then(Value::as_str).map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned);
         let zh = ctx.agent.vertical == "immigration"
             || reason.as_deref().is_some_and(crate::server::engine::provider::demo::is_chinese);
-        let (label, fallback) = if zh {
-            ("联系人工", "如需人工帮助，请留下您的姓名和联系方式，我们的顾问会尽快联系您。")
-        } else {
-            (
-                "Talk to a person",
-                "To reach a person, leave your name and email or phone number and we'll get back to you.",
-            )
-        };
         Ok(ToolOutput {
             result: json!({
                 "ok": true,
                 "button_shown": true,
                 "message": "A button to contact a person is shown to the visitor. Tell them to press it and leave their contact details."
             }),
-            blocks: vec![Block::EscalationButton(EscalationButton {
-                label: label.to_owned(),
-                reason,
-                fallback_text: fallback.to_owned(),
-            })],
+            blocks: vec![escalation_block(zh, reason)],
         })
     }
+}
+
+/// The "talk to a person" button (also offered when a turn hits a limit).
+pub fn escalation_block(zh: bool, reason: Option<String>) -> Block {
+    let (label, fallback) = if zh {
+        ("联系人工", "如需人工帮助，请留下您的姓名和联系方式，我们的顾问会尽快联系您。")
+    } else {
+        ("Talk to a person", "To reach a person, leave your name and email or phone number and we'll get back to you.")
+    };
+    Block::EscalationButton(EscalationButton { label: label.to_owned(), reason, fallback_text: fallback.to_owned() })
 }

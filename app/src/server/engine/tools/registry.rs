@@ -109,6 +109,11 @@ impl AgentTools {
         self.tools.is_empty()
     }
 
+    /// Only the tools named (an expert's tools among its agent's).
+    pub fn only(&self, names: &[String]) -> AgentTools {
+        AgentTools { tools: self.tools.iter().filter(|t| names.iter().any(|n| n == t.tool.name())).cloned().collect() }
+    }
+
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.iter().map(|t| t.tool.name()).collect()
     }
@@ -201,6 +206,7 @@ mod tests {
             greeting: String::new(),
             theme: Default::default(),
             allowed_origins: vec![],
+            limits: Default::default(),
         }
     }
 

@@ -42,6 +42,10 @@ pub fn from_result(name: &str, result: &Value, zh: bool) -> String {
             format!("Sorry, the `{name}` step did not work ({error}).")
         };
     }
+    if let Some(expert) = name.strip_prefix("invoke_") {
+        let label = expert.replace('_', " ");
+        return format!("**{label}**: {}", s(result, "answer").trim());
+    }
     match name {
         "escalate_to_human" => if zh {
             "我已经通知了我们的团队。请点击下方的 **联系人工** 按钮留下您的联系方式，工作人员会尽快与您联系。"

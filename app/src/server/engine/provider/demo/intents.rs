@@ -93,6 +93,32 @@ const KNOWLEDGE: &[&str] = &[
     "points",
 ];
 
+const PERSONAL: &[&str] = &["岁", "硕士", "博士", "本科", "学历", "工作经验", "years old", "degree", "master", "phd"];
+
+/// A coordinator's expert calls for the visitor's words, if any apply.
+pub fn expert_calls(lower: &str, text: &str) -> Option<Vec<super::ModelToolCall>> {
+    let mut calls = Vec::new();
+    if any(lower, KNOWLEDGE) || category(lower).is_some() {
+        let mut args = json!({"query": clip(text, 500)});
+        if let Some(c) = category(lower) {
+            args["category"] = json!(c);
+        }
+        calls.push(super::ModelToolCall {
+            id: "demo_call_invoke_policy_expert_0".into(),
+            name: "invoke_policy_expert".into(),
+            arguments: args.to_string(),
+        });
+    }
+    if any(lower, PERSONAL) {
+        calls.push(super::ModelToolCall {
+            id: "demo_call_invoke_assessment_expert_1".into(),
+            name: "invoke_assessment_expert".into(),
+            arguments: json!({"userInfo": {"description": clip(text, 500)}}).to_string(),
+        });
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
 fn payment_method(lower: &str) -> &'static str {
     if any(lower, &["微信", "wechat"]) {
         "WECHAT"

@@ -50,8 +50,38 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
 
     // Results of the tools called after the visitor's last message.
     let results = tool_results(&request.messages);
+    let reports_state =
+        request.messages.iter().any(|m| matches!(m, ModelMessage::System(t) if t.contains("<consulting_state>")));
     if !results.is_empty() {
-        return DemoReply::Say(compose_from_results(&results, zh));
+        let mut answer = compose_from_results(&results, zh);
+        if reports_state {
+            answer.push_str(&state_tag(last_user, &results));
+        }
+        return DemoReply::Say(answer);
+    }
+    // Called as an expert: the demo has no expertise, and says so.
+    if let Some(task) = last_user.strip_prefix(EXPERT_TASK) {
+        let task = task.split_once('\n').map(|(_, t)| t).unwrap_or(task);
+        let query = serde_json::from_str::<Value>(task)
+            .ok()
+            .and_then(|v| v.get("query").and_then(Value::as_str).map(str::to_owned));
+        if let Some(query) = query.filter(|_| request.tools.iter().any(|t| t.name == "search_knowledge")) {
+            return DemoReply::CallTools(vec![ModelToolCall {
+                id: "demo_call_search_knowledge_0".into(),
+                name: "search_knowledge".into(),
+                arguments: serde_json::json!({"query": clip(&query, 500)}).to_string(),
+            }]);
+        }
+        return DemoReply::Say(format!(
+            "(Offline demo expert: no real analysis without a model.) Task received: {}",
+            clip(task, 300)
+        ));
+    }
+    // A coordinator: policy questions go to the policy expert, personal facts to the assessor.
+    if request.tools.iter().any(|t| t.name == "invoke_policy_expert")
+        && let Some(calls) = intents::expert_calls(&last_user.to_lowercase(), last_user)
+    {
+        return DemoReply::CallTools(calls);
     }
 
     if !request.tools.is_empty() {
@@ -92,7 +122,31 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
             return DemoReply::CallTools(calls);
         }
     }
-    DemoReply::Say(small_talk(last_user, zh, &request.tools))
+    let mut answer = small_talk(last_user, zh, &request.tools);
+    if reports_state {
+        answer.push_str(&state_tag(last_user, &[]));
+    }
+    DemoReply::Say(answer)
+}
+
+/// How the engine begins an expert's task (see `engine::experts`).
+const EXPERT_TASK: &str = "Task from the coordinator";
+
+/// The state report a coordinator appends (the engine strips it from the visible text).
+fn state_tag(last_user: &str, results: &[(String, Value)]) -> String {
+    let stage = if results.iter().any(|(n, _)| n == "invoke_assessment_expert") {
+        "assessment"
+    } else if results.iter().any(|(n, _)| n.starts_with("invoke_")) {
+        "needs"
+    } else {
+        "opening"
+    };
+    let mut collected = serde_json::Map::new();
+    if let Some(c) = intents::category(&last_user.to_lowercase()) {
+        collected.insert("target_category".into(), Value::String(c.into()));
+    }
+    let state = serde_json::json!({"stage": stage, "collected": collected});
+    format!("\n\n<consulting_state>{state}</consulting_state>")
 }
 
 /// `(tool name, result JSON)` of the tool messages after the last visitor message.
@@ -258,6 +312,41 @@ mod tests {
                 .collect(),
             max_tokens: None,
         }
+    }
+
+    #[test]
+    fn a_demo_coordinator_calls_experts_and_reports_its_state() {
+        let system = ModelMessage::System("Coordinator. <consulting_state>".into());
+        let user = ModelMessage::User("我32岁，硕士，想了解优才的申请条件".into());
+        let tools = ["invoke_policy_expert", "invoke_assessment_expert", "escalate_to_human"];
+        let DemoReply::CallTools(calls) = plan(&request(vec![system.clone(), user.clone()], &tools)) else {
+            panic!("expected expert calls")
+        };
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["invoke_policy_expert", "invoke_assessment_expert"]);
+        assert!(calls[0].arguments.contains("QMAS"));
+
+        let answered = vec![
+            system,
+            user,
+            ModelMessage::Assistant { content: String::new(), tool_calls: calls.clone() },
+            ModelMessage::Tool {
+                call_id: calls[0].id.clone(),
+                content: json!({"ok": true, "expert": "policy_expert", "answer": "QMAS needs a degree."}).to_string(),
+            },
+        ];
+        let DemoReply::Say(text) = plan(&request(answered, &tools)) else { panic!("expected an answer") };
+        assert!(text.contains("QMAS needs a degree."), "{text}");
+        assert!(text.ends_with("</consulting_state>") && text.contains("\"stage\":\"needs\""), "{text}");
+
+        // As an expert: searches the knowledge base when it may, else says what it is.
+        let task = ModelMessage::User("Task from the coordinator (JSON):\n{\"query\":\"优才条件\"}".into());
+        let DemoReply::CallTools(search) = plan(&request(vec![task.clone()], &["search_knowledge"])) else {
+            panic!("expected a search")
+        };
+        assert_eq!(search[0].name, "search_knowledge");
+        let DemoReply::Say(echo) = plan(&request(vec![task], &[])) else { panic!("expected text") };
+        assert!(echo.starts_with("(Offline demo expert"), "{echo}");
     }
 
     #[test]

@@ -1,0 +1,154 @@
+//! Coordinator agents end to end: experts called through `invoke_*` tools run as nested model
+//! calls (real HTTP to the fake upstream), concurrently, announced by `agent_start` /
+//! `agent_complete`, and paid from the same conversation budget.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use parley_app::server::store::agents::{self, AgentLimits};
+use parley_app::server::store::{tool_calls, usage};
+use parley_server::fake_openai::Reply;
+use parley_widget::protocol::StreamEvent;
+use serde_json::{Value, json};
+
+fn progress(events: &[(u64, StreamEvent)]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            StreamEvent::AgentStart(a) => Some(format!("start:{}", a.agent)),
+            StreamEvent::AgentComplete(a) => Some(format!("complete:{}:{}", a.agent, a.ok == Some(true))),
+            _ => None,
+        })
+        .collect()
+}
+
+fn two_experts() -> Reply {
+    Reply::ToolCalls(vec![
+        ("invoke_policy_expert".into(), json!({"query": "优才计划的申请条件", "category": "QMAS"}).to_string()),
+        ("invoke_assessment_expert".into(), json!({"userInfo": {"age": 32, "education": "master"}}).to_string()),
+    ])
+}
+
+#[tokio::test]
+async fn a_coordinator_runs_its_experts_concurrently_and_answers_from_them() {
+    let app = spawn_app().await;
+    app.agent("coord", &["expert_team"], None).await;
+    let token = app.visitor("coord").await;
+    app.fake.push(two_experts());
+    // Both experts answer after a second: run one after the other they would take two.
+    app.fake.push(Reply::Delayed(Duration::from_secs(1), Box::new(Reply::text("Policy: QMAS needs a degree."))));
+    app.fake.push(Reply::Delayed(Duration::from_secs(1), Box::new(Reply::text("Assessment: high fit."))));
+    app.fake.push_content("You look like a good fit for QMAS. How many years have you worked?");
+
+    let sending = app.send(&token, "coord", None, "我32岁，硕士，想申请优才");
+    let watching = async {
+        eventually(async || app.fake.served() >= 1).await;
+        // The two expert calls are both under way well before either could have answered.
+        tokio::time::timeout(Duration::from_millis(900), eventually(async || app.fake.requests().len() == 3))
+            .await
+            .expect("the experts' calls were made at the same time");
+    };
+    let (events, ()) = tokio::join!(sending, watching);
+
+    assert_eq!(
+        progress(&events),
+        [
+            "start:policy_expert",
+            "start:assessment_expert",
+            "complete:policy_expert:true",
+            "complete:assessment_expert:true"
+        ]
+    );
+    assert_eq!(
+        shape(&events),
+        [
+            "message_start",
+            "usage",
+            "agent_start",
+            "agent_start",
+            "usage",
+            "usage",
+            "agent_complete",
+            "agent_complete",
+            "token*",
+            "usage",
+            "message_end:complete"
+        ]
+    );
+    assert!(!events.iter().any(|(_, e)| matches!(e, StreamEvent::ToolCall(_))), "experts are not tool chips");
+    assert_eq!(text(&events), "You look like a good fit for QMAS. How many years have you worked?");
+
+    let requests = app.fake.requests();
+    // The coordinator was told about its team and the state report, and offered the experts.
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("invoke_policy_expert") && system.contains("<consulting_state>"), "{system}");
+    let offered: Vec<&str> =
+        requests[0]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(offered.len(), 6, "{offered:?}");
+    // Each expert call has the expert's own instructions, its task as data and no tools (this
+    // agent has no knowledge or memory capability).
+    for r in &requests[1..3] {
+        let prompt = r["messages"][0]["content"].as_str().unwrap();
+        assert!(prompt.contains("政策专家") || prompt.contains("资格评估专家"), "{prompt}");
+        assert!(r["messages"][1]["content"].as_str().unwrap().contains("Task from the coordinator"));
+        assert!(r.get("tools").is_none());
+        assert!(r["max_tokens"].as_u64().is_some() || r["max_completion_tokens"].as_u64().is_some(), "{r}");
+    }
+    // The coordinator's second call carries both experts' answers.
+    let tool_answers: Vec<Value> = requests[3]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect();
+    let mut experts: Vec<&str> = tool_answers.iter().map(|a| a["expert"].as_str().unwrap()).collect();
+    experts.sort();
+    assert_eq!(experts, ["assessment_expert", "policy_expert"]);
+    assert!(tool_answers.iter().all(|a| a["ok"] == true && !a["answer"].as_str().unwrap().is_empty()));
+
+    // Four upstream calls, all in the conversation's ledger; the console sees the expert calls.
+    let conv = conversation_id(&events);
+    app.running.state.engine.flush().await;
+    let ledger = usage::of_conversation(app.db(), &conv).await.unwrap();
+    assert_eq!(ledger.len(), 4);
+    let total: f64 = ledger.iter().map(|r| r.cost_usd).sum();
+    let last = events.iter().rev().find_map(|(_, e)| if let StreamEvent::Usage(u) = e { Some(u) } else { None });
+    assert!((last.unwrap().conversation_cost_usd - total).abs() < 1e-12);
+    let calls = tool_calls::of_conversation(app.db(), &conv).await.unwrap();
+    assert_eq!(calls.len(), 2);
+}
+
+#[tokio::test]
+async fn experts_pay_from_the_conversation_budget() {
+    let app = spawn_app().await;
+    let agent = app.agent("coord", &["expert_team"], None).await;
+    // Room for the coordinator's first call and one expert, not two at once.
+    agents::set_limits(app.db(), &agent.id, &AgentLimits { budget_usd: 0.0004, ..Default::default() }).await.unwrap();
+    app.running.state.engine.agents_changed();
+    let token = app.visitor("coord").await;
+    app.fake.push(two_experts());
+    app.fake.push(Reply::Delayed(Duration::from_millis(200), Box::new(Reply::text("Policy answer."))));
+    app.fake.push_content("Here is what I found.");
+
+    let events = app.send(&token, "coord", None, "优才条件？");
+    let events = events.await;
+    let done = progress(&events);
+    assert_eq!(&done[..2], ["start:policy_expert", "start:assessment_expert"]);
+    let mut completes = done[2..].to_vec();
+    completes.sort();
+    assert_eq!(completes.iter().filter(|c| c.ends_with(":false")).count(), 1, "one expert was refused: {done:?}");
+    assert_eq!(app.fake.served(), 3, "coordinator, one expert, coordinator");
+    let refused = app.fake.requests()[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .find(|c| c.contains("\"ok\":false"))
+        .expect("the refused expert's result");
+    assert!(refused.contains("BUDGET_EXCEEDED"), "{refused}");
+    assert_eq!(shape(&events).last().unwrap(), "message_end:complete");
+}
