@@ -66,6 +66,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("knowledge/:base/new") view=console::knowledge::ArticlePage />
                     <Route path=path!("articles/:id") view=console::knowledge::ArticlePage />
                     <Route path=path!("tokens") view=console::tokens::TokensPage />
+                    <Route path=path!("models") view=console::models::ModelsPage />
+                    <Route path=path!("experts") view=console::experts::ExpertsPage />
+                    <Route path=path!("experts/:name") view=console::experts::ExpertEditPage />
                 </ParentRoute>
             </Routes>
         </Router>

@@ -45,7 +45,7 @@ test('sign-in refuses a wrong password and the console pages load without the wi
   const session = cookies.find((c) => c.name === 'parley_session');
   expect(session?.httpOnly).toBe(true);
   expect(session?.sameSite).toBe('Strict');
-  for (const name of ['Conversations', 'Leads', 'Orders', 'Agents', 'Knowledge', 'MCP tokens']) {
+  for (const name of ['Conversations', 'Leads', 'Orders', 'Agents', 'Knowledge', 'MCP tokens', 'Models & prices', 'Experts']) {
     await page.getByRole('link', { name, exact: true }).click();
     await expect(page.getByRole('heading', { name, exact: true })).toBeVisible();
   }
@@ -245,6 +245,9 @@ test('every console page renders on a direct load and hydrates; MCP tokens are m
     [`${base}/new`, 'New article'],
     [article, 'Edit article'],
     ['/admin/tokens', 'MCP tokens'],
+    ['/admin/models', 'Models & prices'],
+    ['/admin/experts', 'Experts'],
+    ['/admin/experts/policy_expert', 'Expert: policy_expert'],
     ['/admin/account', 'Account'],
   ];
   for (const [path, heading] of pages) {
@@ -264,5 +267,65 @@ test('every console page renders on a direct load and hydrates; MCP tokens are m
   page.once('dialog', (d) => d.accept());
   await row.getByRole('button', { name: 'Revoke' }).click();
   await expect(row).toContainText('revoked');
+  expect(errors).toEqual([]);
+});
+
+test('an administrator edits a model price and an expert, and both persist', async ({ browser }) => {
+  const page = await signIn(browser, ADMIN);
+  const errors = collectErrors(page);
+
+  // Models & prices: clicking a row fills the form; a wrong price is named; the saved one stays.
+  await page.getByRole('link', { name: 'Models & prices', exact: true }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Models & prices' })).toBeVisible();
+  const row = page.locator('#models tbody tr[data-prefix="gpt-4o-mini"]');
+  const inputCell = row.locator('td').nth(1);
+  await expect(row).toHaveCount(1);
+  // The first click may come before the page has hydrated: repeat it until the form follows.
+  await expect(async () => {
+    await row.getByRole('button', { name: 'gpt-4o-mini', exact: true }).click();
+    await expect(page.getByLabel('Model prefix')).toHaveValue('gpt-4o-mini', { timeout: 1_000 });
+  }).toPass();
+  const input = page.getByLabel('Input (US$ per million tokens)', { exact: true });
+  await expect(input).not.toHaveValue('');
+  await input.fill('-1');
+  await page.getByRole('button', { name: 'Save price' }).click();
+  await expect(page.locator('#err-input_per_mtok')).toContainText('from 0 to 1000');
+  await expect(inputCell).not.toHaveText('-1');
+  await input.fill('0.17');
+  await page.getByRole('button', { name: 'Save price' }).click();
+  await expect(page.locator('#price-form [role="status"]')).toHaveText('Saved gpt-4o-mini.');
+  await expect(page.locator('#err-input_per_mtok')).toHaveCount(0);
+  await expect(inputCell).toHaveText('0.17');
+  await page.reload();
+  await expect(inputCell).toHaveText('0.17');
+
+  // Experts: a bad schema is refused with nothing saved; a good edit of max tokens persists.
+  await page.getByRole('link', { name: 'Experts', exact: true }).click();
+  await expect(page.getByRole('heading', { level: 1, name: 'Experts' })).toBeVisible();
+  await page.locator('#experts').getByRole('link', { name: 'policy_expert', exact: true }).click();
+  await expect(page).toHaveURL(`${APP_URL}/admin/experts/policy_expert`);
+  await expect(page.getByRole('heading', { level: 1, name: 'Expert: policy_expert' })).toBeVisible();
+  await expect(page.getByLabel('search_knowledge', { exact: true })).toBeChecked();
+  const maxTokens = page.getByLabel('Max tokens (50 to 8000)');
+  await expect(maxTokens).toHaveValue('800');
+  const schema = page.getByLabel("Input schema (JSON Schema of the tool's input)");
+  await expect(schema).not.toHaveValue('');
+  const original = await schema.inputValue();
+  expect(JSON.parse(original).type).toBe('object');
+  await expect(async () => {
+    await schema.fill('{"type": "array"}');
+    await maxTokens.fill('1200');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect(page.locator('#err-input_schema')).toContainText('"type": "object"', { timeout: 1_000 });
+  }).toPass();
+  await schema.fill(original);
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await expect(page.getByRole('status')).toHaveText('Saved.');
+  await expect(page.locator('#err-input_schema')).toHaveCount(0);
+  await page.reload();
+  await expect(maxTokens).toHaveValue('1200');
+  await expect(schema).toHaveValue(original);
+  await page.goto(`${APP_URL}/admin/experts`);
+  await expect(page.locator('#experts tbody tr[data-name="policy_expert"]')).toContainText('1200');
   expect(errors).toEqual([]);
 });

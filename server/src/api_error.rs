@@ -60,10 +60,11 @@ impl From<ChatError> for ApiFailure {
                 ApiFailure::new(StatusCode::CONFLICT, "conversation_closed", "This conversation is closed.")
             }
             ChatError::Invalid(code, message) => {
-                let status = if code == "message_too_long" {
-                    StatusCode::PAYLOAD_TOO_LARGE
-                } else {
-                    StatusCode::UNPROCESSABLE_ENTITY
+                let status = match code {
+                    "message_too_long" => StatusCode::PAYLOAD_TOO_LARGE,
+                    // Another visitor's upload is not found either.
+                    "attachment_not_found" => StatusCode::NOT_FOUND,
+                    _ => StatusCode::UNPROCESSABLE_ENTITY,
                 };
                 ApiFailure::new(status, code, message)
             }

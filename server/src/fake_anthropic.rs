@@ -247,6 +247,16 @@ fn validate(headers: &HeaderMap, body: &Value) -> Result<(), String> {
                     open_calls.push(b["id"].as_str().unwrap_or_default().to_owned());
                 }
                 "tool_result" if role == "user" => {}
+                "image" if role == "user" => {
+                    let source = &b["source"];
+                    let media = source["media_type"].as_str().unwrap_or_default();
+                    if source["type"] != "base64"
+                        || !matches!(media, "image/png" | "image/jpeg" | "image/gif" | "image/webp")
+                        || source["data"].as_str().is_none_or(str::is_empty)
+                    {
+                        return Err(format!("messages.{i}.content.{j}.image.source: a base64 image is required"));
+                    }
+                }
                 other => return Err(format!("messages.{i}.content.{j}: unexpected block `{other}` for {role}")),
             }
         }

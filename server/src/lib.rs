@@ -121,6 +121,21 @@ pub async fn build_state(
             }
         });
     }
+    // Images uploaded but never sent are deleted after a day (checked hourly).
+    {
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
+            loop {
+                tick.tick().await;
+                match engine.delete_unsent_attachments().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(deleted = n, "deleted images that were never sent"),
+                    Err(e) => tracing::warn!(error = %e, "could not delete images that were never sent"),
+                }
+            }
+        });
+    }
     let env = match std::env::var("LEPTOS_ENV").as_deref() {
         Ok("PROD") | Ok("prod") | Ok("production") => Env::PROD,
         _ => Env::DEV,

@@ -33,6 +33,13 @@ pub struct Labels {
     pub back_to_bot: &'static str,
     pub closed: &'static str,
     pub operator_typing: &'static str,
+    pub attach_image: &'static str,
+    pub remove_image: &'static str,
+    pub image_alt: &'static str,
+    pub image_type: &'static str,
+    pub image_too_large: &'static str,
+    pub image_limit: &'static str,
+    pub image_unavailable: &'static str,
 }
 
 pub const EN: Labels = Labels {
@@ -66,6 +73,13 @@ pub const EN: Labels = Labels {
     back_to_bot: "You're chatting with the assistant again.",
     closed: "This conversation was closed. Write again to start a new one.",
     operator_typing: "typing…",
+    attach_image: "Attach an image",
+    remove_image: "Remove image",
+    image_alt: "Attached image",
+    image_type: "Only PNG, JPEG and WebP images can be attached.",
+    image_too_large: "That image is too large (5 MB at most).",
+    image_limit: "A message can carry 4 images at most.",
+    image_unavailable: "Image not available",
 };
 
 pub const ZH: Labels = Labels {
@@ -99,6 +113,13 @@ pub const ZH: Labels = Labels {
     back_to_bot: "已切换回智能助手。",
     closed: "对话已结束。再次发送消息即可开始新对话。",
     operator_typing: "正在输入…",
+    attach_image: "添加图片",
+    remove_image: "移除图片",
+    image_alt: "附带的图片",
+    image_type: "只能附加 PNG、JPEG 或 WebP 图片。",
+    image_too_large: "图片太大（最大 5 MB）。",
+    image_limit: "每条消息最多附带 4 张图片。",
+    image_unavailable: "图片无法显示",
 };
 
 /// Chinese labels when the text is Chinese.

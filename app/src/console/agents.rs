@@ -10,7 +10,7 @@ use leptos_router::hooks::use_params_map;
 
 use super::api::agents::{agent_editor, agents, embed_info, save_agent};
 use super::layout::{copy_text, go_to};
-use super::lists::{Failure, message};
+use super::lists::{Failure, field_error, message};
 use super::types::{AgentForm, FieldError, ToolInfo};
 
 #[component]
@@ -76,15 +76,6 @@ pub fn AgentEditPage() -> impl IntoView {
                 }
             })}
         </Transition>
-    }
-}
-
-/// The message for a field, next to it.
-fn field_error(errors: RwSignal<Vec<FieldError>>, field: &'static str) -> impl IntoView {
-    move || {
-        errors.with(|all| all.iter().find(|e| e.field == field).map(|e| e.message.clone())).map(|m| {
-            view! { <span class="c-field-error" id=format!("err-{field}") role="alert">{m}</span> }
-        })
     }
 }
 

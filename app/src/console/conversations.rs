@@ -12,7 +12,7 @@ use super::api::conversations::{
 };
 use super::layout::console_ctx;
 use super::lists::{Badge, Failure, Pager, message, page_param, query, when};
-use super::types::{ConsoleMessage, ConversationDetail, ConversationItem};
+use super::types::{ConsoleMessage, ConsultingState, ConversationDetail, ConversationItem};
 
 const STATUSES: &[(&str, &str)] = &[
     ("", "Any status"),
@@ -183,6 +183,7 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
             </Show>
         </header>
         {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+        {d.consulting.map(|state| view! { <Consulting state /> })}
         <ol class="c-transcript" aria-label="Transcript">
             {d.messages.into_iter().map(|m| view! { <Message m caps /> }).collect_view()}
         </ol>
@@ -192,6 +193,29 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
         <Show when=move || d.mine>
             <ReplyBox id=id.get_value() version />
         </Show>
+    }
+}
+
+/// The coordinator's last state report: the stage and the facts it collected (all as text).
+#[component]
+fn Consulting(state: ConsultingState) -> impl IntoView {
+    view! {
+        <section class="c-card c-consulting" id="consulting-state" aria-labelledby="consulting-title">
+            <h2 id="consulting-title">"Consulting state"</h2>
+            {state.stage.map(|stage| view! {
+                <p>"Stage: "<span class=format!("c-badge c-stage c-stage-{stage}")>{stage.replace('_', " ")}</span></p>
+            })}
+            {if state.facts.is_empty() {
+                view! { <p class="c-hint">"No facts collected yet."</p> }.into_any()
+            } else {
+                view! {
+                    <dl class="c-facts">
+                        {state.facts.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
+                    </dl>
+                }.into_any()
+            }}
+            {state.note.map(|n| view! { <p class="c-text c-hint">{n}</p> })}
+        </section>
     }
 }
 
@@ -219,6 +243,18 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
     view! {
         <li class=format!("c-msg c-msg-{}", m.role)>
             <div class="c-msg-head"><b>{who}</b><span class="c-hint">{when(m.created_at)}{status}</span></div>
+            {(!m.images.is_empty()).then(|| view! {
+                <div class="c-images">
+                    {m.images.into_iter().map(|id| {
+                        let (href, src) = (format!("/admin/attachments/{id}"), format!("/admin/attachments/{id}"));
+                        view! {
+                            <a href=href target="_blank" rel="noopener">
+                                <img class="c-image" src=src alt="Image sent by the visitor" loading="lazy" />
+                            </a>
+                        }
+                    }).collect_view()}
+                </div>
+            })}
             {body}
             {m.blocks.into_iter().map(|block| view! { <div class="c-block"><BlockView block ctx /></div> }).collect_view()}
             {(!m.tools.is_empty()).then(|| view! {

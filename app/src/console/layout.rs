@@ -72,6 +72,8 @@ fn Signed(me: Me) -> impl IntoView {
                     <A href="/admin/agents">"Agents"</A>
                     <A href="/admin/knowledge">"Knowledge"</A>
                     <A href="/admin/tokens">"MCP tokens"</A>
+                    <A href="/admin/models">"Models & prices"</A>
+                    <A href="/admin/experts">"Experts"</A>
                 </Show>
                 <span class="c-spacer"></span>
                 <A href="/admin/account">{format!("{} ({})", me.name, me.role)}</A>

@@ -3,6 +3,8 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
+use super::types::FieldError;
+
 /// What to show for a failed server function.
 pub fn message(e: &ServerFnError) -> String {
     match e {
@@ -95,6 +97,15 @@ pub fn query(pairs: &[(&str, &str)]) -> String {
         }
     }
     out
+}
+
+/// The message for a field, next to it (`id="err-<field>"`).
+pub fn field_error(errors: RwSignal<Vec<FieldError>>, field: &'static str) -> impl IntoView {
+    move || {
+        errors.with(|all| all.iter().find(|e| e.field == field).map(|e| e.message.clone())).map(|m| {
+            view! { <span class="c-field-error" id=format!("err-{field}") role="alert">{m}</span> }
+        })
+    }
 }
 
 #[cfg(test)]

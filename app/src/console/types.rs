@@ -98,6 +98,9 @@ pub struct ConsoleMessage {
     pub blocks: Vec<Block>,
     pub tools: Vec<ToolCallInfo>,
     pub usage: Vec<UsageInfo>,
+    /// Ids of the images sent with the message (read at `/admin/attachments/{id}`).
+    #[serde(default)]
+    pub images: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -109,6 +112,19 @@ pub struct ConversationDetail {
     pub mine: bool,
     pub messages: Vec<ConsoleMessage>,
     pub cost_usd: f64,
+    /// The coordinator's last consulting state; `None` when it never reported one.
+    pub consulting: Option<ConsultingState>,
+}
+
+/// A coordinator's last state report, as the console shows it (values are plain text).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConsultingState {
+    /// One of the known stages (`opening` … `conversion`); `None` when it named none or another.
+    pub stage: Option<String>,
+    /// The facts collected so far, `(name, value)`, by name.
+    pub facts: Vec<(String, String)>,
+    /// A report that was not JSON, kept as text.
+    pub note: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -183,6 +199,12 @@ pub struct FieldError {
     pub message: String,
 }
 
+impl FieldError {
+    pub fn new(field: &str, message: impl Into<String>) -> Self {
+        FieldError { field: field.into(), message: message.into() }
+    }
+}
+
 /// The outcome of saving a form: the id, or what is wrong with which field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Saved {
@@ -246,6 +268,71 @@ pub struct NewToken {
     pub id: String,
     pub token: String,
     pub url: String,
+}
+
+/// One row of the model price table: US dollars per million tokens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelPriceItem {
+    pub model_prefix: String,
+    pub input_per_mtok: f64,
+    pub cached_per_mtok: f64,
+    pub output_per_mtok: f64,
+    pub context_window: u64,
+    pub vision: bool,
+}
+
+/// A price row as the form edits it: numbers as typed (the server checks them).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelPriceForm {
+    /// Saving a prefix that has a row replaces that row.
+    pub model_prefix: String,
+    pub input_per_mtok: String,
+    pub cached_per_mtok: String,
+    pub output_per_mtok: String,
+    pub context_window: String,
+    pub vision: bool,
+}
+
+impl From<&ModelPriceItem> for ModelPriceForm {
+    fn from(p: &ModelPriceItem) -> Self {
+        ModelPriceForm {
+            model_prefix: p.model_prefix.clone(),
+            input_per_mtok: p.input_per_mtok.to_string(),
+            cached_per_mtok: p.cached_per_mtok.to_string(),
+            output_per_mtok: p.output_per_mtok.to_string(),
+            context_window: p.context_window.to_string(),
+            vision: p.vision,
+        }
+    }
+}
+
+/// An expert in the list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpertItem {
+    pub name: String,
+    pub description: String,
+    pub enabled: bool,
+    /// `None`: the coordinator's model.
+    pub model: Option<String>,
+    pub tools: Vec<String>,
+    pub max_tokens: u32,
+}
+
+/// An expert as the edit form shows it. The name identifies it and cannot change.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExpertForm {
+    pub name: String,
+    pub description: String,
+    pub system_prompt: String,
+    /// Registry tools the expert may call.
+    pub tools: Vec<String>,
+    /// Empty: the coordinator's model.
+    pub model: String,
+    /// As typed (50 to 8000).
+    pub max_tokens: String,
+    pub enabled: bool,
+    /// The JSON Schema of the expert's input, as text.
+    pub input_schema: String,
 }
 
 /// Short relative time for lists (`3 min ago`).

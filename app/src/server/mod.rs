@@ -15,7 +15,7 @@ use engine::Engine;
 use store::agents::{Agent, ProviderKind};
 
 /// What the browser may know about an agent: never keys, prompts or provider URLs.
-pub fn public_config(_engine: &Engine, agent: &Agent) -> PublicAgentConfig {
+pub fn public_config(engine: &Engine, agent: &Agent) -> PublicAgentConfig {
     PublicAgentConfig {
         key: agent.public_key.clone(),
         name: agent.name.clone(),
@@ -24,5 +24,6 @@ pub fn public_config(_engine: &Engine, agent: &Agent) -> PublicAgentConfig {
         capabilities: agent.capabilities.clone(),
         demo_model: agent.provider.kind == ProviderKind::Demo || agent.provider.base_url.is_none(),
         max_message_chars: MAX_MESSAGE_CHARS,
+        accepts_images: engine.accepts_images(agent),
     }
 }

@@ -26,7 +26,14 @@ async fn send(
     check_origin(&headers, &agent)?;
     let started = state
         .engine
-        .send(agent, &visitor, body.conversation_id.as_deref(), &body.message, body.client_message_id.as_deref())
+        .send(
+            agent,
+            &visitor,
+            body.conversation_id.as_deref(),
+            &body.message,
+            body.client_message_id.as_deref(),
+            &body.attachments,
+        )
         .await?;
     let mut response = sse_response(started.events, false);
     if let Ok(v) = HeaderValue::from_str(&started.conversation_id) {

@@ -1,12 +1,12 @@
-//! Console routes that are not server functions: the live feed (SSE) and the leads CSV export.
-//! Both check the session like the server functions do.
+//! Console routes that are not server functions: the live feed (SSE), the leads CSV export and
+//! the images visitors sent. All check the session like the server functions do.
 
 use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -22,7 +22,10 @@ use tower_sessions::Session;
 use crate::api_error::ApiFailure;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/admin/feed", get(feed)).route("/admin/leads.csv", get(leads_csv))
+    Router::new()
+        .route("/admin/feed", get(feed))
+        .route("/admin/leads.csv", get(leads_csv))
+        .route("/admin/attachments/{id}", get(attachment))
 }
 
 fn refused(e: AuthError) -> ApiFailure {
@@ -39,7 +42,8 @@ pub async fn gate(State(state): State<AppState>, session: Session, request: Requ
     let path = request.uri().path();
     let page = request.method() == axum::http::Method::GET
         && (path == "/admin" || path.starts_with("/admin/"))
-        && !matches!(path, "/admin/login" | "/admin/feed" | "/admin/leads.csv");
+        && !matches!(path, "/admin/login" | "/admin/feed" | "/admin/leads.csv")
+        && !path.starts_with("/admin/attachments/");
     if page && parley_app::server::auth::current_user(&state.engine, &session).await.is_none() {
         return axum::response::Redirect::to("/admin/login").into_response();
     }
@@ -56,6 +60,20 @@ async fn feed(State(state): State<AppState>, session: Session, headers: HeaderMa
     let mut response = Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response();
     response.headers_mut().insert("x-accel-buffering", header::HeaderValue::from_static("no"));
     Ok(response)
+}
+
+/// An image a visitor sent, for the conversation's transcript (any signed-in operator or admin).
+async fn attachment(
+    State(state): State<AppState>,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiFailure> {
+    authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
+    let (mime, data) = parley_app::server::store::attachments::by_id(state.engine.db(), &id)
+        .await?
+        .ok_or_else(|| ApiFailure::not_found("Image"))?;
+    Ok(super::attachments::image_response(&mime, data))
 }
 
 #[derive(Deserialize)]

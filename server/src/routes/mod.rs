@@ -1,6 +1,7 @@
 //! The router: one router per resource, merged here with the Leptos routes.
 
 mod agents;
+mod attachments;
 mod chat;
 mod console;
 mod conversations;
@@ -48,6 +49,8 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.clone(), embed::frame_policy));
     Router::new()
         .merge(api)
+        // Images: a body limit of their own.
+        .merge(attachments::router())
         .merge(widget_js::router())
         .merge(health::router())
         .merge(payments::router())

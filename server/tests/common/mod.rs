@@ -266,3 +266,24 @@ impl TestApp {
         agents::insert(self.db(), &new, SystemClock.now_ms()).await.expect("insert agent")
     }
 }
+
+impl TestApp {
+    /// Uploads an image as a visitor (`POST /api/v1/attachments`).
+    pub async fn upload(&self, token: &str, content_type: &str, bytes: &[u8]) -> reqwest::Response {
+        self.client
+            .post(self.url("/api/v1/attachments"))
+            .bearer_auth(token)
+            .header("content-type", content_type)
+            .body(bytes.to_vec())
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Uploads an image that must be accepted; returns its id.
+    pub async fn upload_ok(&self, token: &str, content_type: &str, bytes: &[u8]) -> String {
+        let r = self.upload(token, content_type, bytes).await;
+        assert_eq!(r.status(), 201, "upload: {:?}", r.text().await);
+        r.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
+    }
+}

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::Value;
 
+use super::attach::Uploads;
 use super::client::{self, ClientError, StreamEnd};
 use super::model::Panel;
 use super::storage;
@@ -65,6 +66,7 @@ impl Panel {
             match result {
                 Ok(t) => {
                     self.load(&t);
+                    self.fetch_images();
                     let streaming = t
                         .messages
                         .iter()
@@ -91,7 +93,8 @@ impl Panel {
     /// Sends the visitor's message and streams the answer in.
     pub fn send(self, text: String) {
         let text = text.trim().to_owned();
-        if text.is_empty() {
+        // Images may go without words.
+        if text.is_empty() && self.pending.with_untracked(Vec::is_empty) {
             return;
         }
         if self.busy.get_untracked() || self.current.get_untracked().is_some() {
@@ -102,8 +105,10 @@ impl Panel {
         self.notice.set(None);
         let generation = self.generation.get_value();
         let visitor_msg = self.push_visitor(&text);
+        let images = self.take_pending(visitor_msg);
         spawn_local(async move {
             let client_message_id = random_id();
+            let mut uploads = Uploads::default();
             let mut attempts = 0;
             loop {
                 attempts += 1;
@@ -114,11 +119,20 @@ impl Panel {
                         break;
                     }
                 };
+                // The images are uploaded first (once), then sent by id with the message.
+                let attachments = match uploads.ensure(&token, &images).await {
+                    Ok(ids) => ids,
+                    Err(e) => {
+                        visitor_msg.error.set(Some(e.to_string()));
+                        break;
+                    }
+                };
                 let body = SendMessage {
                     agent: self.agent.get_value(),
                     conversation_id: self.conversation.get_untracked(),
                     message: text.clone(),
                     client_message_id: Some(client_message_id.clone()),
+                    attachments,
                 };
                 let body = serde_json::to_string(&body).unwrap_or_default();
                 let result =
@@ -161,8 +175,11 @@ impl Panel {
                         self.token.set_value(None);
                         self.conversation.set(None);
                     }
-                    Err(ClientError::Api { status: 404, .. })
-                        if attempts < 3 && self.conversation.get_untracked().is_some() =>
+                    // (A missing image is not a missing conversation.)
+                    Err(ClientError::Api { status: 404, ref error })
+                        if attempts < 3
+                            && error.error != "attachment_not_found"
+                            && self.conversation.get_untracked().is_some() =>
                     {
                         storage::remove(&self.agent.get_value(), "conversation");
                         self.conversation.set(None);
@@ -290,6 +307,16 @@ impl Panel {
                 self.notice.set(Some(e.to_string()));
             }
         });
+    }
+
+    /// The page is going away: stop the answer being written with a request that outlives the page.
+    pub fn leave(self) {
+        let (Some(conversation), Some(token), Some(_)) =
+            (self.conversation.get_untracked(), self.token.get_value(), self.current.get_untracked())
+        else {
+            return;
+        };
+        client::fire_and_forget("POST", &format!("{API}/conversations/{conversation}/stop"), &token);
     }
 
     /// Starts a new conversation (the host page's `Parley.reset()` too).

@@ -154,3 +154,21 @@ impl std::fmt::Display for ClientError {
         }
     }
 }
+
+/// Sends a request that the browser completes even if the page is unloading (`keepalive`); the
+/// answer is not read.
+pub fn fire_and_forget(method: &str, url: &str, token: &str) {
+    let Some(window) = web_sys::window() else { return };
+    let Ok(headers) = Headers::new() else { return };
+    if headers.set("Authorization", &format!("Bearer {token}")).is_err() {
+        return;
+    }
+    let init = RequestInit::new();
+    init.set_method(method);
+    init.set_headers(&headers);
+    // web-sys has no setter for it; the dictionary takes it as a plain property.
+    let _ = js_sys::Reflect::set(&init, &"keepalive".into(), &true.into());
+    if let Ok(request) = Request::new_with_str_and_init(url, &init) {
+        let _ = window.fetch_with_request(&request);
+    }
+}

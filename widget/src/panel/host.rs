@@ -18,6 +18,16 @@ pub fn post(panel: &Panel, kind: &str) {
     let _ = parent.post_message(&message, &origin);
 }
 
+/// When the page goes away (the visitor leaves or closes the tab) while an answer is being
+/// written, the answer is stopped: its upstream calls and tools end at once, the partial text is
+/// kept as `stopped`. (A reload stops it too; a dropped connection does not, it resumes.)
+pub fn on_leave(panel: Panel) {
+    let Some(window) = web_sys::window() else { return };
+    let handler = Closure::<dyn Fn()>::new(move || panel.leave());
+    let _ = window.add_event_listener_with_callback("pagehide", handler.as_ref().unchecked_ref());
+    handler.forget();
+}
+
 /// Listens for the host's commands (`parley:reset`, `parley:focus`).
 pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
     let Some(origin) = panel.host_origin.get_value() else { return };

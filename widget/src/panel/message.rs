@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use super::attach::MessageImages;
 use super::model::{Msg, ToolChip};
 use crate::blocks::{BlockCtx, BlockView};
 use crate::i18n::Labels;
@@ -50,6 +51,7 @@ pub fn MessageView(msg: Msg, ctx: BlockCtx) -> impl IntoView {
                     </For>
                 </ul>
             </Show>
+            <MessageImages msg labels />
             {body}
             <Show when=typing>
                 <div class="pw-typing" aria-label="…">

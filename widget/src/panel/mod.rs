@@ -3,6 +3,7 @@
 //! everything that talks to the network starts only in the browser.
 
 mod actions;
+mod attach;
 pub mod client;
 mod host;
 mod lead_form;
@@ -15,6 +16,7 @@ use leptos::prelude::*;
 
 use crate::blocks::BlockCtx;
 use crate::protocol::PublicAgentConfig;
+use attach::{AttachButton, PendingImages};
 use lead_form::LeadFormView;
 use message::MessageView;
 use model::Panel;
@@ -55,12 +57,14 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
     Effect::new(move |_| {
         panel.boot();
         host::listen(panel, focus);
+        host::on_leave(panel);
         host::post(&panel, "parley:ready");
     });
 
     let submit = move || {
         let text = input.get_untracked();
-        if text.trim().is_empty() || panel.busy.get_untracked() || panel.current.get_untracked().is_some() {
+        let nothing = text.trim().is_empty() && panel.pending.with_untracked(Vec::is_empty);
+        if nothing || panel.busy.get_untracked() || panel.current.get_untracked().is_some() {
             return;
         }
         input.set(String::new());
@@ -108,10 +112,12 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
             <Show when=move || panel.offline.get()>
                 <p class="pw-notice pw-offline" role="status">{labels.offline}</p>
             </Show>
+            <PendingImages panel />
             <form class="pw-composer" on:submit=move |ev: leptos::ev::SubmitEvent| {
                 ev.prevent_default();
                 submit();
             }>
+                {panel.accepts_images.then(|| view! { <AttachButton panel /> })}
                 <textarea
                     node_ref=textarea
                     class="pw-input"

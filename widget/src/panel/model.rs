@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use super::attach::{ImageSrc, MsgImage, Pending};
 use crate::i18n::Labels;
 use crate::protocol::{
     Block, ConversationStatus, MessageStatus, PublicAgentConfig, Role, StreamEvent, ToolCallStatus, Transcript,
@@ -28,6 +29,8 @@ pub struct Msg {
     pub tools: RwSignal<Vec<ToolChip>>,
     pub status: RwSignal<MessageStatus>,
     pub error: RwSignal<Option<String>>,
+    /// Images sent with a visitor message.
+    pub images: RwSignal<Vec<MsgImage>>,
 }
 
 impl Msg {
@@ -41,6 +44,7 @@ impl Msg {
             tools: RwSignal::new(Vec::new()),
             status: RwSignal::new(status),
             error: RwSignal::new(None),
+            images: RwSignal::new(Vec::new()),
         }
     }
 }
@@ -75,6 +79,10 @@ pub struct Panel {
     pub operator_typing: RwSignal<bool>,
     /// When the visitor last told the server they were typing (ms).
     pub typing_sent: StoredValue<f64>,
+    /// The agent's model reads images: the composer offers to attach some.
+    pub accepts_images: bool,
+    /// Images chosen for the next message, not yet uploaded.
+    pub pending: RwSignal<Vec<Pending>>,
     next_key: StoredValue<u64>,
     greeting: StoredValue<String>,
 }
@@ -101,6 +109,8 @@ impl Panel {
             human: RwSignal::new(None),
             operator_typing: RwSignal::new(false),
             typing_sent: StoredValue::new(0.0),
+            accepts_images: config.accepts_images,
+            pending: RwSignal::new(Vec::new()),
             next_key: StoredValue::new(1),
             greeting: StoredValue::new(config.greeting.clone()),
         };
@@ -128,6 +138,9 @@ impl Panel {
         self.lead_submitted.set(false);
         self.human.set(None);
         self.operator_typing.set(false);
+        if self.pending.with_untracked(|p| !p.is_empty()) {
+            self.discard_pending();
+        }
         self.generation.update_value(|g| *g += 1);
     }
 
@@ -180,6 +193,8 @@ impl Panel {
     fn message_from(&self, m: &TranscriptMessage) -> Msg {
         let msg = Msg::new(self.key(), m.id.clone(), m.role, m.text.clone(), m.status);
         msg.blocks.set(m.blocks.clone());
+        // Their bytes are fetched once the transcript is shown (see `fetch_images`).
+        msg.images.set(m.attachments.iter().map(|a| MsgImage { id: a.id.clone(), src: ImageSrc::Loading }).collect());
         msg.tools.set(
             m.tool_calls
                 .iter()

@@ -35,6 +35,31 @@ pub struct PublicAgentConfig {
     /// True when the agent answers with the built-in offline demo model.
     pub demo_model: bool,
     pub max_message_chars: usize,
+    /// The agent's model reads images: the panel offers to attach some.
+    #[serde(default)]
+    pub accepts_images: bool,
+}
+
+/// Largest image a visitor may attach, in bytes.
+pub const MAX_ATTACHMENT_BYTES: usize = 5 * 1024 * 1024;
+/// Images one message may carry.
+pub const MAX_ATTACHMENTS_PER_MESSAGE: usize = 4;
+/// Image types a visitor may attach.
+pub const ATTACHMENT_TYPES: [&str; 3] = ["image/png", "image/jpeg", "image/webp"];
+
+/// Answer to `POST /api/v1/attachments` (the image's bytes as the body).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AttachmentCreated {
+    pub id: String,
+    pub mime: String,
+    pub size: u64,
+}
+
+/// An image sent with a message; its bytes are at `GET /api/v1/attachments/{id}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttachmentRef {
+    pub id: String,
+    pub mime: String,
 }
 
 /// `POST /api/v1/visitors`
@@ -66,6 +91,10 @@ pub struct SendMessage {
     /// one (safe retries).
     #[serde(default)]
     pub client_message_id: Option<String>,
+    /// Ids of images uploaded with `POST /api/v1/attachments` to send with the message (at most
+    /// [`MAX_ATTACHMENTS_PER_MESSAGE`]). With images the text may be empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<String>,
 }
 
 /// Where a conversation is.
@@ -125,6 +154,9 @@ pub struct TranscriptMessage {
     pub created_at: i64,
     /// Sequence number of the event that started this message (0 for visitor messages).
     pub start_seq: u64,
+    /// Images sent with a visitor message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<AttachmentRef>,
 }
 
 /// `GET /api/v1/conversations/{id}`
@@ -242,5 +274,21 @@ mod tests {
     fn send_message_rejects_unknown_fields() {
         let err = serde_json::from_str::<SendMessage>(r#"{"agent":"a","message":"m","x":1}"#);
         assert!(err.is_err());
+    }
+
+    #[test]
+    fn attachments_are_optional_on_the_wire() {
+        let m: SendMessage = serde_json::from_str(r#"{"agent":"a","message":"m"}"#).unwrap();
+        assert!(m.attachments.is_empty());
+        assert!(!serde_json::to_string(&m).unwrap().contains("attachments"));
+        let m: SendMessage = serde_json::from_str(r#"{"agent":"a","message":"","attachments":["i1"]}"#).unwrap();
+        assert_eq!(m.attachments, ["i1"]);
+        // A config from a server that does not know images yet.
+        let c: PublicAgentConfig = serde_json::from_str(
+            r##"{"key":"k","name":"n","greeting":"g","theme":{"color":"#000000","position":"right"},
+                "capabilities":[],"demo_model":false,"max_message_chars":4000}"##,
+        )
+        .unwrap();
+        assert!(!c.accepts_images);
     }
 }

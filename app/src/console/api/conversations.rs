@@ -57,6 +57,7 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ServerFnErro
     let mine = row.claimed_by.as_deref() == Some(user.id.as_str());
     let stored = messages::list(db, &id).await.map_err(e)?;
     let ledger = usage::of_conversation(db, &id).await.map_err(e)?;
+    let sent_images = crate::server::store::attachments::of_conversation(db, &id).await.map_err(e)?;
     let mut out = Vec::with_capacity(stored.len());
     for m in stored {
         let tools = tool_calls::of_message(db, &m.id)
@@ -83,6 +84,7 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ServerFnErro
                 cost_usd: u.cost_usd,
             })
             .collect();
+        let images = sent_images.iter().filter(|(mid, _)| *mid == m.id).map(|(_, a)| a.id.clone()).collect();
         out.push(ConsoleMessage {
             id: m.id,
             role: m.role.as_str().into(),
@@ -90,18 +92,46 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ServerFnErro
             author: m.author,
             status: m.status.as_str().into(),
             created_at: m.created_at,
+            images,
             blocks: m.blocks,
             tools,
             usage,
         });
     }
+    let consulting = crate::server::store::conversations::consulting_state(db, &id).await.map_err(e)?;
     Ok(ConversationDetail {
         cost_usd: ledger.iter().map(|u| u.cost_usd).sum(),
         capabilities: agent.map(|a| a.capabilities).unwrap_or_default(),
         mine,
         item: item(row),
         messages: out,
+        consulting: consulting.as_ref().and_then(consulting_state),
     })
+}
+
+/// A stored consulting state as the console shows it: a known stage, the collected facts as
+/// text, a note. `None` when it says nothing of these.
+#[cfg(feature = "ssr")]
+pub fn consulting_state(state: &serde_json::Value) -> Option<crate::console::types::ConsultingState> {
+    use crate::server::engine::state_tag::STAGES;
+    use serde_json::Value;
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let stage = state.get("stage").and_then(Value::as_str).filter(|s| STAGES.contains(s)).map(str::to_owned);
+    let facts: Vec<(String, String)> = match state.get("collected") {
+        Some(Value::Object(map)) => {
+            map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), text(v))).collect()
+        }
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![("collected".into(), text(other))],
+    };
+    let note = state.get("note").map(text).filter(|n| !n.trim().is_empty());
+    if stage.is_none() && facts.is_empty() && note.is_none() {
+        return None;
+    }
+    Some(crate::console::types::ConsultingState { stage, facts, note })
 }
 
 #[cfg(feature = "ssr")]

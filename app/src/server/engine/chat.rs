@@ -14,10 +14,10 @@ use parley_widget::protocol::{
 use tokio_util::sync::CancellationToken;
 
 use super::Engine;
+use super::attachments;
 use super::console::ConsoleEvent;
-use super::experts::{Expert, coordinator_instructions};
+use super::context;
 use super::hub::{Frame, Lease};
-use super::provider::ModelMessage;
 use super::provider::demo::is_chinese;
 use super::replay::{self, Until};
 use super::tools::ToolContext;
@@ -82,11 +82,16 @@ impl Engine {
         conversation_id: Option<&str>,
         text: &str,
         client_message_id: Option<&str>,
+        attachments: &[String],
     ) -> Result<Started, ChatError> {
         if visitor.agent_id != agent.id {
             return Err(ChatError::NotFound);
         }
-        let text = check_text(text, parley_widget::protocol::MAX_MESSAGE_CHARS)?;
+        // With images the text may be empty.
+        let text = match check_text(text, parley_widget::protocol::MAX_MESSAGE_CHARS) {
+            Err(ChatError::Invalid("empty_message", _)) if !attachments.is_empty() => "",
+            other => other?,
+        };
         if let Some(id) = client_message_id
             && (id.is_empty() || id.len() > 100)
         {
@@ -122,13 +127,16 @@ impl Engine {
                 None
             }
         };
+        // Refused images leave nothing stored.
+        let images = self.images_for_send(&agent, visitor, attachments, text).await?;
         let conversation_id = existing.as_ref().map(|c| c.id.clone()).unwrap_or_else(new_id);
         let lease = self.hub().lease(&conversation_id, existing.is_none()).await?;
         let visitor_message_id = new_id();
         if existing.as_ref().is_some_and(|c| c.status == ConversationStatus::Human) {
             // A person handles this conversation: the message is for them; the model stays silent.
+            let ids = images.ids;
             return self
-                .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, client_message_id)
+                .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, client_message_id, ids)
                 .await;
         }
         let message_id = new_id();
@@ -160,18 +168,19 @@ impl Engine {
             assistant_message_id: Some(message_id.clone()),
             assistant_start_seq: start.seq,
             now: self.now_ms(),
+            attachments: images.ids,
         };
-        // The visitor's message is committed before the model is called; earlier messages are
-        // read meanwhile.
-        let history = async {
-            match &existing {
-                Some(_) => messages::recent(self.db(), &conversation_id, self.settings().history_limit + 2)
-                    .await
-                    .unwrap_or_default(),
-                None => Vec::new(),
-            }
+        // The visitor's message is committed before the model is called; earlier messages,
+        // summary, state and memories are read meanwhile.
+        let known = async {
+            let existing = existing.as_ref().map(|_| conversation_id.as_str());
+            context::load(self.db(), &agent, existing, &visitor.id).await.unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "could not read the conversation's context");
+                context::Loaded::default()
+            })
         };
-        let (committed, history) = tokio::join!(self.0.writer.begin_turn(stored), history);
+        let sent = self.sent_images(existing.as_ref().map(|_| conversation_id.as_str()));
+        let (committed, mut known, sent) = tokio::join!(self.0.writer.begin_turn(stored), known, sent);
         if let Err(e) = committed {
             // Close what was announced; nothing was stored.
             lease.emit(StreamEvent::MessageEnd(MessageEnd {
@@ -190,6 +199,12 @@ impl Engine {
                 .await?;
         let this_turn = [visitor_message_id, message_id.clone()];
         let experts = if agent.is_coordinator() { self.experts().enabled() } else { Arc::new(Vec::new()) };
+        let window = self.prices().lookup(&agent.provider.model).map(|p| p.context_window);
+        let history_limit = usize::try_from(self.settings().history_limit).unwrap_or(20);
+        attachments::mark_history(&mut known.history, &sent);
+        let (mut messages, compaction) =
+            context::build(&agent, &experts, &known, text, &this_turn, window, history_limit);
+        attachments::attach(&mut messages, images.images);
         let turn = Turn {
             writer: self.0.writer.clone(),
             model: self.model_for(&agent),
@@ -205,7 +220,8 @@ impl Engine {
                 http: self.0.http.clone(),
                 services: self.0.services.clone(),
             },
-            messages: model_context(&agent, &experts, &history, text, &this_turn),
+            messages,
+            compaction,
             limits: TurnLimits {
                 max_hops: agent.max_turns(),
                 tool_timeout: self.settings().tool_timeout,
@@ -233,6 +249,7 @@ impl Engine {
         visitor_message_id: String,
         text: &str,
         client_message_id: Option<&str>,
+        attachments: Vec<String>,
     ) -> Result<Started, ChatError> {
         let frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
             message_id: visitor_message_id.clone(),
@@ -247,6 +264,7 @@ impl Engine {
             assistant_message_id: None,
             assistant_start_seq: 0,
             now: self.now_ms(),
+            attachments,
         };
         self.0.writer.begin_turn(stored).await.map_err(|e| ChatError::Db(DbError::Protocol(e)))?;
         self.0.writer.event(&Arc::from(conversation_id), frame.clone());
@@ -327,6 +345,7 @@ impl Engine {
         let conv = self.own_conversation(visitor, conversation_id).await?;
         let rows = messages::list(self.db(), &conv.id).await?;
         let calls = tool_calls::of_conversation(self.db(), &conv.id).await?;
+        let images = crate::server::store::attachments::of_conversation(self.db(), &conv.id).await?;
         // A payment's state is the order's, whatever the block said when it was stored.
         let orders = crate::server::store::orders::of_conversation(self.db(), &conv.id).await?;
         let stored_seq = crate::server::store::events::max_seq(self.db(), &conv.id).await?;
@@ -335,6 +354,7 @@ impl Engine {
             .into_iter()
             .map(|m| {
                 let tool_calls = calls.iter().filter(|(mid, _)| *mid == m.id).map(|(_, c)| c.clone()).collect();
+                let attachments = images.iter().filter(|(mid, _)| *mid == m.id).map(|(_, a)| a.clone()).collect();
                 let blocks = m.blocks.into_iter().map(|b| with_order_status(b, &orders)).collect();
                 TranscriptMessage {
                     id: m.id,
@@ -345,6 +365,7 @@ impl Engine {
                     status: m.status,
                     created_at: m.created_at,
                     start_seq: m.start_seq,
+                    attachments,
                 }
             })
             .collect();
@@ -400,41 +421,4 @@ fn with_order_status(block: Block, orders: &[crate::server::store::orders::Order
         }
         other => other,
     }
-}
-
-/// The model's context: the agent's instructions, earlier messages, the new one.
-fn model_context(
-    agent: &Agent,
-    experts: &[Expert],
-    history: &[Message],
-    text: &str,
-    this_turn: &[String],
-) -> Vec<ModelMessage> {
-    let mut out = Vec::with_capacity(history.len() + 2);
-    let mut instructions = agent.system_prompt.clone();
-    if agent.is_coordinator() {
-        instructions.push_str(&coordinator_instructions(experts));
-    }
-    if !instructions.trim().is_empty() {
-        out.push(ModelMessage::System(instructions));
-    }
-    for m in history {
-        // The message just sent is added last; the reply being written is empty.
-        if this_turn.contains(&m.id) || m.content.trim().is_empty() {
-            continue;
-        }
-        match m.role {
-            Role::Visitor => out.push(ModelMessage::User(m.content.clone())),
-            Role::Assistant if m.status != MessageStatus::Failed => {
-                out.push(ModelMessage::Assistant { content: m.content.clone(), tool_calls: Vec::new() })
-            }
-            Role::Operator => out.push(ModelMessage::Assistant {
-                content: format!("[{} (a person) wrote]: {}", m.author.as_deref().unwrap_or("Operator"), m.content),
-                tool_calls: Vec::new(),
-            }),
-            _ => {}
-        }
-    }
-    out.push(ModelMessage::User(text.to_owned()));
-    out
 }

@@ -1,10 +1,12 @@
 //! The engine: everything that answers a visitor. Providers, tools, the turn loop, live channels
 //! and the stream writer, behind one cloneable [`Engine`] handle.
 
+pub mod attachments;
 pub mod budget;
 pub mod chat;
 pub mod clock;
 pub mod console;
+pub mod context;
 pub mod experts;
 pub mod hub;
 pub mod knowledge;

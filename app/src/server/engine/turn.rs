@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::budget::{Budgets, Hold, LimitHit, Limits};
+use super::context::{self, Compaction};
 use super::experts::{self, Expert, INVOKE};
 use super::hub::Lease;
 use super::pricing::Prices;
@@ -66,6 +67,8 @@ pub struct Turn {
     pub budgets: Budgets,
     /// A coordinator's experts (empty for other agents).
     pub experts: Arc<Vec<Expert>>,
+    /// Older turns to summarise before answering.
+    pub compaction: Option<Compaction>,
 }
 
 /// Sends events of the assistant message to the channel and the writer.
@@ -117,6 +120,7 @@ impl Turn {
             prices,
             budgets,
             experts,
+            compaction,
         } = self;
         let out = Out {
             lease,
@@ -130,59 +134,69 @@ impl Turn {
         let mut blocks: Vec<Block> = Vec::new();
         let mut hop: u32 = 0;
 
-        let stop: Option<Stop> = loop {
-            let offer_tools = !(tools.is_empty() && experts.is_empty()) && hop < limits.max_hops;
-            let request = ModelRequest {
-                model: model_name.clone(),
-                messages: messages.clone(),
-                tools: if offer_tools { tool_specs(&tools, &experts) } else { Vec::new() },
-                max_tokens: limits.max_tokens,
-            };
-            let mut hop_text = String::new();
-            let outcome = tokio::select! {
-                _ = cancel.cancelled() => Err(Stop::Aborted),
-                r = call.model_call(request, Some(&mut filter), &mut hop_text) => r,
-            };
-            // What the filter still held is text once the call is over (or stopped).
-            let rest = filter.finish();
-            if !rest.is_empty() {
-                out.emit(StreamEvent::Token(Token { text: rest.clone() }));
-                hop_text.push_str(&rest);
-            }
-            text.push_str(&hop_text);
-            match outcome {
-                Err(stop) => break Some(stop),
-                Ok(HopEnd::Done) => break None,
-                Ok(HopEnd::Tools(calls)) if !offer_tools => {
-                    // Even after the last hop, with no tools offered, the model wants more.
-                    tracing::info!(conversation = %out.conversation_id, calls = calls.len(), "tool hops used up");
-                    break Some(Stop::Limit("MAX_TURNS_REACHED"));
+        let stop: Option<Stop> = 'turn: {
+            if let Some(compaction) = compaction {
+                match compact(&call, &model_name, &compaction, &cancel).await {
+                    Ok(Some(summary)) => context::apply(&mut messages, &compaction, &summary),
+                    // The summary failed: answer from the turns as they are.
+                    Ok(None) => {}
+                    Err(stop) => break 'turn Some(stop),
                 }
-                Ok(HopEnd::Tools(calls)) => {
-                    hop += 1;
-                    messages.push(ModelMessage::Assistant { content: hop_text, tool_calls: calls.clone() });
-                    let done = tokio::select! {
-                        _ = cancel.cancelled() => None,
-                        results = run_tools(&call, &tools, &experts, &model_name, &calls, hop, limits.tool_timeout) => Some(results),
-                    };
-                    let Some(results) = done else {
-                        break Some(Stop::Aborted);
-                    };
-                    for (call, result) in calls.iter().zip(results) {
-                        let content = match result {
-                            Ok(output) => {
-                                for block in output.blocks {
-                                    out.emit(StreamEvent::Block(BlockEvent {
-                                        message_id: out.message_id.to_string(),
-                                        block: block.clone(),
-                                    }));
-                                    blocks.push(block);
-                                }
-                                output.result.to_string()
-                            }
-                            Err(e) => json!({"ok": false, "error": e.to_string()}).to_string(),
+            }
+            loop {
+                let offer_tools = !(tools.is_empty() && experts.is_empty()) && hop < limits.max_hops;
+                let request = ModelRequest {
+                    model: model_name.clone(),
+                    messages: messages.clone(),
+                    tools: if offer_tools { tool_specs(&tools, &experts) } else { Vec::new() },
+                    max_tokens: limits.max_tokens,
+                };
+                let mut hop_text = String::new();
+                let outcome = tokio::select! {
+                    _ = cancel.cancelled() => Err(Stop::Aborted),
+                    r = call.model_call(request, Some(&mut filter), &mut hop_text) => r,
+                };
+                // What the filter still held is text once the call is over (or stopped).
+                let rest = filter.finish();
+                if !rest.is_empty() {
+                    out.emit(StreamEvent::Token(Token { text: rest.clone() }));
+                    hop_text.push_str(&rest);
+                }
+                text.push_str(&hop_text);
+                match outcome {
+                    Err(stop) => break Some(stop),
+                    Ok(HopEnd::Done) => break None,
+                    Ok(HopEnd::Tools(calls)) if !offer_tools => {
+                        // Even after the last hop, with no tools offered, the model wants more.
+                        tracing::info!(conversation = %out.conversation_id, calls = calls.len(), "tool hops used up");
+                        break Some(Stop::Limit("MAX_TURNS_REACHED"));
+                    }
+                    Ok(HopEnd::Tools(calls)) => {
+                        hop += 1;
+                        messages.push(ModelMessage::Assistant { content: hop_text, tool_calls: calls.clone() });
+                        let done = tokio::select! {
+                            _ = cancel.cancelled() => None,
+                            results = run_tools(&call, &tools, &experts, &model_name, &calls, hop, limits.tool_timeout) => Some(results),
                         };
-                        messages.push(ModelMessage::Tool { call_id: call.id.clone(), content });
+                        let Some(results) = done else {
+                            break Some(Stop::Aborted);
+                        };
+                        for (call, result) in calls.iter().zip(results) {
+                            let content = match result {
+                                Ok(output) => {
+                                    for block in output.blocks {
+                                        out.emit(StreamEvent::Block(BlockEvent {
+                                            message_id: out.message_id.to_string(),
+                                            block: block.clone(),
+                                        }));
+                                        blocks.push(block);
+                                    }
+                                    output.result.to_string()
+                                }
+                                Err(e) => json!({"ok": false, "error": e.to_string()}).to_string(),
+                            };
+                            messages.push(ModelMessage::Tool { call_id: call.id.clone(), content });
+                        }
                     }
                 }
             }
@@ -259,6 +273,44 @@ impl Turn {
         out.lease.end_turn();
         // The channel stays until `message_end` is stored too.
         out.writer.release(out.lease);
+    }
+}
+
+/// Summarises older turns (a model call like any: held, in the ledger, with a `usage` event) and
+/// stores the summary. `Ok(None)` when no summary came; `Err` when the turn must end.
+async fn compact(
+    call: &Caller<'_>,
+    model_name: &str,
+    compaction: &Compaction,
+    cancel: &CancellationToken,
+) -> Result<Option<String>, Stop> {
+    let request = ModelRequest {
+        model: model_name.to_owned(),
+        messages: compaction.request.clone(),
+        tools: Vec::new(),
+        max_tokens: Some(600),
+    };
+    let mut summary = String::new();
+    let outcome = tokio::select! {
+        _ = cancel.cancelled() => Err(Stop::Aborted),
+        r = call.model_call(request, None, &mut summary) => r,
+    };
+    match outcome {
+        Ok(_) if !summary.trim().is_empty() => {
+            let summary = summary.trim().to_owned();
+            let ctx = call.ctx;
+            if let Err(e) = conversations::set_summary(&ctx.db, &ctx.conversation_id, &summary, compaction.until).await
+            {
+                tracing::warn!(conversation = %ctx.conversation_id, error = %e, "could not store the summary");
+            }
+            Ok(Some(summary))
+        }
+        Ok(_) => Ok(None),
+        Err(Stop::Provider(e)) => {
+            tracing::warn!(code = e.code(), "summarising older turns failed");
+            Ok(None)
+        }
+        Err(stop) => Err(stop),
     }
 }
 

@@ -23,7 +23,7 @@ use crate::server::store::usage::UsageRecord;
 
 /// Work someone waits for.
 enum Urgent {
-    Turn(NewTurn, oneshot::Sender<Result<(), String>>),
+    Turn(Box<NewTurn>, oneshot::Sender<Result<(), String>>),
     Flush(oneshot::Sender<bool>),
 }
 
@@ -59,7 +59,7 @@ impl Writer {
     /// Commits a visitor turn (with other turns waiting at the same moment).
     pub async fn begin_turn(&self, turn: NewTurn) -> Result<(), String> {
         let (tx, rx) = oneshot::channel();
-        self.urgent.send(Urgent::Turn(turn, tx)).map_err(|_| "the writer has stopped".to_owned())?;
+        self.urgent.send(Urgent::Turn(Box::new(turn), tx)).map_err(|_| "the writer has stopped".to_owned())?;
         rx.await.unwrap_or_else(|_| Err("the writer has stopped".to_owned()))
     }
 
@@ -170,7 +170,7 @@ async fn write(conn: &mut Conn, urgent: Vec<Urgent>, ops: Vec<Op>, now: i64) {
     for u in urgent {
         match u {
             Urgent::Turn(turn, w) => {
-                batch.turns.push(turn);
+                batch.turns.push(*turn);
                 turn_waiters.push(w);
             }
             Urgent::Flush(w) => flushes.push(w),

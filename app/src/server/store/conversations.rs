@@ -85,3 +85,27 @@ pub async fn consulting_state(db: &Db, id: &str) -> Result<Option<serde_json::Va
         .await?;
     Ok(raw.flatten().and_then(|s| serde_json::from_str(&s).ok()))
 }
+
+/// What the model's context needs of a conversation besides its messages: the summary of its
+/// older turns (and the time it reaches) and the coordinator's consulting state.
+pub async fn context_row(db: &Db, id: &str) -> Result<(Option<(String, i64)>, Option<serde_json::Value>), DbError> {
+    let row: Option<(Option<String>, Option<i64>, Option<String>)> =
+        sqlx::query_as("SELECT summary, summary_until, consulting_state FROM conversations WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *db.read().await?)
+            .await?;
+    let Some((summary, until, state)) = row else { return Ok((None, None)) };
+    let summary = summary.zip(until);
+    Ok((summary, state.and_then(|s| serde_json::from_str(&s).ok())))
+}
+
+/// Stores the summary of the turns up to `until` (created_at, ms).
+pub async fn set_summary(db: &Db, id: &str, summary: &str, until: i64) -> Result<(), DbError> {
+    sqlx::query("UPDATE conversations SET summary = $2, summary_until = $3 WHERE id = $1")
+        .bind(id)
+        .bind(summary)
+        .bind(until)
+        .execute(db.writer())
+        .await?;
+    Ok(())
+}

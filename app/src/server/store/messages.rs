@@ -72,6 +72,8 @@ pub struct NewTurn {
     /// Sequence number of the assistant message's `message_start` event.
     pub assistant_start_seq: u64,
     pub now: i64,
+    /// Uploads sent with the visitor's message (linked to it in the same transaction).
+    pub attachments: Vec<String>,
 }
 
 const ROWS_PER_INSERT: usize = 200;
@@ -146,6 +148,8 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
             chunk.iter().flatten().cloned().collect(),
         ));
     }
+    // Images sent with the messages, once the messages exist.
+    out.extend(turns.iter().filter_map(super::attachments::link_stmt));
     out
 }
 
@@ -196,17 +200,6 @@ pub async fn list(db: &Db, conversation_id: &str) -> Result<Vec<Message>, DbErro
     Ok(rows.into_iter().map(Message::from).collect())
 }
 
-/// The latest `limit` messages, oldest first, for the model's context.
-pub async fn recent(db: &Db, conversation_id: &str, limit: i64) -> Result<Vec<Message>, DbError> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2");
-    let rows: Vec<Row> =
-        sqlx::query_as(&sql).bind(conversation_id).bind(limit).fetch_all(&mut *db.read().await?).await?;
-    let mut messages: Vec<Message> = rows.into_iter().map(Message::from).collect();
-    messages.reverse();
-    Ok(messages)
-}
-
 /// Marks every message left `streaming` by a previous process as `interrupted`, with the partial
 /// text its stored token events hold. Returns `(conversation_id, message_id)` of each.
 pub async fn interrupt_streaming(db: &Db, now: i64) -> Result<Vec<(String, String)>, DbError> {
@@ -231,4 +224,17 @@ pub async fn interrupt_streaming(db: &Db, now: i64) -> Result<Vec<(String, Strin
             .await?;
     }
     Ok(rows.into_iter().map(|(c, id, _)| (c, id)).collect())
+}
+
+/// The newest `limit` messages created after `after_ms`, oldest first (the model's context).
+pub async fn recent_after(db: &Db, conversation_id: &str, after_ms: i64, limit: i64) -> Result<Vec<Message>, DbError> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 AND created_at > $2 \
+         ORDER BY created_at DESC, id DESC LIMIT $3"
+    );
+    let rows: Vec<Row> =
+        sqlx::query_as(&sql).bind(conversation_id).bind(after_ms).bind(limit).fetch_all(&mut *db.read().await?).await?;
+    let mut messages: Vec<Message> = rows.into_iter().map(Message::from).collect();
+    messages.reverse();
+    Ok(messages)
 }

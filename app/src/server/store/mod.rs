@@ -4,6 +4,7 @@
 //! tests run against both databases.
 
 pub mod agents;
+pub mod attachments;
 pub mod batch;
 pub mod console;
 pub mod conversations;

@@ -137,6 +137,17 @@ pub fn request_body(request: &ModelRequest) -> Value {
         let (role, blocks) = match m {
             ModelMessage::System(_) => continue,
             ModelMessage::User(text) => ("user", text_block(text).into_iter().collect::<Vec<_>>()),
+            // Images first, then the text about them.
+            ModelMessage::UserImages { text, images } => {
+                let mut blocks: Vec<Value> = images
+                    .iter()
+                    .map(|i| {
+                        json!({"type": "image", "source": {"type": "base64", "media_type": i.mime, "data": &*i.base64}})
+                    })
+                    .collect();
+                blocks.extend(text_block(text));
+                ("user", blocks)
+            }
             ModelMessage::Assistant { content, tool_calls } => {
                 let mut blocks: Vec<Value> = text_block(content).into_iter().collect();
                 for call in tool_calls {
@@ -996,6 +1007,32 @@ mod tests {
                 {"type": "text", "text": "[called the tool escalate_to_human with {\"reason\":\"x\"}]"}]})
         );
         assert_eq!(body["messages"][2]["content"][0]["text"], "[result of the tool escalate_to_human: {\"ok\":true}]");
+    }
+
+    #[test]
+    fn images_are_base64_blocks_before_the_text() {
+        let image = crate::server::engine::provider::ModelImage::new("image/jpeg", &[0xFF, 0xD8, 0xFF]);
+        let mut req = tool_request(vec![
+            ModelMessage::User("[image]".into()),
+            ModelMessage::Assistant { content: "A cat.".into(), tool_calls: vec![] },
+            ModelMessage::UserImages { text: "and this?".into(), images: vec![image.clone(), image] },
+        ]);
+        req.tools.clear();
+        let body = request_body(&req);
+        let block = json!({"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/"}});
+        assert_eq!(
+            body["messages"][2],
+            json!({"role": "user", "content": [block.clone(), block, {"type": "text", "text": "and this?"}]})
+        );
+        assert_eq!(body["messages"][0]["content"], json!([{"type": "text", "text": "[image]"}]));
+        // An image alone: no empty text block.
+        req.messages = vec![ModelMessage::UserImages {
+            text: String::new(),
+            images: vec![crate::server::engine::provider::ModelImage::new("image/png", b"x")],
+        }];
+        let body = request_body(&req);
+        assert_eq!(body["messages"][0]["content"].as_array().unwrap().len(), 1);
+        assert_eq!(body["messages"][0]["content"][0]["type"], "image");
     }
 
     #[test]

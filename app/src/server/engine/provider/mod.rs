@@ -13,13 +13,54 @@ use std::time::Duration;
 use futures::Stream;
 use serde_json::Value;
 
-/// A message of the model's context.
+/// A message of the model's context. `UserImages` is the visitor's new message with the images
+/// sent with it (its text may be empty); earlier turns' images are given as the text `[image]`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelMessage {
     System(String),
     User(String),
+    UserImages { text: String, images: Vec<ModelImage> },
     Assistant { content: String, tool_calls: Vec<ModelToolCall> },
     Tool { call_id: String, content: String },
+}
+
+impl ModelMessage {
+    /// The text of a visitor's message, with or without images.
+    pub fn user_text(&self) -> Option<&str> {
+        match self {
+            ModelMessage::User(text) | ModelMessage::UserImages { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// An image given to the model.
+#[derive(Clone, PartialEq)]
+pub struct ModelImage {
+    /// `image/png`, `image/jpeg` or `image/webp`.
+    pub mime: String,
+    /// The bytes, base64-encoded (both providers want them so); shared, as the turn's messages
+    /// are cloned for every hop.
+    pub base64: Arc<str>,
+}
+
+impl ModelImage {
+    pub fn new(mime: &str, bytes: &[u8]) -> Self {
+        use base64::Engine;
+        ModelImage { mime: mime.to_owned(), base64: Arc::from(base64::engine::general_purpose::STANDARD.encode(bytes)) }
+    }
+
+    /// `data:<mime>;base64,…`
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime, self.base64)
+    }
+}
+
+impl std::fmt::Debug for ModelImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Megabytes of base64 in a log line help nobody.
+        f.debug_struct("ModelImage").field("mime", &self.mime).field("base64_len", &self.base64.len()).finish()
+    }
 }
 
 /// A tool the model may call.

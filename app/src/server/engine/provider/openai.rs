@@ -151,6 +151,14 @@ pub fn request_body(request: &ModelRequest) -> Value {
         .map(|m| match m {
             ModelMessage::System(c) => json!({"role": "system", "content": c}),
             ModelMessage::User(c) => json!({"role": "user", "content": c}),
+            ModelMessage::UserImages { text, images } => {
+                let mut parts: Vec<Value> = Vec::with_capacity(images.len() + 1);
+                if !text.is_empty() {
+                    parts.push(json!({"type": "text", "text": text}));
+                }
+                parts.extend(images.iter().map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}})));
+                json!({"role": "user", "content": parts})
+            }
             ModelMessage::Assistant { content, tool_calls } if tool_calls.is_empty() => {
                 json!({"role": "assistant", "content": content})
             }
@@ -632,5 +640,30 @@ mod tests {
             parameters: json!({"type": "object"}),
         });
         assert_eq!(request_body(&req)["tools"][0]["function"]["name"], "t");
+    }
+
+    #[test]
+    fn images_become_content_parts_after_the_text() {
+        let image = super::super::ModelImage::new("image/png", b"\x89PNG");
+        let req = ModelRequest {
+            model: "m".into(),
+            messages: vec![
+                ModelMessage::User("[image] earlier".into()),
+                ModelMessage::UserImages { text: "what is this?".into(), images: vec![image.clone()] },
+                ModelMessage::UserImages { text: String::new(), images: vec![image] },
+            ],
+            tools: vec![],
+            max_tokens: None,
+        };
+        let body = request_body(&req);
+        assert_eq!(body["messages"][0], json!({"role": "user", "content": "[image] earlier"}));
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "what is this?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+            ]})
+        );
+        assert_eq!(body["messages"][2]["content"].as_array().unwrap().len(), 1, "no empty text part");
     }
 }

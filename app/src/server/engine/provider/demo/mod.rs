@@ -40,12 +40,27 @@ pub enum DemoReply {
 
 /// Decides the reply to a request. Pure, so it is easy to test.
 pub fn plan(request: &ModelRequest) -> DemoReply {
-    let last_user = request
-        .messages
-        .iter()
-        .rev()
-        .find_map(|m| if let ModelMessage::User(t) = m { Some(t.as_str()) } else { None })
-        .unwrap_or("");
+    // The demo cannot look at images; it says how many it received, before the rest of its answer.
+    let images = match request.messages.iter().rev().find(|m| m.user_text().is_some()) {
+        Some(ModelMessage::UserImages { images, .. }) => images.len(),
+        _ => 0,
+    };
+    match decide(request, images) {
+        DemoReply::Say(answer) if images > 0 => {
+            let zh = is_chinese(request.messages.iter().rev().find_map(ModelMessage::user_text).unwrap_or(""));
+            let received = match (zh, images) {
+                (true, n) => format!("（离线演示模型）我收到了 {n} 张图片。"),
+                (false, 1) => "(Offline demo model) I received 1 image.".to_owned(),
+                (false, n) => format!("(Offline demo model) I received {n} images."),
+            };
+            DemoReply::Say(format!("{received}\n\n{answer}"))
+        }
+        other => other,
+    }
+}
+
+fn decide(request: &ModelRequest, images: usize) -> DemoReply {
+    let last_user = request.messages.iter().rev().find_map(ModelMessage::user_text).unwrap_or("");
     let zh = is_chinese(last_user);
 
     // Results of the tools called after the visitor's last message.
@@ -56,6 +71,16 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
         let mut answer = compose_from_results(&results, zh);
         if reports_state {
             answer.push_str(&state_tag(last_user, &results));
+        }
+        return DemoReply::Say(answer);
+    }
+    // Images without a word.
+    if images > 0 && last_user.trim().is_empty() {
+        let mut answer = "It cannot look at images; with a real model that reads images, the answer would describe \
+                          them here."
+            .to_owned();
+        if reports_state {
+            answer.push_str(&state_tag(last_user, &[]));
         }
         return DemoReply::Say(answer);
     }
@@ -151,7 +176,7 @@ fn state_tag(last_user: &str, results: &[(String, Value)]) -> String {
 
 /// `(tool name, result JSON)` of the tool messages after the last visitor message.
 fn tool_results(messages: &[ModelMessage]) -> Vec<(String, Value)> {
-    let last_user = messages.iter().rposition(|m| matches!(m, ModelMessage::User(_))).unwrap_or(0);
+    let last_user = messages.iter().rposition(|m| m.user_text().is_some()).unwrap_or(0);
     let mut names = std::collections::HashMap::new();
     let mut out = Vec::new();
     for m in &messages[last_user..] {
@@ -255,6 +280,8 @@ fn estimate_tokens(request: &ModelRequest) -> u64 {
         .iter()
         .map(|m| match m {
             ModelMessage::System(t) | ModelMessage::User(t) => t.chars().count(),
+            // An image costs the model some hundreds of tokens.
+            ModelMessage::UserImages { text, images } => text.chars().count() + images.len() * 1_000,
             ModelMessage::Assistant { content, .. } => content.chars().count(),
             ModelMessage::Tool { content, .. } => content.chars().count(),
         })
@@ -417,6 +444,32 @@ mod tests {
         ];
         match plan(&request(messages, &["escalate_to_human"])) {
             DemoReply::Say(text) => assert!(text.contains("联系人工")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn says_how_many_images_it_received() {
+        let image = super::super::ModelImage::new("image/png", b"x");
+        let with =
+            |text: &str, n: usize| vec![ModelMessage::UserImages { text: text.into(), images: vec![image.clone(); n] }];
+        match plan(&request(with("hello", 1), &[])) {
+            DemoReply::Say(text) => {
+                assert!(text.starts_with("(Offline demo model) I received 1 image.\n\nHello!"), "{text}")
+            }
+            other => panic!("{other:?}"),
+        }
+        match plan(&request(with("", 2), &["escalate_to_human"])) {
+            DemoReply::Say(text) => assert!(text.contains("I received 2 images.") && text.contains("cannot look")),
+            other => panic!("{other:?}"),
+        }
+        match plan(&request(with("你好", 2), &[])) {
+            DemoReply::Say(text) => assert!(text.starts_with("（离线演示模型）我收到了 2 张图片。"), "{text}"),
+            other => panic!("{other:?}"),
+        }
+        // Earlier turns' images are only text: nothing to count.
+        match plan(&request(vec![ModelMessage::User("[image] hello".into())], &[])) {
+            DemoReply::Say(text) => assert!(!text.contains("received"), "{text}"),
             other => panic!("{other:?}"),
         }
     }

@@ -1,0 +1,312 @@
+//! Images in the panel: the attach button (only when the agent's model reads images), checks of
+//! the chosen files (type, size, how many), thumbnails of the chosen images with a remove button,
+//! their upload when the message is sent, and the images of sent messages — fetched with the
+//! visitor's token (an `<img>` cannot send it) and shown from `blob:` URLs.
+
+use leptos::html;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Blob, Headers, Request, RequestInit, Response};
+
+use super::client::ClientError;
+use super::model::{Msg, Panel};
+use crate::i18n::Labels;
+use crate::protocol::{
+    ATTACHMENT_TYPES, ApiError, AttachmentCreated, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE,
+};
+
+const API: &str = "/api/v1";
+
+/// An image chosen for the next message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pending {
+    /// `blob:` URL of the chosen file: its thumbnail, and where its bytes are read to upload.
+    pub url: String,
+    pub mime: String,
+}
+
+/// Where an image of a sent message is in being shown.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ImageSrc {
+    Loading,
+    /// A `blob:` URL.
+    Ready(String),
+    Failed,
+}
+
+/// An image of a sent message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MsgImage {
+    pub id: String,
+    pub src: ImageSrc,
+}
+
+/// The uploads of one message being sent, kept across its retries (with the token they were
+/// made with: a new visitor must upload them again).
+#[derive(Debug, Default)]
+pub struct Uploads {
+    token: Option<String>,
+    ids: Vec<String>,
+}
+
+impl Uploads {
+    /// Uploads the images not uploaded yet; returns the ids of all.
+    pub async fn ensure(&mut self, token: &str, images: &[Pending]) -> Result<Vec<String>, ClientError> {
+        if self.token.as_deref() != Some(token) {
+            self.token = Some(token.to_owned());
+            self.ids.clear();
+        }
+        for image in &images[self.ids.len().min(images.len())..] {
+            self.ids.push(upload(token, image).await?.id);
+        }
+        Ok(self.ids.clone())
+    }
+}
+
+fn js_err(e: JsValue) -> ClientError {
+    ClientError::Network(
+        e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_default(),
+    )
+}
+
+async fn fetch(request: &Request) -> Result<Response, ClientError> {
+    let window = web_sys::window().ok_or_else(|| ClientError::Network("no window".into()))?;
+    JsFuture::from(window.fetch_with_request(request)).await.map_err(js_err)?.dyn_into().map_err(js_err)
+}
+
+/// The API error of a failed answer.
+async fn failure(response: &Response) -> ClientError {
+    let status = response.status();
+    let text = match response.text() {
+        Ok(p) => JsFuture::from(p).await.ok().and_then(|v| v.as_string()).unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    let error = serde_json::from_str::<ApiError>(&text).unwrap_or(ApiError {
+        error: "http_error".into(),
+        message: format!("The server answered {status}."),
+        fields: Vec::new(),
+    });
+    ClientError::Api { status, error }
+}
+
+async fn blob_of(response: &Response) -> Result<Blob, ClientError> {
+    JsFuture::from(response.blob().map_err(js_err)?).await.map_err(js_err)?.dyn_into().map_err(js_err)
+}
+
+/// Sends a chosen image's bytes to the server.
+async fn upload(token: &str, image: &Pending) -> Result<AttachmentCreated, ClientError> {
+    let local = fetch(&Request::new_with_str(&image.url).map_err(js_err)?).await?;
+    let blob = blob_of(&local).await?;
+    let headers = Headers::new().map_err(js_err)?;
+    headers.set("Content-Type", &image.mime).map_err(js_err)?;
+    headers.set("Authorization", &format!("Bearer {token}")).map_err(js_err)?;
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(&blob);
+    let response =
+        fetch(&Request::new_with_str_and_init(&format!("{API}/attachments"), &init).map_err(js_err)?).await?;
+    if !response.ok() {
+        return Err(failure(&response).await);
+    }
+    let text = JsFuture::from(response.text().map_err(js_err)?).await.map_err(js_err)?.as_string().unwrap_or_default();
+    serde_json::from_str(&text).map_err(|e| ClientError::Network(format!("bad JSON from the server: {e}")))
+}
+
+/// A sent image's bytes, as a `blob:` URL.
+async fn image_url(token: &str, id: &str) -> Result<String, ClientError> {
+    let headers = Headers::new().map_err(js_err)?;
+    headers.set("Authorization", &format!("Bearer {token}")).map_err(js_err)?;
+    let init = RequestInit::new();
+    init.set_method("GET");
+    init.set_headers(&headers);
+    let response =
+        fetch(&Request::new_with_str_and_init(&format!("{API}/attachments/{id}"), &init).map_err(js_err)?).await?;
+    if !response.ok() {
+        return Err(failure(&response).await);
+    }
+    web_sys::Url::create_object_url_with_blob(&blob_of(&response).await?).map_err(js_err)
+}
+
+impl Panel {
+    /// Adds the chosen files that can be sent; says why the others cannot.
+    pub fn choose(&self, files: &web_sys::FileList) {
+        self.notice.set(None);
+        for i in 0..files.length() {
+            let Some(file) = files.get(i) else { continue };
+            let mime = file.type_();
+            let problem = if !ATTACHMENT_TYPES.contains(&mime.as_str()) {
+                Some(self.labels.image_type)
+            } else if file.size() > MAX_ATTACHMENT_BYTES as f64 {
+                Some(self.labels.image_too_large)
+            } else if self.pending.with_untracked(Vec::len) >= MAX_ATTACHMENTS_PER_MESSAGE {
+                Some(self.labels.image_limit)
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                self.notice.set(Some(problem.to_owned()));
+                continue;
+            }
+            if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
+                self.pending.update(|p| p.push(Pending { url, mime }));
+            }
+        }
+    }
+
+    /// Takes a chosen image back.
+    pub fn remove_pending(&self, url: &str) {
+        let _ = web_sys::Url::revoke_object_url(url);
+        self.pending.update(|p| p.retain(|x| x.url != url));
+    }
+
+    /// Forgets every chosen image.
+    pub fn discard_pending(&self) {
+        for p in self.pending.try_update(std::mem::take).unwrap_or_default() {
+            let _ = web_sys::Url::revoke_object_url(&p.url);
+        }
+    }
+
+    /// The chosen images go with `msg`, which shows them from then on.
+    pub(super) fn take_pending(&self, msg: Msg) -> Vec<Pending> {
+        let images = self.pending.try_update(std::mem::take).unwrap_or_default();
+        msg.images
+            .set(images.iter().map(|p| MsgImage { id: p.url.clone(), src: ImageSrc::Ready(p.url.clone()) }).collect());
+        images
+    }
+
+    /// Fetches the images of the messages shown that are still loading.
+    pub fn fetch_images(self) {
+        let Some(token) = self.token.get_value() else { return };
+        let generation = self.generation.get_value();
+        let wanted: Vec<(Msg, String)> = self.messages.with_untracked(|list| {
+            list.iter()
+                .flat_map(|m| {
+                    m.images.with_untracked(|images| {
+                        images
+                            .iter()
+                            .filter(|i| i.src == ImageSrc::Loading)
+                            .map(|i| (*m, i.id.clone()))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect()
+        });
+        for (msg, id) in wanted {
+            let token = token.clone();
+            spawn_local(async move {
+                let src = match image_url(&token, &id).await {
+                    Ok(url) => ImageSrc::Ready(url),
+                    Err(_) => ImageSrc::Failed,
+                };
+                if self.generation.get_value() != generation {
+                    if let ImageSrc::Ready(url) = src {
+                        let _ = web_sys::Url::revoke_object_url(&url);
+                    }
+                    return;
+                }
+                msg.images.update(|images| {
+                    if let Some(image) = images.iter_mut().find(|i| i.id == id) {
+                        image.src = src;
+                    }
+                });
+            });
+        }
+    }
+}
+
+/// The paper clip next to the input, and its (hidden) file picker.
+#[component]
+pub fn AttachButton(panel: Panel) -> impl IntoView {
+    let labels = panel.labels;
+    let picker = NodeRef::<html::Input>::new();
+    let full = move || panel.pending.with(Vec::len) >= MAX_ATTACHMENTS_PER_MESSAGE;
+    view! {
+        <input
+            node_ref=picker
+            type="file"
+            class="pw-file"
+            accept=ATTACHMENT_TYPES.join(",")
+            multiple
+            tabindex="-1"
+            aria-hidden="true"
+            on:change=move |ev| {
+                let input = event_target::<web_sys::HtmlInputElement>(&ev);
+                if let Some(files) = input.files() {
+                    panel.choose(&files);
+                }
+                // The same file can be chosen again.
+                input.set_value("");
+            }
+        />
+        <button
+            type="button"
+            class="pw-attach"
+            title=labels.attach_image
+            aria-label=labels.attach_image
+            disabled=full
+            on:click=move |_| {
+                if let Some(input) = picker.get_untracked() {
+                    input.click();
+                }
+            }
+        >
+            <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" fill="none" stroke="currentColor"
+                stroke-width="2" stroke-linecap="round" stroke-linejoin="round">
+                <path d="M21.44 11.05l-9.19 9.19a6 6 0 0 1-8.49-8.49l9.19-9.19a4 4 0 0 1 5.66 5.66l-9.2 9.19a2 2 0 0 1-2.83-2.83l8.49-8.48"></path>
+            </svg>
+        </button>
+    }
+}
+
+/// Thumbnails of the images chosen for the next message.
+#[component]
+pub fn PendingImages(panel: Panel) -> impl IntoView {
+    let labels = panel.labels;
+    view! {
+        <Show when=move || panel.pending.with(|p| !p.is_empty())>
+            <ul class="pw-pending" aria-label=labels.attach_image>
+                <For each=move || panel.pending.get() key=|p| p.url.clone() let:image>
+                    <li class="pw-pending-item">
+                        <img class="pw-thumb" src=image.url.clone() alt=labels.image_alt />
+                        <button
+                            type="button"
+                            class="pw-remove"
+                            title=labels.remove_image
+                            aria-label=labels.remove_image
+                            on:click=move |_| panel.remove_pending(&image.url)
+                        >
+                            "✕"
+                        </button>
+                    </li>
+                </For>
+            </ul>
+        </Show>
+    }
+}
+
+/// The images a message was sent with.
+#[component]
+pub fn MessageImages(msg: Msg, labels: Labels) -> impl IntoView {
+    view! {
+        <Show when=move || msg.images.with(|i| !i.is_empty())>
+            <div class="pw-images">
+                <For each=move || msg.images.get() key=|i| (i.id.clone(), i.src.clone()) let:image>
+                    {match image.src {
+                        ImageSrc::Ready(src) => view! {
+                            <img class="pw-thumb" src=src alt=labels.image_alt />
+                        }.into_any(),
+                        ImageSrc::Loading => view! {
+                            <span class="pw-thumb pw-thumb-loading" role="img" aria-label=labels.image_alt></span>
+                        }.into_any(),
+                        ImageSrc::Failed => view! {
+                            <span class="pw-thumb pw-thumb-failed">{labels.image_unavailable}</span>
+                        }.into_any(),
+                    }}
+                </For>
+            </div>
+        </Show>
+    }
+}
