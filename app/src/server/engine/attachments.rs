@@ -201,6 +201,17 @@ pub fn mark_history(history: &mut [Message], sent: &[(String, AttachmentRef)]) {
     }
 }
 
+/// Images as `[image]` markers, for a model that cannot read them (a fallback model).
+pub fn drop_images(messages: &mut [ModelMessage]) {
+    for m in messages.iter_mut() {
+        if let ModelMessage::UserImages { text, images } = m {
+            let tags = vec!["[image]"; images.len()].join(" ");
+            let text = if text.trim().is_empty() { tags } else { format!("{tags} {text}") };
+            *m = ModelMessage::User(text);
+        }
+    }
+}
+
 /// Gives the new message (the last visitor message of the context) its images.
 pub fn attach(messages: &mut [ModelMessage], images: Vec<ModelImage>) {
     if images.is_empty() {
@@ -218,6 +229,19 @@ mod tests {
     use parley_widget::protocol::{MessageStatus, Role};
 
     use super::*;
+
+    #[test]
+    fn a_model_without_eyes_gets_markers() {
+        let image = ModelImage { mime: "image/png".into(), base64: std::sync::Arc::from("iVBOR") };
+        let mut messages = vec![
+            ModelMessage::System("s".into()),
+            ModelMessage::UserImages { text: "What is this?".into(), images: vec![image.clone(), image.clone()] },
+            ModelMessage::UserImages { text: String::new(), images: vec![image] },
+        ];
+        drop_images(&mut messages);
+        assert_eq!(messages[1], ModelMessage::User("[image] [image] What is this?".into()));
+        assert_eq!(messages[2], ModelMessage::User("[image]".into()));
+    }
 
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
     const JPEG: &[u8] = &[0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, b'J', b'F', b'I', b'F'];

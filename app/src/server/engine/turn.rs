@@ -385,6 +385,9 @@ async fn call_model(
     {
         tracing::info!(code = error.code(), from = %request.model, to = fallback, "using the fallback model");
         request.model = fallback.to_owned();
+        if !prices.lookup(fallback).is_some_and(|p| p.vision) {
+            super::attachments::drop_images(&mut request.messages);
+        }
         result = model.stream(request.clone(), &attempts).await;
     }
     let model_name = request.model;

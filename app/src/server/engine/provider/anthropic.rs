@@ -12,9 +12,9 @@ use parley_widget::sse::{SseFrame, SseParser, Utf8Decoder};
 use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
 
-use super::openai::{OpenAiSettings, is_retryable, retry_after, truncate, without_url};
+use super::openai::{OpenAiSettings, is_json, retry_after, truncate, whole_body, with_retries, without_url};
 use super::{
-    Attempt, AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
+    AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
     ProviderError, TokenUsage,
 };
 
@@ -225,48 +225,19 @@ impl ChatModel for AnthropicClient {
         let body = Bytes::from(
             serde_json::to_vec(&request_body(&request)).map_err(|e| ProviderError::Protocol(e.to_string()))?,
         );
-        let mut retries = 0;
-        let mut backoff = self.settings.backoff;
-        loop {
-            let started = Instant::now();
-            let error = match self.send_once(&body).await {
-                Ok(response) => {
-                    let is_json = response
-                        .headers()
-                        .get(reqwest::header::CONTENT_TYPE)
-                        .and_then(|v| v.to_str().ok())
-                        .is_some_and(|v| v.starts_with("application/json"));
-                    if is_json {
-                        // A gateway that ignored `stream: true`: one complete message.
-                        let text = tokio::time::timeout(self.settings.idle_timeout, response.text())
-                            .await
-                            .map_err(|_| ProviderError::Timeout("body"))?
-                            .map_err(|e| ProviderError::Connect(without_url(&e)))?;
-                        let events = parse_message(&text)?;
-                        return Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))));
-                    }
-                    return Ok(Box::pin(event_stream(response.bytes_stream(), self.settings.clone(), started)));
-                }
-                Err(e) => e,
-            };
-            attempts.push(Attempt {
-                model: request.model.clone(),
-                outcome: error.code(),
-                latency_ms: started.elapsed().as_millis() as u64,
-            });
-            if !is_retryable(&error) || retries >= self.settings.max_retries {
-                return Err(error);
+        let body = &body;
+        with_retries(&self.settings, &request.model, attempts, |started| async move {
+            let response = self.send_once(body).await?;
+            if !is_json(&response) {
+                return Ok(
+                    Box::pin(event_stream(response.bytes_stream(), self.settings.clone(), started)) as ModelStream
+                );
             }
-            retries += 1;
-            let wait = match &error {
-                ProviderError::RateLimited { retry_after: Some(d) } => (*d).min(self.settings.max_retry_wait),
-                ProviderError::RateLimited { retry_after: None } => backoff.min(self.settings.max_retry_wait),
-                _ => backoff,
-            };
-            backoff = backoff.saturating_mul(2);
-            tracing::info!(code = error.code(), wait_ms = wait.as_millis() as u64, retries, "retrying model call");
-            tokio::time::sleep(wait).await;
-        }
+            // A gateway that ignored `stream: true`: one complete message.
+            let events = parse_message(&whole_body(response, &self.settings).await?)?;
+            Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))) as ModelStream)
+        })
+        .await
     }
 }
 
@@ -628,6 +599,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::super::ToolSpec;
+    use super::super::openai::is_retryable;
     use super::*;
 
     fn state() -> StreamState<()> {

@@ -206,50 +206,80 @@ impl ChatModel for OpenAiClient {
         let body = Bytes::from(
             serde_json::to_vec(&request_body(&request)).map_err(|e| ProviderError::Protocol(e.to_string()))?,
         );
-        let mut retries = 0;
-        let mut backoff = self.settings.backoff;
-        loop {
-            let started = Instant::now();
-            let result = self.send_once(&body).await;
-            let error = match result {
-                Ok(response) => {
-                    let is_json = response
-                        .headers()
-                        .get(reqwest::header::CONTENT_TYPE)
-                        .and_then(|v| v.to_str().ok())
-                        .is_some_and(|v| v.starts_with("application/json"));
-                    if is_json {
-                        // A provider that ignored `stream: true`: one JSON completion.
-                        let text = tokio::time::timeout(self.settings.idle_timeout, response.text())
-                            .await
-                            .map_err(|_| ProviderError::Timeout("body"))?
-                            .map_err(|e| ProviderError::Connect(without_url(&e)))?;
-                        let events = parse_completion(&text)?;
-                        return Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))));
-                    }
-                    let started_at = started;
-                    return Ok(Box::pin(event_stream(response.bytes_stream(), self.settings.clone(), started_at)));
-                }
-                Err(e) => e,
-            };
-            attempts.push(Attempt {
-                model: request.model.clone(),
-                outcome: error.code(),
-                latency_ms: started.elapsed().as_millis() as u64,
-            });
-            if !is_retryable(&error) || retries >= self.settings.max_retries {
-                return Err(error);
+        let body = &body;
+        with_retries(&self.settings, &request.model, attempts, |started| async move {
+            let response = self.send_once(body).await?;
+            if !is_json(&response) {
+                return Ok(
+                    Box::pin(event_stream(response.bytes_stream(), self.settings.clone(), started)) as ModelStream
+                );
             }
-            retries += 1;
-            let wait = match &error {
-                ProviderError::RateLimited { retry_after: Some(d) } => (*d).min(self.settings.max_retry_wait),
-                ProviderError::RateLimited { retry_after: None } => backoff.min(self.settings.max_retry_wait),
-                _ => backoff,
-            };
-            backoff = backoff.saturating_mul(2);
-            tracing::info!(code = error.code(), wait_ms = wait.as_millis() as u64, retries, "retrying model call");
-            tokio::time::sleep(wait).await;
+            // A provider that ignored `stream: true`: one JSON completion.
+            let events = parse_completion(&whole_body(response, &self.settings).await?)?;
+            Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))) as ModelStream)
+        })
+        .await
+    }
+}
+
+/// Whether a response is plain JSON (a provider or gateway that does not stream).
+pub(super) fn is_json(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// A whole (non-streamed) body, within the idle timeout.
+pub(super) async fn whole_body(
+    response: reqwest::Response,
+    settings: &OpenAiSettings,
+) -> Result<String, ProviderError> {
+    tokio::time::timeout(settings.idle_timeout, response.text())
+        .await
+        .map_err(|_| ProviderError::Timeout("body"))?
+        .map_err(|e| ProviderError::Connect(without_url(&e)))
+}
+
+/// Runs `attempt` until it gives a stream, retrying what is safe to retry before any answer byte:
+/// 429 after its `retry-after` (capped), 5xx, connect errors and timeouts after a doubling
+/// backoff. Every failed attempt is recorded in `attempts`.
+pub(super) async fn with_retries<F, Fut>(
+    settings: &OpenAiSettings,
+    model: &str,
+    attempts: &AttemptLog,
+    mut attempt: F,
+) -> Result<ModelStream, ProviderError>
+where
+    F: FnMut(Instant) -> Fut,
+    Fut: std::future::Future<Output = Result<ModelStream, ProviderError>>,
+{
+    let mut retries = 0;
+    let mut backoff = settings.backoff;
+    loop {
+        let started = Instant::now();
+        let error = match attempt(started).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => e,
+        };
+        attempts.push(Attempt {
+            model: model.to_owned(),
+            outcome: error.code(),
+            latency_ms: started.elapsed().as_millis() as u64,
+        });
+        if !is_retryable(&error) || retries >= settings.max_retries {
+            return Err(error);
         }
+        retries += 1;
+        let wait = match &error {
+            ProviderError::RateLimited { retry_after: Some(d) } => (*d).min(settings.max_retry_wait),
+            ProviderError::RateLimited { retry_after: None } => backoff.min(settings.max_retry_wait),
+            _ => backoff,
+        };
+        backoff = backoff.saturating_mul(2);
+        tracing::info!(code = error.code(), wait_ms = wait.as_millis() as u64, retries, "retrying model call");
+        tokio::time::sleep(wait).await;
     }
 }
 
