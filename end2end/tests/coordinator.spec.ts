@@ -74,7 +74,7 @@ test('the immigration agent as a coordinator: experts as chips, the state tag ne
     await admin.locator('tr', { hasText: '香港移民顾问' }).first().getByRole('link').first().click();
     await expect(admin.getByText('Consulting state')).toBeVisible();
     await expect(admin.getByText('assessment', { exact: true })).toBeVisible();
-    await expect(admin.getByText('QMAS')).toBeVisible();
+    await expect(admin.getByText('QMAS', { exact: true })).toBeVisible();
   } finally {
     await setCoordinator(admin, false);
   }
