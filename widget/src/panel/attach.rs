@@ -6,16 +6,14 @@
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, Headers, Request, RequestInit, Response};
 
-use super::client::ClientError;
+use super::client::{ClientError, failure, js_err};
 use super::model::{Msg, Panel};
 use crate::i18n::Labels;
-use crate::protocol::{
-    ATTACHMENT_TYPES, ApiError, AttachmentCreated, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE,
-};
+use crate::protocol::{ATTACHMENT_TYPES, AttachmentCreated, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE};
 
 const API: &str = "/api/v1";
 
@@ -65,30 +63,9 @@ impl Uploads {
     }
 }
 
-fn js_err(e: JsValue) -> ClientError {
-    ClientError::Network(
-        e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_default(),
-    )
-}
-
 async fn fetch(request: &Request) -> Result<Response, ClientError> {
     let window = web_sys::window().ok_or_else(|| ClientError::Network("no window".into()))?;
     JsFuture::from(window.fetch_with_request(request)).await.map_err(js_err)?.dyn_into().map_err(js_err)
-}
-
-/// The API error of a failed answer.
-async fn failure(response: &Response) -> ClientError {
-    let status = response.status();
-    let text = match response.text() {
-        Ok(p) => JsFuture::from(p).await.ok().and_then(|v| v.as_string()).unwrap_or_default(),
-        Err(_) => String::new(),
-    };
-    let error = serde_json::from_str::<ApiError>(&text).unwrap_or(ApiError {
-        error: "http_error".into(),
-        message: format!("The server answered {status}."),
-        fields: Vec::new(),
-    });
-    ClientError::Api { status, error }
 }
 
 async fn blob_of(response: &Response) -> Result<Blob, ClientError> {

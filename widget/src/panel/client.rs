@@ -29,7 +29,7 @@ impl ClientError {
     }
 }
 
-fn js_err(e: JsValue) -> ClientError {
+pub(super) fn js_err(e: JsValue) -> ClientError {
     ClientError::Network(
         e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_default(),
     )
@@ -69,6 +69,11 @@ async fn fetch(
     if response.ok() {
         return Ok(response);
     }
+    Err(failure(&response).await)
+}
+
+/// The API error of a failed answer (its JSON body, or the status alone).
+pub(super) async fn failure(response: &Response) -> ClientError {
     let status = response.status();
     let text = match response.text() {
         Ok(p) => JsFuture::from(p).await.ok().and_then(|v| v.as_string()).unwrap_or_default(),
@@ -79,7 +84,7 @@ async fn fetch(
         message: format!("The server answered {status}."),
         fields: Vec::new(),
     });
-    Err(ClientError::Api { status, error })
+    ClientError::Api { status, error }
 }
 
 /// A JSON call.
