@@ -1,5 +1,6 @@
-//! Errors of the HTTP API: a status and a JSON body with a stable code. Internals are logged,
-//! never sent.
+//! Errors of the HTTP API: a stable [`ApiCode`], a message for people and, for forms, the fields
+//! at fault. The HTTP status of every code is decided here, in [`status_of`]. Internals are
+//! logged, never sent.
 
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
@@ -7,36 +8,54 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use parley_app::server::engine::chat::ChatError;
 use parley_app::server::store::DbError;
-use parley_widget::protocol::{ApiError, FieldError};
+use parley_widget::protocol::{ApiCode, ApiError, FieldError};
 
 /// An error answer of the API.
 #[derive(Debug)]
 pub struct ApiFailure {
-    pub status: StatusCode,
     pub body: ApiError,
 }
 
+/// The HTTP status each code is answered with.
+pub fn status_of(code: &ApiCode) -> StatusCode {
+    use ApiCode::*;
+    match code {
+        TokenRequired | BadToken | BadSignature | Unauthorized => StatusCode::UNAUTHORIZED,
+        OriginNotAllowed | Forbidden | CrossSite => StatusCode::FORBIDDEN,
+        NotFound | AttachmentNotFound => StatusCode::NOT_FOUND,
+        ReplyInProgress | ConversationClosed => StatusCode::CONFLICT,
+        MessageTooLong | BodyTooLarge | AttachmentTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        JsonRequired | UnsupportedImage => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        BadLastEventId | MalformedJson | UnreadableBody | EmptyAttachment | BadMcpSetting => StatusCode::BAD_REQUEST,
+        EmptyMessage | BadClientMessageId | InvalidForm | InvalidBody | ImagesNotSupported | TooManyAttachments => {
+            StatusCode::UNPROCESSABLE_ENTITY
+        }
+        TooManyWaitingImages => StatusCode::TOO_MANY_REQUESTS,
+        Internal | Other(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 impl ApiFailure {
-    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
-        ApiFailure { status, body: ApiError { error: code.to_owned(), message: message.into(), fields: Vec::new() } }
+    pub fn new(code: ApiCode, message: impl Into<String>) -> Self {
+        ApiFailure { body: ApiError { error: code, message: message.into(), fields: Vec::new() } }
     }
 
     pub fn not_found(what: &str) -> Self {
-        ApiFailure::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found."))
+        ApiFailure::new(ApiCode::NotFound, format!("{what} not found."))
     }
 
     pub fn internal() -> Self {
-        ApiFailure::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "Something went wrong on our side. Please try again.",
-        )
+        ApiFailure::new(ApiCode::Internal, "Something went wrong on our side. Please try again.")
+    }
+
+    pub fn status(&self) -> StatusCode {
+        status_of(&self.body.error)
     }
 }
 
 impl IntoResponse for ApiFailure {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body)).into_response()
+        (self.status(), Json(self.body)).into_response()
     }
 }
 
@@ -52,26 +71,14 @@ impl From<ChatError> for ApiFailure {
         match e {
             ChatError::NotFound => ApiFailure::not_found("Conversation"),
             ChatError::Busy => ApiFailure::new(
-                StatusCode::CONFLICT,
-                "reply_in_progress",
+                ApiCode::ReplyInProgress,
                 "A reply is still being written. Wait for it, or stop it first.",
             ),
-            ChatError::Closed => {
-                ApiFailure::new(StatusCode::CONFLICT, "conversation_closed", "This conversation is closed.")
-            }
-            ChatError::Invalid(code, message) => {
-                let status = match code {
-                    "message_too_long" => StatusCode::PAYLOAD_TOO_LARGE,
-                    // Another visitor's upload is not found either.
-                    "attachment_not_found" => StatusCode::NOT_FOUND,
-                    _ => StatusCode::UNPROCESSABLE_ENTITY,
-                };
-                ApiFailure::new(status, code, message)
-            }
+            ChatError::Closed => ApiFailure::new(ApiCode::ConversationClosed, "This conversation is closed."),
+            ChatError::Invalid(code, message) => ApiFailure::new(code, message),
             ChatError::InvalidForm(problems) => ApiFailure {
-                status: StatusCode::UNPROCESSABLE_ENTITY,
                 body: ApiError {
-                    error: "invalid_form".into(),
+                    error: ApiCode::InvalidForm,
                     message: "Please check the form.".into(),
                     fields: problems
                         .into_iter()
@@ -80,18 +87,35 @@ impl From<ChatError> for ApiFailure {
                 },
             },
             ChatError::Db(e) => e.into(),
+            ChatError::Storage(e) => {
+                tracing::error!(error = %e, "the visitor's message could not be stored");
+                ApiFailure::internal()
+            }
         }
     }
 }
 
 impl From<JsonRejection> for ApiFailure {
     fn from(r: JsonRejection) -> Self {
-        let (status, code) = match &r {
-            JsonRejection::MissingJsonContentType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "json_required"),
-            JsonRejection::BytesRejection(_) => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
-            JsonRejection::JsonSyntaxError(_) => (StatusCode::BAD_REQUEST, "malformed_json"),
-            _ => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_body"),
+        let code = match &r {
+            JsonRejection::MissingJsonContentType(_) => ApiCode::JsonRequired,
+            JsonRejection::BytesRejection(_) => ApiCode::BodyTooLarge,
+            JsonRejection::JsonSyntaxError(_) => ApiCode::MalformedJson,
+            _ => ApiCode::InvalidBody,
         };
-        ApiFailure::new(status, code, r.body_text())
+        ApiFailure::new(code, r.body_text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_a_status_and_only_internal_ones_are_5xx() {
+        for code in ApiCode::ALL {
+            let status = status_of(code);
+            assert_eq!(status.is_server_error(), *code == ApiCode::Internal, "{code}: {status}");
+        }
     }
 }

@@ -3,13 +3,14 @@
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use parley_app::server::state::AppState;
 use parley_app::server::store::agents::Agent;
 use parley_app::server::store::visitors::Visitor;
 use serde::de::DeserializeOwned;
 
 use crate::api_error::ApiFailure;
+use parley_widget::protocol::ApiCode;
 
 /// A JSON body; a bad one is answered with a clear API error.
 pub struct ApiJson<T>(pub T);
@@ -39,12 +40,10 @@ impl FromRequestParts<AppState> for VisitorAuth {
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                ApiFailure::new(StatusCode::UNAUTHORIZED, "token_required", "A visitor token is required.")
-            })?;
+            .ok_or_else(|| ApiFailure::new(ApiCode::TokenRequired, "A visitor token is required."))?;
         match state.engine.visitor_by_token(token).await? {
             Some(v) => Ok(VisitorAuth(v)),
-            None => Err(ApiFailure::new(StatusCode::UNAUTHORIZED, "bad_token", "This visitor token is not valid.")),
+            None => Err(ApiFailure::new(ApiCode::BadToken, "This visitor token is not valid.")),
         }
     }
 }
@@ -65,11 +64,9 @@ pub fn foreign_origin(headers: &HeaderMap) -> Option<String> {
 /// panel runs on this server's origin; server-to-server calls send no `Origin`).
 pub fn check_origin(headers: &HeaderMap, agent: &Agent) -> Result<(), ApiFailure> {
     match foreign_origin(headers) {
-        Some(origin) if !agent.allows_origin(&origin) => Err(ApiFailure::new(
-            StatusCode::FORBIDDEN,
-            "origin_not_allowed",
-            "This website is not allowed to use this agent.",
-        )),
+        Some(origin) if !agent.allows_origin(&origin) => {
+            Err(ApiFailure::new(ApiCode::OriginNotAllowed, "This website is not allowed to use this agent."))
+        }
         _ => Ok(()),
     }
 }

@@ -97,7 +97,7 @@ pub async fn build_state(
     let provider = config.openai_base_url.as_ref().map(|base| ProviderConfig {
         kind: ProviderKind::OpenAi,
         base_url: Some(base.clone()),
-        api_key: config.openai_api_key.clone(),
+        api_key: config.openai_api_key.clone().and_then(parley_app::server::secret::ApiKey::new),
         model: config.model.clone(),
         fallback_model: None,
     });

@@ -236,7 +236,7 @@ async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()> {
         provider: ProviderConfig {
             kind,
             base_url: a.base_url,
-            api_key: a.api_key,
+            api_key: a.api_key.and_then(parley_app::server::secret::ApiKey::new),
             model: a.model,
             fallback_model: a.fallback_model,
         },

@@ -315,7 +315,7 @@ async fn agents_are_validated_field_by_field_and_keys_never_come_back() {
         b.call_json(a::SaveAgent::PATH, json!({ "form": AgentForm { name: "Shop 2".into(), ..form } })).await;
     assert!(body.contains(&id), "{body}");
     let stored = parley_app::server::store::agents::by_id(app.db(), &id).await.unwrap().unwrap();
-    assert_eq!(stored.provider.api_key.as_deref(), Some("sk-secret-key-abcd1234"));
+    assert_eq!(stored.provider.api_key.as_ref().map(|k| k.expose()), Some("sk-secret-key-abcd1234"));
     assert_eq!(stored.name, "Shop 2");
     let config = reqwest::get(app.url("/api/v1/agents/shop/config")).await.unwrap().text().await.unwrap();
     assert!(!config.contains("sk-secret"), "{config}");

@@ -29,7 +29,10 @@ async fn limits(app: &TestApp, agent_id: &str, limits: AgentLimits) {
 }
 
 fn error_codes(events: &Events) -> Vec<String> {
-    events.iter().filter_map(|(_, e)| if let StreamEvent::Error(e) = e { Some(e.code.clone()) } else { None }).collect()
+    events
+        .iter()
+        .filter_map(|(_, e)| if let StreamEvent::Error(e) = e { Some(e.code.to_string()) } else { None })
+        .collect()
 }
 
 fn offers_a_person(events: &Events) -> bool {

@@ -13,7 +13,7 @@ use axum::{Json, Router};
 use parley_app::server::engine::attachments::UploadError;
 use parley_app::server::state::AppState;
 use parley_app::server::store::agents;
-use parley_widget::protocol::{ATTACHMENT_TYPES, AttachmentCreated, MAX_ATTACHMENT_BYTES};
+use parley_widget::protocol::{ATTACHMENT_TYPES, ApiCode, AttachmentCreated, MAX_ATTACHMENT_BYTES};
 
 use crate::api_error::ApiFailure;
 use crate::extract::{VisitorAuth, check_origin};
@@ -28,14 +28,13 @@ pub fn router() -> Router<AppState> {
 
 fn too_large() -> ApiFailure {
     ApiFailure::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "attachment_too_large",
+        ApiCode::AttachmentTooLarge,
         format!("The image is too large ({} MiB at most).", MAX_ATTACHMENT_BYTES / (1024 * 1024)),
     )
 }
 
 fn unsupported(message: &str) -> ApiFailure {
-    ApiFailure::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_image", message)
+    ApiFailure::new(ApiCode::UnsupportedImage, message)
 }
 
 impl From<UploadError> for ApiFailure {
@@ -43,11 +42,10 @@ impl From<UploadError> for ApiFailure {
         match e {
             UploadError::UnsupportedType => unsupported("Only PNG, JPEG and WebP images can be attached."),
             UploadError::Mismatch(mime) => unsupported(&format!("The file is not the {mime} image it claims to be.")),
-            UploadError::Empty => ApiFailure::new(StatusCode::BAD_REQUEST, "empty_attachment", "The image is empty."),
+            UploadError::Empty => ApiFailure::new(ApiCode::EmptyAttachment, "The image is empty."),
             UploadError::TooLarge => too_large(),
             UploadError::TooMany => ApiFailure::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too_many_attachments",
+                ApiCode::TooManyWaitingImages,
                 "Too many images are waiting to be sent. Send or remove some first.",
             ),
             UploadError::Db(e) => e.into(),
@@ -76,7 +74,7 @@ async fn upload(
     }
     let body = body.map_err(|r| match r {
         BytesRejection::FailedToBufferBody(_) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => too_large(),
-        other => ApiFailure::new(StatusCode::BAD_REQUEST, "unreadable_body", other.body_text()),
+        other => ApiFailure::new(ApiCode::UnreadableBody, other.body_text()),
     })?;
     let created = state.engine.upload_attachment(&visitor, content_type, &body).await?;
     Ok((StatusCode::CREATED, Json(created)))

@@ -7,7 +7,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::Request;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -20,6 +20,7 @@ use tokio_stream::wrappers::BroadcastStream;
 use tower_sessions::Session;
 
 use crate::api_error::ApiFailure;
+use parley_widget::protocol::ApiCode;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -30,9 +31,9 @@ pub fn router() -> Router<AppState> {
 
 fn refused(e: AuthError) -> ApiFailure {
     match e {
-        AuthError::Unauthorized => ApiFailure::new(StatusCode::UNAUTHORIZED, "unauthorized", "Sign in first."),
-        AuthError::Forbidden => ApiFailure::new(StatusCode::FORBIDDEN, "forbidden", "Your role may not do this."),
-        AuthError::CrossSite => ApiFailure::new(StatusCode::FORBIDDEN, "cross_site", "Cross-site request refused."),
+        AuthError::Unauthorized => ApiFailure::new(ApiCode::Unauthorized, "Sign in first."),
+        AuthError::Forbidden => ApiFailure::new(ApiCode::Forbidden, "Your role may not do this."),
+        AuthError::CrossSite => ApiFailure::new(ApiCode::CrossSite, "Cross-site request refused."),
         _ => ApiFailure::internal(),
     }
 }

@@ -6,7 +6,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use parley_app::server::state::AppState;
-use parley_widget::protocol::{LeadForm, Transcript};
+use parley_widget::protocol::{ApiCode, LeadForm, Transcript};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -46,9 +46,9 @@ async fn events(
 ) -> Result<Response, ApiFailure> {
     let header = headers.get("last-event-id").and_then(|v| v.to_str().ok()).map(str::trim);
     let after = match header {
-        Some(v) if !v.is_empty() => v.parse::<u64>().map_err(|_| {
-            ApiFailure::new(StatusCode::BAD_REQUEST, "bad_last_event_id", "Last-Event-ID must be a number.")
-        })?,
+        Some(v) if !v.is_empty() => {
+            v.parse::<u64>().map_err(|_| ApiFailure::new(ApiCode::BadLastEventId, "Last-Event-ID must be a number."))?
+        }
         _ => query.after.unwrap_or(0),
     };
     let frames = state.engine.follow(&visitor, &id, after).await?;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use parley_app::server::mcp::service::http_service;
@@ -15,6 +15,7 @@ use parley_app::server::mcp::{AuthError, Overrides, authenticate};
 use parley_app::server::state::AppState;
 
 use crate::api_error::ApiFailure;
+use parley_widget::protocol::ApiCode;
 
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
@@ -57,12 +58,10 @@ async fn require_token(State(state): State<AppState>, mut request: Request, next
             next.run(request).await
         }
         Err(AuthError::Db(e)) => ApiFailure::from(e).into_response(),
-        Err(AuthError::BadSetting(message)) => {
-            ApiFailure::new(StatusCode::BAD_REQUEST, "bad_mcp_setting", message).into_response()
-        }
+        Err(AuthError::BadSetting(message)) => ApiFailure::new(ApiCode::BadMcpSetting, message).into_response(),
         Err(e @ (AuthError::Missing | AuthError::Invalid)) => {
-            let code = if matches!(e, AuthError::Missing) { "token_required" } else { "bad_token" };
-            let mut response = ApiFailure::new(StatusCode::UNAUTHORIZED, code, e.to_string()).into_response();
+            let code = if matches!(e, AuthError::Missing) { ApiCode::TokenRequired } else { ApiCode::BadToken };
+            let mut response = ApiFailure::new(code, e.to_string()).into_response();
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"parley-mcp\""));

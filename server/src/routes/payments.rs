@@ -9,7 +9,7 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use parley_app::server::state::AppState;
 use parley_app::server::store::orders;
-use parley_widget::protocol::format_amount;
+use parley_widget::protocol::{ApiCode, format_amount};
 use serde_json::json;
 
 use crate::api_error::ApiFailure;
@@ -71,7 +71,7 @@ async fn webhook(State(state): State<AppState>, headers: HeaderMap, body: Bytes)
     let signature = headers.get("x-parley-signature").and_then(|v| v.to_str().ok());
     let event = state.engine.services().payments.verify_webhook(signature, &body).map_err(|e| {
         tracing::warn!(error = %e, "payment webhook refused");
-        ApiFailure::new(StatusCode::UNAUTHORIZED, "bad_signature", "The webhook signature is not valid.")
+        ApiFailure::new(ApiCode::BadSignature, "The webhook signature is not valid.")
     })?;
     if event.status != "paid" {
         return Ok((StatusCode::OK, axum::Json(json!({"ok": true, "changed": false}))).into_response());

@@ -5,7 +5,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::{Json, Router};
 use parley_app::server::state::AppState;
-use parley_widget::protocol::{CreateVisitor, VisitorCreated};
+use parley_widget::protocol::{ApiCode, CreateVisitor, VisitorCreated};
 
 use crate::api_error::ApiFailure;
 use crate::extract::{ApiJson, check_origin};
@@ -25,11 +25,7 @@ async fn create(
     if let Some(origin) = host_origin
         && !agent.allows_origin(origin)
     {
-        return Err(ApiFailure::new(
-            StatusCode::FORBIDDEN,
-            "origin_not_allowed",
-            "This website is not allowed to use this agent.",
-        ));
+        return Err(ApiFailure::new(ApiCode::OriginNotAllowed, "This website is not allowed to use this agent."));
     }
     let (visitor, token) = state.engine.create_visitor(&agent, host_origin).await?;
     Ok((StatusCode::CREATED, Json(VisitorCreated { visitor_id: visitor.id, token })))

@@ -94,7 +94,7 @@ impl TestApp {
             provider: ProviderConfig {
                 kind: ProviderKind::OpenAi,
                 base_url: Some(self.fake.base_url()),
-                api_key: Some("sk-test-secret".into()),
+                api_key: parley_app::server::secret::ApiKey::new("sk-test-secret"),
                 model: "gpt-4o-mini".into(),
                 fallback_model: None,
             },
@@ -254,7 +254,7 @@ impl TestApp {
             provider: ProviderConfig {
                 kind: ProviderKind::Anthropic,
                 base_url: Some(base_url.to_owned()),
-                api_key: Some("sk-ant-test-secret".into()),
+                api_key: parley_app::server::secret::ApiKey::new("sk-ant-test-secret"),
                 model: "claude-sonnet-4-20250514".into(),
                 fallback_model: None,
             },

@@ -9,7 +9,7 @@ use super::attach::Uploads;
 use super::client::{self, ClientError, StreamEnd};
 use super::model::Panel;
 use super::storage;
-use crate::protocol::{CreateVisitor, LeadForm, MessageStatus, Role, SendMessage, Transcript, VisitorCreated};
+use crate::protocol::{ApiCode, CreateVisitor, LeadForm, MessageStatus, Role, SendMessage, Transcript, VisitorCreated};
 
 const API: &str = "/api/v1";
 
@@ -163,7 +163,7 @@ impl Panel {
                         sleep_ms(800 * attempts).await;
                     }
                     Err(ClientError::Api { status: 409, error })
-                        if error.error == "conversation_closed" && attempts < 3 =>
+                        if error.error == ApiCode::ConversationClosed && attempts < 3 =>
                     {
                         // A closed conversation: this message starts a new one.
                         storage::remove(&self.agent.get_value(), "conversation");
@@ -178,7 +178,7 @@ impl Panel {
                     // (A missing image is not a missing conversation.)
                     Err(ClientError::Api { status: 404, ref error })
                         if attempts < 3
-                            && error.error != "attachment_not_found"
+                            && error.error != ApiCode::AttachmentNotFound
                             && self.conversation.get_untracked().is_some() =>
                     {
                         storage::remove(&self.agent.get_value(), "conversation");

@@ -8,7 +8,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response};
 
-use crate::protocol::{ApiError, StreamEvent};
+use crate::protocol::{ApiCode, ApiError, StreamEvent};
 use crate::sse::{SseParser, Utf8Decoder};
 
 /// A failed call.
@@ -80,7 +80,7 @@ pub(super) async fn failure(response: &Response) -> ClientError {
         Err(_) => String::new(),
     };
     let error = serde_json::from_str::<ApiError>(&text).unwrap_or(ApiError {
-        error: "http_error".into(),
+        error: ApiCode::Other("http_error".into()),
         message: format!("The server answered {status}."),
         fields: Vec::new(),
     });

@@ -5,8 +5,8 @@ use leptos::prelude::*;
 use super::attach::{ImageSrc, MsgImage, Pending};
 use crate::i18n::Labels;
 use crate::protocol::{
-    Block, ConversationStatus, MessageStatus, PublicAgentConfig, Role, StreamEvent, ToolCallStatus, Transcript,
-    TranscriptMessage,
+    Block, ConversationStatus, MessageStatus, PublicAgentConfig, Role, StreamCode, StreamEvent, ToolCallStatus,
+    Transcript, TranscriptMessage,
 };
 
 /// A tool call shown under an answer.
@@ -291,7 +291,7 @@ impl Panel {
                 }
             }
             StreamEvent::Error(e) => {
-                if e.code == "USER_ABORTED" {
+                if e.code == StreamCode::UserAborted {
                     return;
                 }
                 match self.current_msg() {

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::block::Block;
+use super::codes::ApiCode;
 use super::event::{MessageStatus, Role, ToolCallStatus};
 
 /// Largest visitor message the server accepts, in characters.
@@ -238,7 +239,7 @@ fn looks_like_phone(s: &str) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApiError {
     /// Stable machine-readable code, e.g. `message_too_long`.
-    pub error: String,
+    pub error: ApiCode,
     /// For people.
     pub message: String,
     /// Field-level problems, when the input was a form.

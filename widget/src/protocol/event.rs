@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::block::Block;
+use super::codes::StreamCode;
 
 /// Who wrote a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -208,7 +209,7 @@ pub struct MessageEnd {
 /// `error`: something went wrong; `code` is stable, `message` is for people.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ErrorEvent {
-    pub code: String,
+    pub code: StreamCode,
     pub message: String,
 }
 
@@ -333,7 +334,7 @@ mod tests {
                 error: Some("boom".into()),
                 duration_ms: Some(3),
             }),
-            StreamEvent::Error(ErrorEvent { code: "UPSTREAM".into(), message: "sorry".into() }),
+            StreamEvent::Error(ErrorEvent { code: StreamCode::Other("UPSTREAM".into()), message: "sorry".into() }),
         ];
         for ev in events {
             let back = StreamEvent::parse(ev.name(), &ev.data_json()).unwrap().unwrap();

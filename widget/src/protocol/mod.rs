@@ -4,8 +4,10 @@
 
 mod api;
 mod block;
+mod codes;
 mod event;
 
 pub use api::*;
 pub use block::*;
+pub use codes::*;
 pub use event::*;

@@ -7,12 +7,11 @@
 use std::collections::HashMap;
 
 use parley_widget::protocol::{
-    ATTACHMENT_TYPES, AttachmentCreated, AttachmentRef, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE,
+    ATTACHMENT_TYPES, ApiCode, AttachmentCreated, AttachmentRef, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE,
 };
 
 use super::Engine;
-use super::chat::ChatError;
-use super::provider::demo::is_chinese;
+use super::lang::Lang;
 use super::provider::{ModelImage, ModelMessage};
 use crate::server::store::agents::{Agent, ProviderKind};
 use crate::server::store::messages::Message;
@@ -71,6 +70,16 @@ pub fn check_upload(content_type: Option<&str>, bytes: &[u8]) -> Result<&'static
     Ok(mime)
 }
 
+/// Why the images of a message were refused (nothing is stored then).
+#[derive(Debug, thiserror::Error)]
+pub enum SendImagesError {
+    /// A refusal the visitor is told about, in their language.
+    #[error("{1}")]
+    Refused(ApiCode, String),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
 /// Images of a message about to be sent: their ids (to link) and what the model is given.
 #[derive(Debug, Default)]
 pub struct SendImages {
@@ -121,15 +130,15 @@ impl Engine {
         visitor: &Visitor,
         ids: &[String],
         text: &str,
-    ) -> Result<SendImages, ChatError> {
+    ) -> Result<SendImages, SendImagesError> {
         if ids.is_empty() {
             return Ok(SendImages::default());
         }
-        let zh = if text.trim().is_empty() { is_chinese(&agent.greeting) } else { is_chinese(text) };
-        let say = |en: &str, cn: &str| if zh { cn.to_owned() } else { en.to_owned() };
+        let lang = Lang::of_or(text, &agent.greeting);
+        let say = |en: &str, zh: &str| lang.pick(en, zh).to_owned();
         if !self.accepts_images(agent) {
-            return Err(ChatError::Invalid(
-                "images_not_supported",
+            return Err(SendImagesError::Refused(
+                ApiCode::ImagesNotSupported,
                 say(
                     "Images are not supported by this agent. Please describe it in words instead.",
                     "此助手不支持图片，请改用文字描述。",
@@ -143,8 +152,8 @@ impl Engine {
             }
         }
         if unique.len() > MAX_ATTACHMENTS_PER_MESSAGE {
-            return Err(ChatError::Invalid(
-                "too_many_attachments",
+            return Err(SendImagesError::Refused(
+                ApiCode::TooManyAttachments,
                 say(
                     &format!("A message can carry {MAX_ATTACHMENTS_PER_MESSAGE} images at most."),
                     &format!("每条消息最多附带 {MAX_ATTACHMENTS_PER_MESSAGE} 张图片。"),
@@ -152,11 +161,11 @@ impl Engine {
             ));
         }
         if unique.iter().any(|id| id.is_empty() || id.len() > 64) {
-            return Err(not_found(zh));
+            return Err(not_found(lang));
         }
         let mut found = attachments::unsent(self.db(), &visitor.id, &unique).await?;
         if found.len() != unique.len() {
-            return Err(not_found(zh));
+            return Err(not_found(lang));
         }
         found.sort_by_key(|f| unique.iter().position(|id| *id == f.id));
         Ok(SendImages { images: found.iter().map(|f| ModelImage::new(&f.mime, &f.data)).collect(), ids: unique })
@@ -172,15 +181,11 @@ impl Engine {
     }
 }
 
-fn not_found(zh: bool) -> ChatError {
-    ChatError::Invalid(
-        "attachment_not_found",
-        if zh {
-            "找不到附带的图片（或已发送过）。"
-        } else {
-            "An attached image was not found, or was already sent."
-        }
-        .to_owned(),
+fn not_found(lang: Lang) -> SendImagesError {
+    SendImagesError::Refused(
+        ApiCode::AttachmentNotFound,
+        lang.pick("An attached image was not found, or was already sent.", "找不到附带的图片（或已发送过）。")
+            .to_owned(),
     )
 }
 

@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream::BoxStream;
 use parley_widget::protocol::{
-    Block, ConversationStatus, Handoff, LeadForm, MessageEnd, MessageStart, MessageStatus, PaymentStatus, Role,
-    StreamEvent, Transcript, TranscriptMessage, VisitorMessage, validate_lead,
+    ApiCode, Block, ConversationStatus, Handoff, LeadForm, MessageEnd, MessageStart, MessageStatus, PaymentStatus,
+    Role, StreamEvent, Transcript, TranscriptMessage, VisitorMessage, validate_lead,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -18,10 +18,11 @@ use super::attachments;
 use super::console::ConsoleEvent;
 use super::context;
 use super::hub::{Frame, Lease};
-use super::provider::demo::is_chinese;
+use super::lang::Lang;
 use super::replay::{self, Until};
 use super::tools::ToolContext;
 use super::turn::{Turn, TurnLimits};
+use super::writer::WriteError;
 use crate::server::store::agents::Agent;
 use crate::server::store::conversations::{self, Conversation};
 use crate::server::store::messages::{self, Message, NewTurn};
@@ -37,12 +38,25 @@ pub enum ChatError {
     Busy,
     #[error("the conversation is closed")]
     Closed,
+    /// Input the visitor can correct; the message is for them.
     #[error("{1}")]
-    Invalid(&'static str, String),
+    Invalid(ApiCode, String),
     #[error("invalid form")]
     InvalidForm(Vec<(&'static str, &'static str)>),
     #[error(transparent)]
     Db(#[from] DbError),
+    /// The visitor's message could not be committed.
+    #[error(transparent)]
+    Storage(#[from] WriteError),
+}
+
+impl From<attachments::SendImagesError> for ChatError {
+    fn from(e: attachments::SendImagesError) -> Self {
+        match e {
+            attachments::SendImagesError::Refused(code, message) => ChatError::Invalid(code, message),
+            attachments::SendImagesError::Db(e) => ChatError::Db(e),
+        }
+    }
 }
 
 /// A started (or resumed) turn.
@@ -56,12 +70,12 @@ pub struct Started {
 pub fn check_text(text: &str, max_chars: usize) -> Result<&str, ChatError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
-        return Err(ChatError::Invalid("empty_message", "The message is empty.".into()));
+        return Err(ChatError::Invalid(ApiCode::EmptyMessage, "The message is empty.".into()));
     }
     let n = trimmed.chars().count();
     if n > max_chars {
         return Err(ChatError::Invalid(
-            "message_too_long",
+            ApiCode::MessageTooLong,
             format!("The message is too long ({n} characters; {max_chars} at most)."),
         ));
     }
@@ -89,14 +103,14 @@ impl Engine {
         }
         // With images the text may be empty.
         let text = match check_text(text, parley_widget::protocol::MAX_MESSAGE_CHARS) {
-            Err(ChatError::Invalid("empty_message", _)) if !attachments.is_empty() => "",
+            Err(ChatError::Invalid(ApiCode::EmptyMessage, _)) if !attachments.is_empty() => "",
             other => other?,
         };
         if let Some(id) = client_message_id
             && (id.is_empty() || id.len() > 100)
         {
             return Err(ChatError::Invalid(
-                "bad_client_message_id",
+                ApiCode::BadClientMessageId,
                 "client_message_id must be 1 to 100 characters.".into(),
             ));
         }
@@ -188,7 +202,7 @@ impl Engine {
                 status: MessageStatus::Failed,
             }));
             lease.end_turn();
-            return Err(ChatError::Db(DbError::Protocol(e)));
+            return Err(ChatError::Storage(e));
         }
         let conversation: Arc<str> = Arc::from(conversation_id.as_str());
         self.0.writer.event(&conversation, visitor_frame);
@@ -228,7 +242,7 @@ impl Engine {
                 max_tokens: None,
             },
             cancel,
-            chinese: is_chinese(text),
+            lang: Lang::of(text),
             lease,
             prices: self.prices().clone(),
             budgets: self.budgets().clone(),
@@ -266,7 +280,7 @@ impl Engine {
             now: self.now_ms(),
             attachments,
         };
-        self.0.writer.begin_turn(stored).await.map_err(|e| ChatError::Db(DbError::Protocol(e)))?;
+        self.0.writer.begin_turn(stored).await?;
         self.0.writer.event(&Arc::from(conversation_id), frame.clone());
         self.0.writer.release(lease);
         self.console(ConsoleEvent::message(conversation_id, &agent.id));

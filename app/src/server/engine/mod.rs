@@ -10,6 +10,7 @@ pub mod context;
 pub mod experts;
 pub mod hub;
 pub mod knowledge;
+pub mod lang;
 pub mod payments;
 pub mod pricing;
 pub mod provider;
@@ -28,7 +29,8 @@ use clock::Clock;
 use hub::Hub;
 use provider::ChatModel;
 use provider::demo::DemoModel;
-use provider::openai::{OpenAiClient, OpenAiSettings};
+use provider::openai::OpenAiClient;
+use provider::transport::TransportSettings;
 use tools::registry::Registry;
 use writer::Writer;
 
@@ -44,7 +46,8 @@ pub struct EngineSettings {
     pub history_limit: i64,
     /// Pause between the demo model's tokens.
     pub demo_token_delay: Duration,
-    pub openai: OpenAiSettings,
+    /// Timeouts and retries of every HTTP model provider.
+    pub transport: TransportSettings,
     /// How long the stream writer gathers before it writes.
     pub writer_interval: Duration,
     /// How long agents and visitor tokens are cached.
@@ -57,7 +60,7 @@ impl Default for EngineSettings {
             tool_timeout: Duration::from_secs(15),
             history_limit: 20,
             demo_token_delay: Duration::from_millis(25),
-            openai: OpenAiSettings::default(),
+            transport: TransportSettings::default(),
             writer_interval: Duration::from_millis(50),
             cache_ttl: Duration::from_secs(10),
         }
@@ -244,13 +247,13 @@ impl Engine {
                 self.0.http.clone(),
                 base,
                 agent.provider.api_key.clone(),
-                self.0.settings.openai.clone(),
+                self.0.settings.transport.clone(),
             )),
             (ProviderKind::Anthropic, Some(base)) => Arc::new(provider::anthropic::AnthropicClient::new(
                 self.0.http.clone(),
                 base,
                 agent.provider.api_key.clone(),
-                self.0.settings.openai.clone(),
+                self.0.settings.transport.clone(),
             )),
             _ => self.0.demo.clone(),
         }

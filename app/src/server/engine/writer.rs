@@ -21,9 +21,18 @@ use crate::server::store::messages::NewTurn;
 use crate::server::store::tool_calls::ToolCallRecord;
 use crate::server::store::usage::UsageRecord;
 
+/// Why a visitor's turn was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("the stream writer has stopped")]
+    Stopped,
+    #[error(transparent)]
+    Db(#[from] crate::server::store::DbError),
+}
+
 /// Work someone waits for.
 enum Urgent {
-    Turn(Box<NewTurn>, oneshot::Sender<Result<(), String>>),
+    Turn(Box<NewTurn>, oneshot::Sender<Result<(), WriteError>>),
     Flush(oneshot::Sender<bool>),
 }
 
@@ -57,10 +66,10 @@ impl Writer {
     }
 
     /// Commits a visitor turn (with other turns waiting at the same moment).
-    pub async fn begin_turn(&self, turn: NewTurn) -> Result<(), String> {
+    pub async fn begin_turn(&self, turn: NewTurn) -> Result<(), WriteError> {
         let (tx, rx) = oneshot::channel();
-        self.urgent.send(Urgent::Turn(Box::new(turn), tx)).map_err(|_| "the writer has stopped".to_owned())?;
-        rx.await.unwrap_or_else(|_| Err("the writer has stopped".to_owned()))
+        self.urgent.send(Urgent::Turn(Box::new(turn), tx)).map_err(|_| WriteError::Stopped)?;
+        rx.await.unwrap_or(Err(WriteError::Stopped))
     }
 
     /// Drops `lease` once everything sent before it is stored, so the channel outlives its
@@ -187,7 +196,7 @@ async fn write(conn: &mut Conn, urgent: Vec<Urgent>, ops: Vec<Op>, now: i64) {
             let single = Batch { turns: vec![turn], ..Batch::default() };
             let _ = w.send(conn.write(&single).await.map_err(|e| {
                 tracing::warn!(error = %e, "a visitor turn could not be stored");
-                "could not store the message".to_owned()
+                WriteError::Db(e)
             }));
         }
         for attempt in 0..3u32 {

@@ -4,6 +4,7 @@ use parley_widget::protocol::Theme;
 use sqlx::FromRow;
 
 use super::{Db, DbError, from_json_text, new_id, to_json_text};
+use crate::server::secret::ApiKey;
 
 /// Which model client an agent uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +43,7 @@ pub struct ProviderConfig {
     pub kind: ProviderKind,
     /// Base URL of an OpenAI-compatible API, e.g. `https://api.openai.com/v1`.
     pub base_url: Option<String>,
-    pub api_key: Option<String>,
+    pub api_key: Option<ApiKey>,
     pub model: String,
     pub fallback_model: Option<String>,
 }
@@ -159,7 +160,7 @@ impl From<AgentRow> for Agent {
             provider: ProviderConfig {
                 kind: ProviderKind::parse(&r.provider).unwrap_or(ProviderKind::Demo),
                 base_url: r.base_url,
-                api_key: r.api_key,
+                api_key: r.api_key.and_then(ApiKey::new),
                 model: r.model,
                 fallback_model: r.fallback_model,
             },
@@ -218,7 +219,7 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, DbError>
     .bind(new.enabled_tools.as_ref().map(to_json_text))
     .bind(new.provider.kind.as_str())
     .bind(&new.provider.base_url)
-    .bind(&new.provider.api_key)
+    .bind(new.provider.api_key.as_ref().map(ApiKey::expose))
     .bind(&new.provider.model)
     .bind(&new.provider.fallback_model)
     .bind(&new.system_prompt)
@@ -270,7 +271,7 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool,
     .bind(new.enabled_tools.as_ref().map(to_json_text))
     .bind(new.provider.kind.as_str())
     .bind(&new.provider.base_url)
-    .bind(&new.provider.api_key)
+    .bind(new.provider.api_key.as_ref().map(ApiKey::expose))
     .bind(&new.provider.model)
     .bind(&new.provider.fallback_model)
     .bind(&new.system_prompt)

@@ -5,12 +5,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::server::secret::ApiKey;
+
 /// Where embeddings come from.
 #[derive(Clone, Debug)]
 pub struct Embedder {
     http: reqwest::Client,
     url: String,
-    api_key: Option<String>,
+    api_key: Option<ApiKey>,
     model: String,
     timeout: Duration,
 }
@@ -20,7 +22,7 @@ impl Embedder {
         Embedder {
             http,
             url: format!("{}/embeddings", base_url.trim_end_matches('/')),
-            api_key,
+            api_key: api_key.and_then(ApiKey::new),
             model: model.to_owned(),
             timeout: Duration::from_secs(5),
         }
@@ -41,7 +43,7 @@ impl Embedder {
         }
         let mut request = self.http.post(&self.url).json(&json!({"model": self.model, "input": inputs}));
         if let Some(key) = &self.api_key {
-            request = request.bearer_auth(key);
+            request = request.bearer_auth(key.expose());
         }
         let response = tokio::time::timeout(self.timeout, request.send())
             .await

@@ -3,20 +3,18 @@
 //! and safe retries before the first byte of the answer (the same policy as the OpenAI client).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, VecDeque};
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
-use parley_widget::sse::{SseFrame, SseParser, Utf8Decoder};
-use reqwest::StatusCode;
+use parley_widget::sse::SseFrame;
 use serde_json::{Map, Value, json};
 
-use super::openai::{OpenAiSettings, is_json, retry_after, truncate, whole_body, with_retries, without_url};
+use super::transport::{KeyHeader, Sink, Transport, TransportSettings, WireFormat, truncate};
 use super::{
     AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
     ProviderError, TokenUsage,
 };
+use crate::server::secret::ApiKey;
 
 /// The API version every request names.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -25,73 +23,19 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// One configured endpoint.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct AnthropicClient {
-    http: reqwest::Client,
-    url: String,
-    api_key: Option<String>,
-    settings: OpenAiSettings,
-}
-
-impl std::fmt::Debug for AnthropicClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicClient")
-            .field("url", &self.url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
-            .field("settings", &self.settings)
-            .finish()
-    }
+    transport: Transport,
 }
 
 impl AnthropicClient {
     /// `base_url` like `https://api.anthropic.com/v1`; `/messages` is appended.
-    pub fn new(http: reqwest::Client, base_url: &str, api_key: Option<String>, settings: OpenAiSettings) -> Self {
+    pub fn new(http: reqwest::Client, base_url: &str, api_key: Option<ApiKey>, settings: TransportSettings) -> Self {
         let url = format!("{}/messages", base_url.trim_end_matches('/'));
-        AnthropicClient { http, url, api_key, settings }
-    }
-
-    async fn send_once(&self, body: &Bytes) -> Result<reqwest::Response, ProviderError> {
-        let mut request = self
-            .http
-            .post(&self.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .body(body.clone());
-        let key = self.api_key.as_deref().filter(|k| !k.is_empty());
-        if let Some(mut value) = key.and_then(|k| reqwest::header::HeaderValue::from_str(k).ok()) {
-            // Kept out of any debug output of the request.
-            value.set_sensitive(true);
-            request = request.header("x-api-key", value);
+        let headers = &[("anthropic-version", ANTHROPIC_VERSION)];
+        AnthropicClient {
+            transport: Transport::new(http, url, api_key, KeyHeader::Named("x-api-key"), headers, settings),
         }
-        let response = tokio::time::timeout(self.settings.first_byte_timeout, request.send())
-            .await
-            .map_err(|_| ProviderError::Timeout("first byte"))?
-            .map_err(|e| {
-                if e.is_timeout() { ProviderError::Timeout("connect") } else { ProviderError::Connect(without_url(&e)) }
-            })?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(response);
-        }
-        let retry_after = retry_after(response.headers());
-        let mut detail = response.text().await.unwrap_or_default();
-        if let Some(key) = key {
-            // Never keep a key an upstream (or a proxy) echoed back.
-            detail = detail.replace(key, "[redacted]");
-        }
-        Err(classify(status, retry_after, &detail))
-    }
-}
-
-/// The error of a non-2xx answer. Anthropic answers `{"type":"error","error":{"type":..,"message":..}}`.
-fn classify(status: StatusCode, retry_after: Option<Duration>, body: &str) -> ProviderError {
-    match status.as_u16() {
-        429 if is_quota(body) => ProviderError::Client { status: 429, detail: truncate(body, 300) },
-        429 => ProviderError::RateLimited { retry_after },
-        // 529: Anthropic is overloaded; like any 5xx it is worth another try.
-        s @ 500..=599 => ProviderError::Server { status: s },
-        s => ProviderError::Client { status: s, detail: truncate(body, 300) },
     }
 }
 
@@ -225,19 +169,7 @@ impl ChatModel for AnthropicClient {
         let body = Bytes::from(
             serde_json::to_vec(&request_body(&request)).map_err(|e| ProviderError::Protocol(e.to_string()))?,
         );
-        let body = &body;
-        with_retries(&self.settings, &request.model, attempts, |started| async move {
-            let response = self.send_once(body).await?;
-            if !is_json(&response) {
-                return Ok(
-                    Box::pin(event_stream(response.bytes_stream(), self.settings.clone(), started)) as ModelStream
-                );
-            }
-            // A gateway that ignored `stream: true`: one complete message.
-            let events = parse_message(&whole_body(response, &self.settings).await?)?;
-            Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))) as ModelStream)
-        })
-        .await
+        self.transport.stream::<AnthropicWire>(body, &request.model, attempts).await
     }
 }
 
@@ -403,42 +335,18 @@ struct PartialTool {
     json: String,
 }
 
-/// State of one streaming body.
-struct StreamState<S> {
-    body: S,
-    settings: OpenAiSettings,
-    deadline_first: Option<Instant>,
-    decoder: Utf8Decoder,
-    parser: SseParser,
-    pending: VecDeque<Result<ModelEvent, ProviderError>>,
+/// The wire format of a streamed message: text deltas as they come, `tool_use` input gathered
+/// from `input_json_delta` pieces, usage from `message_start` and `message_delta`.
+#[derive(Default)]
+pub struct AnthropicWire {
     tools: BTreeMap<u64, PartialTool>,
     usage: UsageAcc,
     calls: usize,
     finish: Option<FinishReason>,
-    done: bool,
 }
 
-impl<S> StreamState<S> {
-    fn new(body: S, settings: OpenAiSettings, deadline_first: Option<Instant>) -> Self {
-        StreamState {
-            body,
-            settings,
-            deadline_first,
-            decoder: Utf8Decoder::default(),
-            parser: SseParser::new(),
-            pending: VecDeque::new(),
-            tools: BTreeMap::new(),
-            usage: UsageAcc::default(),
-            calls: 0,
-            finish: None,
-            done: false,
-        }
-    }
-
-    fn frame(&mut self, frame: SseFrame) {
-        if self.done {
-            return;
-        }
+impl WireFormat for AnthropicWire {
+    fn frame(&mut self, frame: SseFrame, out: &mut Sink) {
         let data = frame.data.trim();
         if data.is_empty() {
             return;
@@ -446,9 +354,9 @@ impl<S> StreamState<S> {
         let event: Event<'_> = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(_) if frame.event.as_deref() == Some("error") => {
-                return self.fail(ProviderError::StreamError(truncate(data, 300)));
+                return out.fail(ProviderError::StreamError(truncate(data, 300)));
             }
-            Err(e) => return self.fail(ProviderError::Protocol(format!("bad event: {e}"))),
+            Err(e) => return out.fail(ProviderError::Protocol(format!("bad event: {e}"))),
         };
         // The `type` inside the data names the event; the SSE `event:` line says the same.
         let kind = event.kind.as_deref().or(frame.event.as_deref()).unwrap_or_default();
@@ -471,7 +379,7 @@ impl<S> StreamState<S> {
                     }
                     Some("text") => {
                         if let Some(text) = block.text.filter(|t| !t.is_empty()) {
-                            self.pending.push_back(Ok(ModelEvent::Text(text.into_owned())));
+                            out.push(ModelEvent::Text(text.into_owned()));
                         }
                     }
                     // Thinking and server-side tool blocks are not part of the answer.
@@ -483,7 +391,7 @@ impl<S> StreamState<S> {
                 match delta.kind.as_deref() {
                     Some("text_delta") => {
                         if let Some(text) = delta.text.filter(|t| !t.is_empty()) {
-                            self.pending.push_back(Ok(ModelEvent::Text(text.into_owned())));
+                            out.push(ModelEvent::Text(text.into_owned()));
                         }
                     }
                     Some("input_json_delta") => {
@@ -498,7 +406,7 @@ impl<S> StreamState<S> {
             }
             "content_block_stop" => {
                 if let Some(tool) = self.tools.remove(&event.index.unwrap_or(0)) {
-                    self.emit_tool(tool);
+                    self.emit_tool(tool, out);
                 }
             }
             "message_delta" => {
@@ -509,101 +417,66 @@ impl<S> StreamState<S> {
                     self.usage.merge(u);
                 }
             }
-            "message_stop" => self.stop(),
+            "message_stop" => self.stop(out),
             "error" => {
                 let message = event.error.as_ref().map(error_message).unwrap_or_else(|| truncate(data, 300));
-                self.fail(ProviderError::StreamError(message));
+                out.fail(ProviderError::StreamError(message));
             }
             // `ping` and event types added later.
             _ => {}
         }
     }
 
-    fn emit_tool(&mut self, tool: PartialTool) {
-        let id = if tool.id.is_empty() { format!("toolu_{}", self.calls) } else { tool.id };
-        let arguments = if tool.json.trim().is_empty() { "{}".to_owned() } else { tool.json };
-        self.calls += 1;
-        self.pending.push_back(Ok(ModelEvent::ToolCall(ModelToolCall { id, name: tool.name, arguments })));
-    }
-
-    /// `message_stop`: the answer is complete.
-    fn stop(&mut self) {
-        for (_, tool) in std::mem::take(&mut self.tools) {
-            self.emit_tool(tool);
-        }
-        let reason =
-            self.finish.take().unwrap_or(if self.calls > 0 { FinishReason::ToolCalls } else { FinishReason::Stop });
-        self.pending.push_back(Ok(ModelEvent::Usage(self.usage.usage())));
-        self.pending.push_back(Ok(ModelEvent::Finished(reason)));
-        self.done = true;
-    }
-
-    fn fail(&mut self, error: ProviderError) {
-        self.pending.push_back(Err(error));
-        self.done = true;
-    }
-
     /// The body ended; without `message_stop` the answer is incomplete.
-    fn end(&mut self) {
-        if !self.done {
-            self.fail(ProviderError::Truncated);
-        }
+    fn end(&mut self, out: &mut Sink) {
+        out.fail(ProviderError::Truncated);
     }
 
-    /// Appends bytes, decoding only complete UTF-8 sequences.
-    fn bytes(&mut self, chunk: &[u8]) {
-        let text = match self.decoder.push(chunk) {
-            Ok(text) => text,
-            Err(_) => return self.fail(ProviderError::Protocol("invalid UTF-8 in stream".into())),
-        };
-        let mut frames = Vec::new();
-        self.parser.feed_with(&text, |f| frames.push(f));
-        for f in frames {
-            self.frame(f);
-        }
+    fn whole(body: &str) -> Result<Vec<ModelEvent>, ProviderError> {
+        parse_message(body)
+    }
+
+    fn is_quota(body: &str) -> bool {
+        is_quota(body)
     }
 }
 
-fn event_stream<S>(
-    body: S,
-    settings: OpenAiSettings,
-    started: Instant,
-) -> impl Stream<Item = Result<ModelEvent, ProviderError>> + Send
-where
-    S: Stream<Item = reqwest::Result<Bytes>> + Send + Unpin + 'static,
-{
-    let deadline = started + settings.first_byte_timeout;
-    let state = StreamState::new(body, settings, Some(deadline));
-    futures::stream::unfold(state, |mut st| async move {
-        loop {
-            if let Some(item) = st.pending.pop_front() {
-                return Some((item, st));
-            }
-            if st.done {
-                return None;
-            }
-            let wait = match st.deadline_first.take() {
-                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
-                None => st.settings.idle_timeout,
-            };
-            match tokio::time::timeout(wait, st.body.next()).await {
-                Err(_) => st.fail(ProviderError::Timeout("idle")),
-                Ok(None) => st.end(),
-                Ok(Some(Err(e))) => st.fail(ProviderError::Connect(without_url(&e))),
-                Ok(Some(Ok(bytes))) => st.bytes(&bytes),
-            }
+impl AnthropicWire {
+    fn emit_tool(&mut self, tool: PartialTool, out: &mut Sink) {
+        let id = if tool.id.is_empty() { format!("toolu_{}", self.calls) } else { tool.id };
+        let arguments = if tool.json.trim().is_empty() { "{}".to_owned() } else { tool.json };
+        self.calls += 1;
+        out.push(ModelEvent::ToolCall(ModelToolCall { id, name: tool.name, arguments }));
+    }
+
+    /// `message_stop`: the answer is complete.
+    fn stop(&mut self, out: &mut Sink) {
+        for (_, tool) in std::mem::take(&mut self.tools) {
+            self.emit_tool(tool, out);
         }
-    })
+        let reason =
+            self.finish.take().unwrap_or(if self.calls > 0 { FinishReason::ToolCalls } else { FinishReason::Stop });
+        out.push(ModelEvent::Usage(self.usage.usage()));
+        out.push(ModelEvent::Finished(reason));
+        out.close();
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::ToolSpec;
-    use super::super::openai::is_retryable;
+    use reqwest::StatusCode;
+    use std::time::Duration;
+
+    use super::super::transport::{self, Reader, is_retryable};
     use super::*;
 
-    fn state() -> StreamState<()> {
-        StreamState::new((), OpenAiSettings::default(), None)
+    fn state() -> Reader<AnthropicWire> {
+        Reader::default()
+    }
+
+    fn classify(status: StatusCode, retry_after: Option<Duration>, body: &str) -> ProviderError {
+        transport::classify(status, retry_after, body, AnthropicWire::is_quota)
     }
 
     fn sse(event: &str, data: Value) -> String {
@@ -654,7 +527,7 @@ mod tests {
             st.bytes(c);
         }
         st.end();
-        st.pending.into_iter().collect()
+        st.sink.drain()
     }
 
     fn run(text: &str) -> Vec<Result<ModelEvent, ProviderError>> {
@@ -675,12 +548,12 @@ mod tests {
         st.bytes(sse("ping", json!({"type": "ping"})).as_bytes());
         st.bytes(text_delta(0, "Hello").as_bytes());
         // The token is out before the message is finished.
-        assert_eq!(st.pending.pop_front(), Some(Ok(ModelEvent::Text("Hello".into()))));
+        assert_eq!(st.sink.pop(), Some(Ok(ModelEvent::Text("Hello".into()))));
         st.bytes(text_delta(0, " there").as_bytes());
         st.bytes(block_stop(0).as_bytes());
         st.bytes(message_end("end_turn", 3).as_bytes());
         st.end();
-        let events: Vec<_> = st.pending.into_iter().collect();
+        let events: Vec<_> = st.sink.drain();
         assert_eq!(
             events,
             vec![
@@ -744,10 +617,10 @@ mod tests {
         let cut = body.find("son\\\": \\\"bill").unwrap() + 2;
         let mut st = state();
         st.bytes(&body.as_bytes()[..cut]);
-        assert!(!st.pending.iter().any(|e| matches!(e, Ok(ModelEvent::ToolCall(_)))));
+        assert!(!st.sink.pending().iter().any(|e| matches!(e, Ok(ModelEvent::ToolCall(_)))));
         st.bytes(&body.as_bytes()[cut..]);
         st.end();
-        assert_eq!(st.pending.into_iter().collect::<Vec<_>>(), expected);
+        assert_eq!(st.sink.drain(), expected);
     }
 
     #[test]
@@ -816,7 +689,7 @@ mod tests {
         let mut st = state();
         st.bytes(&body.as_bytes()[..cut]);
         st.bytes(&body.as_bytes()[cut..]);
-        assert_eq!(st.pending.pop_front(), Some(Ok(ModelEvent::Text("你好".into()))));
+        assert_eq!(st.sink.pop(), Some(Ok(ModelEvent::Text("你好".into()))));
     }
 
     #[test]
@@ -857,8 +730,8 @@ mod tests {
         let client = AnthropicClient::new(
             reqwest::Client::new(),
             "https://api.anthropic.com/v1/",
-            Some("sk-ant-secret".into()),
-            OpenAiSettings::default(),
+            crate::server::secret::ApiKey::new("sk-ant-secret"),
+            TransportSettings::default(),
         );
         let debug = format!("{client:?}");
         assert!(debug.contains("https://api.anthropic.com/v1/messages"), "{debug}");

@@ -5,6 +5,7 @@
 pub mod anthropic;
 pub mod demo;
 pub mod openai;
+pub mod transport;
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};

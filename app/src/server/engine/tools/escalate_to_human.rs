@@ -4,6 +4,7 @@
 use parley_widget::protocol::{Block, EscalationButton};
 use serde_json::{Value, json};
 
+use super::super::lang::Lang;
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 
 pub struct EscalateToHuman;
@@ -36,25 +37,24 @@ impl Tool for EscalateToHuman {
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let reason =
             args.get("reason").and_then(Value::as_str).map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned);
-        let zh = ctx.agent.vertical == "immigration"
-            || reason.as_deref().is_some_and(crate::server::engine::provider::demo::is_chinese);
+        let lang =
+            if ctx.agent.vertical == "immigration" { Lang::Zh } else { Lang::of(reason.as_deref().unwrap_or("")) };
         Ok(ToolOutput {
             result: json!({
                 "ok": true,
                 "button_shown": true,
                 "message": "A button to contact a person is shown to the visitor. Tell them to press it and leave their contact details."
             }),
-            blocks: vec![escalation_block(zh, reason)],
+            blocks: vec![escalation_block(lang, reason)],
         })
     }
 }
 
 /// The "talk to a person" button (also offered when a turn hits a limit).
-pub fn escalation_block(zh: bool, reason: Option<String>) -> Block {
-    let (label, fallback) = if zh {
-        ("联系人工", "如需人工帮助，请留下您的姓名和联系方式，我们的顾问会尽快联系您。")
-    } else {
-        ("Talk to a person", "To reach a person, leave your name and email or phone number and we'll get back to you.")
-    };
+pub fn escalation_block(lang: Lang, reason: Option<String>) -> Block {
+    let (label, fallback) = lang.pick(
+        ("Talk to a person", "To reach a person, leave your name and email or phone number and we'll get back to you."),
+        ("联系人工", "如需人工帮助，请留下您的姓名和联系方式，我们的顾问会尽快联系您。"),
+    );
     Block::EscalationButton(EscalationButton { label: label.to_owned(), reason, fallback_text: fallback.to_owned() })
 }

@@ -11,6 +11,7 @@ use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::server::secret::ApiKey;
 
 pub const DEFAULT_V6_BASE: &str = "https://v6.exchangerate-api.com/v6";
 pub const DEFAULT_V4_BASE: &str = "https://api.exchangerate-api.com/v4";
@@ -45,7 +46,7 @@ pub struct GetExchangeRate {
     http: reqwest::Client,
     v6_base: String,
     v4_base: String,
-    api_key: Option<String>,
+    api_key: Option<ApiKey>,
     timeout: Duration,
     ttl: Duration,
     /// Base currency → when fetched, and what.
@@ -59,7 +60,7 @@ impl GetExchangeRate {
             http,
             v6_base: DEFAULT_V6_BASE.to_owned(),
             v4_base: DEFAULT_V4_BASE.to_owned(),
-            api_key: api_key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()),
+            api_key: api_key.and_then(ApiKey::new),
             timeout: DEFAULT_TIMEOUT,
             ttl: DEFAULT_TTL,
             cache: Mutex::new(HashMap::new()),
@@ -137,7 +138,7 @@ impl GetExchangeRate {
 
     async fn fetch(&self, base: &str) -> Result<Rates, String> {
         let url = match &self.api_key {
-            Some(key) => format!("{}/{key}/latest/{base}", self.v6_base.trim_end_matches('/')),
+            Some(key) => format!("{}/{}/latest/{base}", self.v6_base.trim_end_matches('/'), key.expose()),
             None => format!("{}/latest/{base}", self.v4_base.trim_end_matches('/')),
         };
         // `without_url`: the v6 URL carries the API key.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::server::secret::ApiKey;
 
 pub const DEFAULT_BASE: &str = "https://www.googleapis.com/customsearch/v1";
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -52,7 +53,7 @@ impl Language {
 pub struct WebSearch {
     http: reqwest::Client,
     base: String,
-    api_key: Option<String>,
+    api_key: Option<ApiKey>,
     cse_id: Option<String>,
     timeout: Duration,
 }
@@ -67,7 +68,7 @@ impl WebSearch {
         WebSearch {
             http,
             base: DEFAULT_BASE.to_owned(),
-            api_key: non_empty(api_key),
+            api_key: api_key.and_then(ApiKey::new),
             cse_id: non_empty(cse_id),
             timeout: DEFAULT_TIMEOUT,
         }
@@ -99,7 +100,7 @@ impl WebSearch {
             Some(site) => format!("{query} site:{site}"),
             None => query.to_owned(),
         };
-        let found = match tokio::time::timeout(self.timeout, self.google(key, cx, &q, language)).await {
+        let found = match tokio::time::timeout(self.timeout, self.google(key.expose(), cx, &q, language)).await {
             Ok(found) => found,
             Err(_) => Err(format!("no answer within {} ms", self.timeout.as_millis())),
         };

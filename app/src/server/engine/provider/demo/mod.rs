@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::super::lang::Lang;
+
 use super::{
     AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
     ProviderError, TokenUsage,
@@ -24,11 +26,6 @@ use super::{
 pub struct DemoModel {
     /// Pause between streamed tokens, so the answer visibly streams.
     pub token_delay: Duration,
-}
-
-/// Whether the text is mostly Chinese (any CJK ideograph counts).
-pub fn is_chinese(text: &str) -> bool {
-    text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
 }
 
 /// What the demo model decided to do.
@@ -47,7 +44,7 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
     };
     match decide(request, images) {
         DemoReply::Say(answer) if images > 0 => {
-            let zh = is_chinese(request.messages.iter().rev().find_map(ModelMessage::user_text).unwrap_or(""));
+            let zh = Lang::of(request.messages.iter().rev().find_map(ModelMessage::user_text).unwrap_or("")).is_zh();
             let received = match (zh, images) {
                 (true, n) => format!("（离线演示模型）我收到了 {n} 张图片。"),
                 (false, 1) => "(Offline demo model) I received 1 image.".to_owned(),
@@ -61,7 +58,7 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
 
 fn decide(request: &ModelRequest, images: usize) -> DemoReply {
     let last_user = request.messages.iter().rev().find_map(ModelMessage::user_text).unwrap_or("");
-    let zh = is_chinese(last_user);
+    let zh = Lang::of(last_user).is_zh();
 
     // Results of the tools called after the visitor's last message.
     let results = tool_results(&request.messages);

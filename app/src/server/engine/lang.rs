@@ -1,0 +1,48 @@
+//! The language Parley writes its own texts in (stopped, limits, errors, the hand-off button, the
+//! demo model's answers): one rule for the whole engine. The visitor's words decide; when they
+//! have none (an image without text), the agent's greeting does.
+
+/// A language of Parley's own texts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Zh,
+}
+
+impl Lang {
+    /// Chinese when the text has a CJK ideograph, otherwise English.
+    pub fn of(text: &str) -> Lang {
+        if text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) { Lang::Zh } else { Lang::En }
+    }
+
+    /// The language of `text`, or of `fallback` when `text` is blank.
+    pub fn of_or(text: &str, fallback: &str) -> Lang {
+        if text.trim().is_empty() { Lang::of(fallback) } else { Lang::of(text) }
+    }
+
+    pub fn is_zh(self) -> bool {
+        self == Lang::Zh
+    }
+
+    /// The text for this language.
+    pub fn pick<T>(self, en: T, zh: T) -> T {
+        match self {
+            Lang::En => en,
+            Lang::Zh => zh,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lang;
+
+    #[test]
+    fn ideographs_make_it_chinese() {
+        assert_eq!(Lang::of("Hello"), Lang::En);
+        assert_eq!(Lang::of("优才 QMAS"), Lang::Zh);
+        assert_eq!(Lang::of_or("  ", "欢迎"), Lang::Zh);
+        assert_eq!(Lang::of_or("hi", "欢迎"), Lang::En);
+        assert_eq!(Lang::Zh.pick("Stopped.", "已停止。"), "已停止。");
+    }
+}

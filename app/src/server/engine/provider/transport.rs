@@ -1,0 +1,425 @@
+//! What every HTTP model provider shares, whatever its wire format: one POST with the key in the
+//! provider's header, timeouts (connect, first byte, idle), classification of a failed answer,
+//! safe retries before the first byte of the answer (`retry-after`, doubling backoff), and one
+//! stream driver that turns a streamed body into [`ModelEvent`]s through a [`WireFormat`]. A
+//! provider file then holds only its wire format: the request body and the parser.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use parley_widget::sse::{SseFrame, SseParser, Utf8Decoder};
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, HeaderValue};
+
+use super::{Attempt, AttemptLog, ModelEvent, ModelStream, ProviderError};
+use crate::server::secret::ApiKey;
+
+/// Timeouts and retry policy of every HTTP provider.
+#[derive(Clone, Debug)]
+pub struct TransportSettings {
+    /// From sending the request to the response headers and the first chunk of the body.
+    pub first_byte_timeout: Duration,
+    /// Longest silence between two chunks of a streaming body.
+    pub idle_timeout: Duration,
+    /// Retries after the first attempt (429, 5xx, connect errors and timeouts).
+    pub max_retries: u32,
+    /// The longest a `retry-after` is honoured; longer hints are cut to this.
+    pub max_retry_wait: Duration,
+    /// First backoff for 5xx and connect errors; doubled each retry.
+    pub backoff: Duration,
+}
+
+impl Default for TransportSettings {
+    fn default() -> Self {
+        TransportSettings {
+            first_byte_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(30),
+            max_retries: 2,
+            max_retry_wait: Duration::from_secs(10),
+            backoff: Duration::from_millis(250),
+        }
+    }
+}
+
+/// How a provider wants its key.
+#[derive(Clone, Copy, Debug)]
+pub enum KeyHeader {
+    /// `Authorization: Bearer <key>` (OpenAI-compatible APIs).
+    Bearer,
+    /// The key alone in a header of this name (`x-api-key` for Anthropic).
+    Named(&'static str),
+}
+
+/// A wire format: how one provider's streamed answer reads. One parser lives per answer.
+pub trait WireFormat: Default + Send + 'static {
+    /// One server-sent event of the body.
+    fn frame(&mut self, frame: SseFrame, out: &mut Sink);
+    /// The body ended (or `[DONE]` came, when the format has it) without the parser having ended
+    /// the answer itself.
+    fn end(&mut self, out: &mut Sink);
+    /// A whole answer of a provider (or gateway) that ignored `stream: true`.
+    fn whole(body: &str) -> Result<Vec<ModelEvent>, ProviderError>;
+    /// A 429 whose body says the balance or quota is exhausted: waiting does not help there.
+    fn is_quota(body: &str) -> bool;
+}
+
+/// Where a parser puts what it read.
+#[derive(Default)]
+pub struct Sink {
+    pending: VecDeque<Result<ModelEvent, ProviderError>>,
+    done: bool,
+}
+
+impl Sink {
+    /// The next event of the answer.
+    pub fn push(&mut self, event: ModelEvent) {
+        self.pending.push_back(Ok(event));
+    }
+
+    /// The answer failed; nothing after this is read.
+    pub fn fail(&mut self, error: ProviderError) {
+        self.pending.push_back(Err(error));
+        self.done = true;
+    }
+
+    /// The answer is complete; nothing after this is read.
+    pub fn close(&mut self) {
+        self.done = true;
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// What was read so far (tests).
+    #[cfg(test)]
+    pub fn drain(&mut self) -> Vec<Result<ModelEvent, ProviderError>> {
+        self.pending.drain(..).collect()
+    }
+
+    #[cfg(test)]
+    pub fn pop(&mut self) -> Option<Result<ModelEvent, ProviderError>> {
+        self.pending.pop_front()
+    }
+
+    #[cfg(test)]
+    pub fn pending(&self) -> &VecDeque<Result<ModelEvent, ProviderError>> {
+        &self.pending
+    }
+}
+
+/// One configured HTTP endpoint of a provider.
+#[derive(Clone, Debug)]
+pub struct Transport {
+    http: reqwest::Client,
+    url: String,
+    key: Option<ApiKey>,
+    key_header: KeyHeader,
+    /// Headers every request carries (`anthropic-version`).
+    headers: &'static [(&'static str, &'static str)],
+    pub settings: TransportSettings,
+}
+
+impl Transport {
+    pub fn new(
+        http: reqwest::Client,
+        url: String,
+        key: Option<ApiKey>,
+        key_header: KeyHeader,
+        headers: &'static [(&'static str, &'static str)],
+        settings: TransportSettings,
+    ) -> Self {
+        Transport { http, url, key, key_header, headers, settings }
+    }
+
+    /// Sends `body` and reads the answer as `W`, retrying what is safe to retry. Every failed
+    /// attempt is recorded in `attempts`.
+    pub async fn stream<W: WireFormat>(
+        &self,
+        body: Bytes,
+        model: &str,
+        attempts: &AttemptLog,
+    ) -> Result<ModelStream, ProviderError> {
+        let body = &body;
+        with_retries(&self.settings, model, attempts, |started| async move {
+            let response = self.send_once::<W>(body).await?;
+            if !is_json(&response) {
+                return Ok(
+                    Box::pin(drive::<_, W>(response.bytes_stream(), self.settings.clone(), started)) as ModelStream
+                );
+            }
+            let events = W::whole(&whole_body(response, &self.settings).await?)?;
+            Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))) as ModelStream)
+        })
+        .await
+    }
+
+    async fn send_once<W: WireFormat>(&self, body: &Bytes) -> Result<reqwest::Response, ProviderError> {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .body(body.clone());
+        for (name, value) in self.headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(key) = &self.key {
+            let value = match self.key_header {
+                KeyHeader::Bearer => HeaderValue::from_str(&format!("Bearer {}", key.expose())),
+                KeyHeader::Named(_) => HeaderValue::from_str(key.expose()),
+            };
+            if let Ok(mut value) = value {
+                // Kept out of any debug output of the request.
+                value.set_sensitive(true);
+                let name = match self.key_header {
+                    KeyHeader::Bearer => reqwest::header::AUTHORIZATION.as_str(),
+                    KeyHeader::Named(name) => name,
+                };
+                request = request.header(name, value);
+            }
+        }
+        let response = tokio::time::timeout(self.settings.first_byte_timeout, request.send())
+            .await
+            .map_err(|_| ProviderError::Timeout("first byte"))?
+            .map_err(|e| {
+                if e.is_timeout() { ProviderError::Timeout("connect") } else { ProviderError::Connect(without_url(&e)) }
+            })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = retry_after(response.headers());
+        let mut detail = response.text().await.unwrap_or_default();
+        if let Some(key) = &self.key {
+            // Never keep a key an upstream (or a proxy) echoed back.
+            detail = detail.replace(key.expose(), "[redacted]");
+        }
+        Err(classify(status, retry_after, &detail, W::is_quota))
+    }
+}
+
+/// The error of a non-2xx answer.
+pub fn classify(
+    status: StatusCode,
+    retry_after: Option<Duration>,
+    body: &str,
+    is_quota: fn(&str) -> bool,
+) -> ProviderError {
+    match status.as_u16() {
+        // Some providers use 429 for an exhausted quota; waiting does not help there.
+        429 if is_quota(body) => ProviderError::Client { status: 429, detail: truncate(body, 300) },
+        429 => ProviderError::RateLimited { retry_after },
+        // 529 (Anthropic overloaded) like any 5xx is worth another try.
+        s @ 500..=599 => ProviderError::Server { status: s },
+        s => ProviderError::Client { status: s, detail: truncate(body, 300) },
+    }
+}
+
+/// `retry-after-ms` (milliseconds) or `retry-after` (seconds).
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_millis(ms as u64));
+    }
+    get("retry-after")
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+/// The first `max` characters.
+pub fn truncate(s: &str, max: usize) -> String {
+    s.chars().take(max).collect()
+}
+
+/// reqwest errors name the URL; keys can live in query strings, so keep only the cause.
+pub fn without_url(e: &reqwest::Error) -> String {
+    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    let mut last = String::from("connection failed");
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    last
+}
+
+pub fn is_retryable(e: &ProviderError) -> bool {
+    matches!(
+        e,
+        ProviderError::RateLimited { .. }
+            | ProviderError::Server { .. }
+            | ProviderError::Connect(_)
+            | ProviderError::Timeout(_)
+    )
+}
+
+/// Whether a response is plain JSON (a provider or gateway that does not stream).
+fn is_json(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// A whole (non-streamed) body, within the idle timeout.
+async fn whole_body(response: reqwest::Response, settings: &TransportSettings) -> Result<String, ProviderError> {
+    tokio::time::timeout(settings.idle_timeout, response.text())
+        .await
+        .map_err(|_| ProviderError::Timeout("body"))?
+        .map_err(|e| ProviderError::Connect(without_url(&e)))
+}
+
+/// Runs `attempt` until it gives a stream, retrying what is safe to retry before any answer byte:
+/// 429 after its `retry-after` (capped), 5xx, connect errors and timeouts after a doubling
+/// backoff. Every failed attempt is recorded in `attempts`.
+async fn with_retries<F, Fut>(
+    settings: &TransportSettings,
+    model: &str,
+    attempts: &AttemptLog,
+    mut attempt: F,
+) -> Result<ModelStream, ProviderError>
+where
+    F: FnMut(Instant) -> Fut,
+    Fut: std::future::Future<Output = Result<ModelStream, ProviderError>>,
+{
+    let mut retries = 0;
+    let mut backoff = settings.backoff;
+    loop {
+        let started = Instant::now();
+        let error = match attempt(started).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => e,
+        };
+        attempts.push(Attempt {
+            model: model.to_owned(),
+            outcome: error.code(),
+            latency_ms: started.elapsed().as_millis() as u64,
+        });
+        if !is_retryable(&error) || retries >= settings.max_retries {
+            return Err(error);
+        }
+        retries += 1;
+        let wait = match &error {
+            ProviderError::RateLimited { retry_after: Some(d) } => (*d).min(settings.max_retry_wait),
+            ProviderError::RateLimited { retry_after: None } => backoff.min(settings.max_retry_wait),
+            _ => backoff,
+        };
+        backoff = backoff.saturating_mul(2);
+        tracing::info!(code = error.code(), wait_ms = wait.as_millis() as u64, retries, "retrying model call");
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// Reads a streamed body: bytes → complete UTF-8 → server-sent events → the wire format's
+/// parser → model events.
+pub struct Reader<W> {
+    decoder: Utf8Decoder,
+    parser: SseParser,
+    wire: W,
+    pub sink: Sink,
+}
+
+impl<W: WireFormat> Default for Reader<W> {
+    fn default() -> Self {
+        Reader { decoder: Utf8Decoder::default(), parser: SseParser::new(), wire: W::default(), sink: Sink::default() }
+    }
+}
+
+impl<W: WireFormat> Reader<W> {
+    /// Appends bytes, decoding only complete UTF-8 sequences.
+    pub fn bytes(&mut self, chunk: &[u8]) {
+        if self.sink.done {
+            return;
+        }
+        let text = match self.decoder.push(chunk) {
+            Ok(text) => text,
+            Err(_) => return self.sink.fail(ProviderError::Protocol("invalid UTF-8 in stream".into())),
+        };
+        let mut frames = Vec::new();
+        self.parser.feed_with(&text, |f| frames.push(f));
+        for frame in frames {
+            if self.sink.done {
+                return;
+            }
+            self.wire.frame(frame, &mut self.sink);
+        }
+    }
+
+    /// The body ended.
+    pub fn end(&mut self) {
+        if !self.sink.done {
+            self.wire.end(&mut self.sink);
+            self.sink.done = true;
+        }
+    }
+}
+
+/// The stream of model events of a streamed body, with the first-byte and idle timeouts.
+fn drive<S, W>(
+    body: S,
+    settings: TransportSettings,
+    started: Instant,
+) -> impl Stream<Item = Result<ModelEvent, ProviderError>> + Send
+where
+    S: Stream<Item = reqwest::Result<Bytes>> + Send + Unpin + 'static,
+    W: WireFormat,
+{
+    let deadline_first = Some(started + settings.first_byte_timeout);
+    let state = (body, Reader::<W>::default(), deadline_first, settings.idle_timeout);
+    futures::stream::unfold(state, |(mut body, mut reader, mut deadline_first, idle)| async move {
+        loop {
+            if let Some(item) = reader.sink.pending.pop_front() {
+                return Some((item, (body, reader, deadline_first, idle)));
+            }
+            if reader.sink.done {
+                return None;
+            }
+            let wait = match deadline_first.take() {
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+                None => idle,
+            };
+            match tokio::time::timeout(wait, body.next()).await {
+                Err(_) => reader.sink.fail(ProviderError::Timeout("idle")),
+                Ok(None) => reader.end(),
+                Ok(Some(Err(e))) => reader.sink.fail(ProviderError::Connect(without_url(&e))),
+                Ok(Some(Ok(bytes))) => reader.bytes(&bytes),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_statuses() {
+        let never = |_: &str| false;
+        assert_eq!(
+            classify(StatusCode::TOO_MANY_REQUESTS, Some(Duration::from_millis(20)), "", never),
+            ProviderError::RateLimited { retry_after: Some(Duration::from_millis(20)) }
+        );
+        assert!(matches!(
+            classify(StatusCode::TOO_MANY_REQUESTS, None, "quota", |b| b.contains("quota")),
+            ProviderError::Client { status: 429, .. }
+        ));
+        assert_eq!(classify(StatusCode::BAD_GATEWAY, None, "", never), ProviderError::Server { status: 502 });
+        assert_eq!(classify(StatusCode::UNAUTHORIZED, None, "", never).code(), "auth_error");
+    }
+
+    #[test]
+    fn reads_retry_after_headers() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "150".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
+    }
+}

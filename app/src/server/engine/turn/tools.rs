@@ -1,0 +1,150 @@
+//! One hop's tool calls: announced (`tool_call` started, or `agent_start` for an expert), run
+//! concurrently — each registry tool in a task of its own with a timeout, experts inline a few at
+//! a time — then announced again with their outcome and recorded for the console.
+
+use std::time::{Duration, Instant};
+
+use parley_widget::protocol::{AgentProgress, StreamEvent, ToolCall, ToolCallStatus};
+use serde_json::{Value, json};
+
+use super::super::experts::{CONCURRENT, Expert, INVOKE};
+use super::super::provider::{ModelToolCall, ToolSpec};
+use super::super::tools::registry::AgentTools;
+use super::super::tools::{ToolError, ToolOutput};
+use super::call::Caller;
+use crate::server::store::tool_calls::ToolCallRecord;
+
+/// The tools offered to the model: the agent's, then its experts'.
+pub(super) fn specs(tools: &AgentTools, experts: &[Expert]) -> Vec<ToolSpec> {
+    let mut specs = tools.specs();
+    specs.extend(experts.iter().map(Expert::spec));
+    specs
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs one hop's tool calls concurrently, each in its own task (a panic stays inside it) and
+/// with a timeout.
+pub(super) async fn run(
+    caller: &Caller<'_>,
+    tools: &AgentTools,
+    experts: &[Expert],
+    model_name: &str,
+    calls: &[ModelToolCall],
+    hop: u32,
+    timeout: Duration,
+) -> Vec<Result<ToolOutput, ToolError>> {
+    let (out, ctx) = (caller.out, caller.ctx);
+    let expert_of =
+        |call: &ModelToolCall| call.name.strip_prefix(INVOKE).and_then(|name| experts.iter().find(|e| e.name == name));
+    let gate = tokio::sync::Semaphore::new(CONCURRENT);
+    let arguments: Vec<Value> = calls
+        .iter()
+        .map(|c| serde_json::from_str(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone())))
+        .collect();
+    for (call, args) in calls.iter().zip(&arguments) {
+        if let Some(expert) = expert_of(call) {
+            out.emit(StreamEvent::AgentStart(AgentProgress { agent: expert.name.clone(), ok: None }));
+            continue;
+        }
+        out.emit(StreamEvent::ToolCall(ToolCall {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: args.clone(),
+            status: ToolCallStatus::Started,
+            hop,
+            error: None,
+            duration_ms: None,
+        }));
+    }
+    let runs = calls.iter().map(|call| {
+        let expert = expert_of(call);
+        let gate = &gate;
+        let tools = tools.clone();
+        let ctx = ctx.clone();
+        let call = call.clone();
+        async move {
+            let started = Instant::now();
+            if let Some(expert) = expert {
+                // Experts run here, not in a task of their own: they borrow the turn's caller,
+                // and a stopped turn drops them (and their upstream calls) with it.
+                let Ok(_permit) = gate.acquire().await else {
+                    return (Err(ToolError::Failed("cancelled".into())), started.elapsed());
+                };
+                let own_tools = tools.only(&expert.tools);
+                let result = super::experts::run(caller, &own_tools, expert, &call.arguments, model_name, timeout)
+                    .await
+                    .map(|answer| ToolOutput {
+                        result: json!({"ok": true, "expert": expert.name, "answer": answer}),
+                        blocks: Vec::new(),
+                    })
+                    .map_err(|e| ToolError::Failed(e.to_string()));
+                return (result, started.elapsed());
+            }
+            let name = call.name.clone();
+            let mut handle = tokio::spawn(async move { tools.call(&ctx, &call.name, &call.arguments).await });
+            // A stopped turn drops this future: the tool stops with it.
+            let _abort = AbortOnDrop(handle.abort_handle());
+            let result = match tokio::time::timeout(timeout, &mut handle).await {
+                Ok(Ok(r)) => r,
+                Ok(Err(join)) if join.is_panic() => {
+                    tracing::error!(tool = %name, "tool panicked");
+                    Err(ToolError::Failed("the tool crashed".into()))
+                }
+                Ok(Err(_)) => Err(ToolError::Failed("the tool was cancelled".into())),
+                Err(_) => {
+                    handle.abort();
+                    Err(ToolError::Timeout)
+                }
+            };
+            (result, started.elapsed())
+        }
+    });
+    let results = futures::future::join_all(runs).await;
+    let mut out_results = Vec::with_capacity(results.len());
+    for ((call, args), (result, elapsed)) in calls.iter().zip(arguments).zip(results) {
+        let duration_ms = elapsed.as_millis() as u64;
+        let (status, error) = match &result {
+            Ok(_) => (ToolCallStatus::Succeeded, None),
+            Err(e) => (ToolCallStatus::Failed, Some(e.to_string())),
+        };
+        if let Some(expert) = expert_of(call) {
+            out.emit(StreamEvent::AgentComplete(AgentProgress {
+                agent: expert.name.clone(),
+                ok: Some(result.is_ok()),
+            }));
+        } else {
+            out.emit(StreamEvent::ToolCall(ToolCall {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: args,
+                status,
+                hop,
+                error: error.clone(),
+                duration_ms: Some(duration_ms),
+            }));
+        }
+        out.writer.tool_call(ToolCallRecord {
+            message_id: ctx.message_id.clone(),
+            conversation_id: ctx.conversation_id.clone(),
+            call_id: call.id.clone(),
+            hop,
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            result: result.as_ref().ok().map(|o| o.result.to_string()),
+            status,
+            error,
+            duration_ms,
+            created_at: ctx.clock.now_ms(),
+        });
+        out_results.push(result);
+    }
+    out_results
+}
