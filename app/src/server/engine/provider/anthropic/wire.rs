@@ -1,43 +1,13 @@
-//! Client for Anthropic's native Messages API: streaming with tools, `tool_use` input assembled
-//! from `input_json_delta` pieces, the system prompt marked for prompt caching, errors classified
-//! and safe retries before the first byte of the answer (the same policy as the OpenAI client).
+//! The wire format of a streamed Messages answer, and of a whole one.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
 use parley_widget::sse::SseFrame;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use super::transport::{KeyHeader, Sink, Transport, TransportSettings, WireFormat, truncate};
-use super::{
-    AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
-    ProviderError, TokenUsage,
-};
-use crate::server::secret::ApiKey;
-
-/// The API version every request names.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-
-/// `max_tokens` is required by the Messages API; this is used when the agent sets none.
-pub const DEFAULT_MAX_TOKENS: u32 = 4096;
-
-/// One configured endpoint.
-#[derive(Clone, Debug)]
-pub struct AnthropicClient {
-    transport: Transport,
-}
-
-impl AnthropicClient {
-    /// `base_url` like `https://api.anthropic.com/v1`; `/messages` is appended.
-    pub fn new(http: reqwest::Client, base_url: &str, api_key: Option<ApiKey>, settings: TransportSettings) -> Self {
-        let url = format!("{}/messages", base_url.trim_end_matches('/'));
-        let headers = &[("anthropic-version", ANTHROPIC_VERSION)];
-        AnthropicClient {
-            transport: Transport::new(http, url, api_key, KeyHeader::Named("x-api-key"), headers, settings),
-        }
-    }
-}
+use super::super::transport::{Sink, WireFormat, truncate};
+use super::super::{FinishReason, ModelEvent, ModelToolCall, ProviderError, TokenUsage};
 
 /// An exhausted balance or quota: waiting does not help, so it is no rate limit.
 fn is_quota(body: &str) -> bool {
@@ -48,129 +18,6 @@ fn is_quota(body: &str) -> bool {
     let lower = body.to_ascii_lowercase();
     kind == "billing_error"
         || ["billing", "quota", "credit balance", "insufficient"].iter().any(|needle| lower.contains(needle))
-}
-
-/// A tool call's arguments as the `input` object Anthropic wants (`{}` when unreadable).
-fn tool_input(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => Value::Object(Map::new()),
-    }
-}
-
-/// The Messages request body.
-///
-/// Anthropic wants strictly alternating `user` / `assistant` turns, so neighbours of the same role
-/// are merged into one message of several content blocks; the results of one hop's tool calls
-/// become one `user` message of `tool_result` blocks. A request without tools may not carry
-/// `tool_use` / `tool_result` blocks (the API rejects it), so then earlier tool calls and results
-/// are given as plain text.
-pub fn request_body(request: &ModelRequest) -> Value {
-    let tools_offered = !request.tools.is_empty();
-    let system: Vec<&str> = request
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            ModelMessage::System(s) if !s.trim().is_empty() => Some(s.as_str()),
-            _ => None,
-        })
-        .collect();
-    let mut names: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for m in &request.messages {
-        let (role, blocks) = match m {
-            ModelMessage::System(_) => continue,
-            ModelMessage::User(text) => ("user", text_block(text).into_iter().collect::<Vec<_>>()),
-            // Images first, then the text about them.
-            ModelMessage::UserImages { text, images } => {
-                let mut blocks: Vec<Value> = images
-                    .iter()
-                    .map(|i| {
-                        json!({"type": "image", "source": {"type": "base64", "media_type": i.mime, "data": &*i.base64}})
-                    })
-                    .collect();
-                blocks.extend(text_block(text));
-                ("user", blocks)
-            }
-            ModelMessage::Assistant { content, tool_calls } => {
-                let mut blocks: Vec<Value> = text_block(content).into_iter().collect();
-                for call in tool_calls {
-                    names.insert(&call.id, &call.name);
-                    if tools_offered {
-                        blocks.push(json!({
-                            "type": "tool_use",
-                            "id": call.id,
-                            "name": call.name,
-                            "input": tool_input(&call.arguments),
-                        }));
-                    } else {
-                        let args = tool_input(&call.arguments);
-                        blocks.extend(text_block(&format!("[called the tool {} with {args}]", call.name)));
-                    }
-                }
-                ("assistant", blocks)
-            }
-            ModelMessage::Tool { call_id, content } => {
-                let block = if tools_offered {
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content})
-                } else {
-                    let name = names.get(call_id.as_str()).copied().unwrap_or("tool");
-                    json!({"type": "text", "text": format!("[result of the tool {name}: {content}]")})
-                };
-                ("user", vec![block])
-            }
-        };
-        if blocks.is_empty() {
-            continue;
-        }
-        match messages.last_mut() {
-            Some((last, existing)) if *last == role => existing.extend(blocks),
-            _ => messages.push((role, blocks)),
-        }
-    }
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        "stream": true,
-        "messages": messages
-            .into_iter()
-            .map(|(role, content)| json!({"role": role, "content": content}))
-            .collect::<Vec<_>>(),
-    });
-    if !system.is_empty() {
-        body["system"] = json!([{
-            "type": "text",
-            "text": system.join("\n\n"),
-            "cache_control": {"type": "ephemeral"},
-        }]);
-    }
-    if tools_offered {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
-    }
-    body
-}
-
-/// A text block; none for empty text (the API rejects empty text blocks).
-fn text_block(text: &str) -> Option<Value> {
-    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
-}
-
-#[async_trait::async_trait]
-impl ChatModel for AnthropicClient {
-    fn provider(&self) -> &'static str {
-        "anthropic"
-    }
-
-    async fn stream(&self, request: ModelRequest, attempts: &AttemptLog) -> Result<ModelStream, ProviderError> {
-        let body = Bytes::from(
-            serde_json::to_vec(&request_body(&request)).map_err(|e| ProviderError::Protocol(e.to_string()))?,
-        );
-        self.transport.stream::<AnthropicWire>(body, &request.model, attempts).await
-    }
 }
 
 /// Turns a non-streamed message into the same events a stream gives.
@@ -464,19 +311,13 @@ impl AnthropicWire {
 
 #[cfg(test)]
 mod tests {
-    use super::super::ToolSpec;
-    use reqwest::StatusCode;
-    use std::time::Duration;
+    use serde_json::json;
 
-    use super::super::transport::{self, Reader, is_retryable};
+    use super::super::super::transport::Reader;
     use super::*;
 
     fn state() -> Reader<AnthropicWire> {
         Reader::default()
-    }
-
-    fn classify(status: StatusCode, retry_after: Option<Duration>, body: &str) -> ProviderError {
-        transport::classify(status, retry_after, body, AnthropicWire::is_quota)
     }
 
     fn sse(event: &str, data: Value) -> String {
@@ -693,194 +534,6 @@ mod tests {
     }
 
     #[test]
-    fn classifies_statuses() {
-        let body = |kind: &str| json!({"type": "error", "error": {"type": kind, "message": "m"}}).to_string();
-        assert_eq!(
-            classify(StatusCode::TOO_MANY_REQUESTS, Some(Duration::from_secs(3)), &body("rate_limit_error")),
-            ProviderError::RateLimited { retry_after: Some(Duration::from_secs(3)) }
-        );
-        assert_eq!(
-            classify(StatusCode::from_u16(529).unwrap(), None, &body("overloaded_error")),
-            ProviderError::Server { status: 529 }
-        );
-        assert_eq!(
-            classify(StatusCode::INTERNAL_SERVER_ERROR, None, &body("api_error")),
-            ProviderError::Server { status: 500 }
-        );
-        let auth = classify(StatusCode::UNAUTHORIZED, None, &body("authentication_error"));
-        assert_eq!(auth.code(), "auth_error");
-        assert!(!is_retryable(&auth));
-        assert_eq!(classify(StatusCode::FORBIDDEN, None, &body("permission_error")).code(), "auth_error");
-        let billing = classify(StatusCode::TOO_MANY_REQUESTS, None, &body("billing_error"));
-        assert!(matches!(billing, ProviderError::Client { status: 429, .. }), "{billing:?}");
-        assert!(!is_retryable(&billing));
-        let credit = json!({"type": "error", "error": {"type": "invalid_request_error",
-            "message": "Your credit balance is too low to access the Anthropic API."}})
-        .to_string();
-        assert!(matches!(classify(StatusCode::BAD_REQUEST, None, &credit), ProviderError::Client { status: 400, .. }));
-        assert!(matches!(
-            classify(StatusCode::PAYMENT_REQUIRED, None, &body("billing_error")),
-            ProviderError::Client { .. }
-        ));
-        assert!(is_retryable(&classify(StatusCode::from_u16(529).unwrap(), None, "")));
-    }
-
-    #[test]
-    fn debug_output_hides_the_key() {
-        let client = AnthropicClient::new(
-            reqwest::Client::new(),
-            "https://api.anthropic.com/v1/",
-            crate::server::secret::ApiKey::new("sk-ant-secret"),
-            TransportSettings::default(),
-        );
-        let debug = format!("{client:?}");
-        assert!(debug.contains("https://api.anthropic.com/v1/messages"), "{debug}");
-        assert!(!debug.contains("sk-ant-secret"), "{debug}");
-    }
-
-    fn call(id: &str, name: &str, arguments: &str) -> ModelToolCall {
-        ModelToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
-    }
-
-    fn tool_request(messages: Vec<ModelMessage>) -> ModelRequest {
-        ModelRequest {
-            model: "claude-sonnet-4-20250514".into(),
-            messages,
-            tools: vec![ToolSpec {
-                name: "escalate_to_human".into(),
-                description: "Offer a person.".into(),
-                parameters: json!({"type": "object", "properties": {"reason": {"type": "string"}}}),
-            }],
-            max_tokens: None,
-        }
-    }
-
-    #[test]
-    fn body_has_a_cached_system_prompt_and_defaults() {
-        let mut req = tool_request(vec![
-            ModelMessage::System("You are Parley.".into()),
-            ModelMessage::System("Context: shop hours 9-5.".into()),
-            ModelMessage::User("hi".into()),
-        ]);
-        req.tools.clear();
-        let body = request_body(&req);
-        assert_eq!(body["model"], "claude-sonnet-4-20250514");
-        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
-        assert_eq!(body["stream"], true);
-        assert_eq!(
-            body["system"],
-            json!([{"type": "text", "text": "You are Parley.\n\nContext: shop hours 9-5.",
-                "cache_control": {"type": "ephemeral"}}])
-        );
-        assert_eq!(body["messages"], json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]));
-        assert!(body.get("tools").is_none(), "no tools offered: {body}");
-
-        req.max_tokens = Some(300);
-        req.messages.retain(|m| !matches!(m, ModelMessage::System(_)));
-        let body = request_body(&req);
-        assert_eq!(body["max_tokens"], 300);
-        assert!(body.get("system").is_none(), "no empty system block: {body}");
-    }
-
-    #[test]
-    fn body_groups_tool_results_and_alternates_roles() {
-        let req = tool_request(vec![
-            ModelMessage::System("sys".into()),
-            ModelMessage::Assistant { content: "Hi! How can I help?".into(), tool_calls: vec![] },
-            ModelMessage::User("first".into()),
-            ModelMessage::User("second".into()),
-            ModelMessage::Assistant {
-                content: "Checking.".into(),
-                tool_calls: vec![
-                    call("toolu_a", "escalate_to_human", "{\"reason\":\"x\"}"),
-                    call("toolu_b", "escalate_to_human", "not json"),
-                    call("toolu_c", "escalate_to_human", ""),
-                ],
-            },
-            ModelMessage::Tool { call_id: "toolu_a".into(), content: "{\"ok\":true}".into() },
-            ModelMessage::Tool { call_id: "toolu_b".into(), content: "{\"ok\":false}".into() },
-            ModelMessage::Tool { call_id: "toolu_c".into(), content: "done".into() },
-            ModelMessage::Assistant { content: String::new(), tool_calls: vec![] },
-        ]);
-        let body = request_body(&req);
-        assert_eq!(
-            body["messages"],
-            json!([
-                {"role": "assistant", "content": [{"type": "text", "text": "Hi! How can I help?"}]},
-                {"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]},
-                {"role": "assistant", "content": [
-                    {"type": "text", "text": "Checking."},
-                    {"type": "tool_use", "id": "toolu_a", "name": "escalate_to_human", "input": {"reason": "x"}},
-                    {"type": "tool_use", "id": "toolu_b", "name": "escalate_to_human", "input": {}},
-                    {"type": "tool_use", "id": "toolu_c", "name": "escalate_to_human", "input": {}},
-                ]},
-                {"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": "toolu_a", "content": "{\"ok\":true}"},
-                    {"type": "tool_result", "tool_use_id": "toolu_b", "content": "{\"ok\":false}"},
-                    {"type": "tool_result", "tool_use_id": "toolu_c", "content": "done"},
-                ]},
-            ])
-        );
-        assert_eq!(
-            body["tools"],
-            json!([{"name": "escalate_to_human", "description": "Offer a person.",
-                "input_schema": {"type": "object", "properties": {"reason": {"type": "string"}}}}])
-        );
-        // Roles alternate.
-        let roles: Vec<&str> =
-            body["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
-        assert!(roles.windows(2).all(|w| w[0] != w[1]), "{roles:?}");
-    }
-
-    #[test]
-    fn body_without_tools_gives_earlier_tool_calls_as_text() {
-        let mut req = tool_request(vec![
-            ModelMessage::User("help".into()),
-            ModelMessage::Assistant {
-                content: String::new(),
-                tool_calls: vec![call("toolu_a", "escalate_to_human", "{\"reason\":\"x\"}")],
-            },
-            ModelMessage::Tool { call_id: "toolu_a".into(), content: "{\"ok\":true}".into() },
-        ]);
-        req.tools.clear();
-        let body = request_body(&req);
-        let text = body.to_string();
-        assert!(!text.contains("tool_use") && !text.contains("tool_result"), "{body}");
-        assert_eq!(
-            body["messages"][1],
-            json!({"role": "assistant", "content": [
-                {"type": "text", "text": "[called the tool escalate_to_human with {\"reason\":\"x\"}]"}]})
-        );
-        assert_eq!(body["messages"][2]["content"][0]["text"], "[result of the tool escalate_to_human: {\"ok\":true}]");
-    }
-
-    #[test]
-    fn images_are_base64_blocks_before_the_text() {
-        let image = crate::server::engine::provider::ModelImage::new("image/jpeg", &[0xFF, 0xD8, 0xFF]);
-        let mut req = tool_request(vec![
-            ModelMessage::User("[image]".into()),
-            ModelMessage::Assistant { content: "A cat.".into(), tool_calls: vec![] },
-            ModelMessage::UserImages { text: "and this?".into(), images: vec![image.clone(), image] },
-        ]);
-        req.tools.clear();
-        let body = request_body(&req);
-        let block = json!({"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/"}});
-        assert_eq!(
-            body["messages"][2],
-            json!({"role": "user", "content": [block.clone(), block, {"type": "text", "text": "and this?"}]})
-        );
-        assert_eq!(body["messages"][0]["content"], json!([{"type": "text", "text": "[image]"}]));
-        // An image alone: no empty text block.
-        req.messages = vec![ModelMessage::UserImages {
-            text: String::new(),
-            images: vec![crate::server::engine::provider::ModelImage::new("image/png", b"x")],
-        }];
-        let body = request_body(&req);
-        assert_eq!(body["messages"][0]["content"].as_array().unwrap().len(), 1);
-        assert_eq!(body["messages"][0]["content"][0]["type"], "image");
-    }
-
-    #[test]
     fn reads_a_message_that_was_not_streamed() {
         let text = json!({"type": "message", "role": "assistant", "content": [
             {"type": "text", "text": "Sure."},
@@ -892,7 +545,11 @@ mod tests {
             parse_message(&text).unwrap(),
             vec![
                 ModelEvent::Text("Sure.".into()),
-                ModelEvent::ToolCall(call("toolu_9", "escalate_to_human", "{\"reason\":\"r\"}")),
+                ModelEvent::ToolCall(ModelToolCall {
+                    id: "toolu_9".into(),
+                    name: "escalate_to_human".into(),
+                    arguments: "{\"reason\":\"r\"}".into(),
+                }),
                 ModelEvent::Usage(TokenUsage { input: 6, output: 6, cached: 2 }),
                 ModelEvent::Finished(FinishReason::ToolCalls),
             ]
