@@ -1,92 +1,31 @@
-//! The widget's conversation service: send a message (start a turn), follow or resume a stream,
-//! stop a turn, read a transcript, leave a lead. Every call checks that the conversation belongs
-//! to the visitor asking; another visitor's conversation is simply not found.
+//! Sending a visitor message: checked, committed before the model is called, then answered by a
+//! [`Turn`] in a task of its own — or, while a person holds the conversation, passed to them.
+//! A retried send (the same `client_message_id`) resumes the stream of the first one.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::Stream;
-use futures::stream::BoxStream;
 use parley_widget::protocol::{
-    ApiCode, Block, ConversationStatus, Handoff, LeadForm, MessageEnd, MessageStart, MessageStatus, PaymentStatus,
-    Role, StreamEvent, Transcript, TranscriptMessage, VisitorMessage, validate_lead,
+    ApiCode, ConversationStatus, MessageEnd, MessageStart, MessageStatus, Role, StreamEvent, VisitorMessage,
 };
 use tokio_util::sync::CancellationToken;
 
-use super::Engine;
-use super::attachments;
-use super::console::ConsoleEvent;
-use super::context;
-use super::hub::{Frame, Lease};
-use super::lang::Lang;
-use super::replay::{self, Until};
-use super::tools::ToolContext;
-use super::turn::{Turn, TurnLimits};
-use super::writer::WriteError;
+use super::super::Engine;
+use super::super::attachments;
+use super::super::console::ConsoleEvent;
+use super::super::context;
+use super::super::hub::Lease;
+use super::super::lang::Lang;
+use super::super::replay::{self, Until};
+use super::super::tools::ToolContext;
+use super::super::turn::{Turn, TurnLimits};
+use super::{ChatError, Started, check_text};
 use crate::server::store::agents::Agent;
-use crate::server::store::conversations::{self, Conversation};
 use crate::server::store::messages::{self, Message, NewTurn};
+use crate::server::store::new_id;
 use crate::server::store::visitors::Visitor;
-use crate::server::store::{DbError, leads, new_id, tool_calls};
-
-/// Why a chat call was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum ChatError {
-    #[error("conversation not found")]
-    NotFound,
-    #[error("a reply is still being written")]
-    Busy,
-    #[error("the conversation is closed")]
-    Closed,
-    /// Input the visitor can correct; the message is for them.
-    #[error("{1}")]
-    Invalid(ApiCode, String),
-    #[error("invalid form")]
-    InvalidForm(Vec<(&'static str, &'static str)>),
-    #[error(transparent)]
-    Db(#[from] DbError),
-    /// The visitor's message could not be committed.
-    #[error(transparent)]
-    Storage(#[from] WriteError),
-}
-
-impl From<attachments::SendImagesError> for ChatError {
-    fn from(e: attachments::SendImagesError) -> Self {
-        match e {
-            attachments::SendImagesError::Refused(code, message) => ChatError::Invalid(code, message),
-            attachments::SendImagesError::Db(e) => ChatError::Db(e),
-        }
-    }
-}
-
-/// A started (or resumed) turn.
-pub struct Started {
-    pub conversation_id: String,
-    pub message_id: String,
-    pub events: BoxStream<'static, Arc<Frame>>,
-}
-
-/// Largest visitor message, in characters.
-pub fn check_text(text: &str, max_chars: usize) -> Result<&str, ChatError> {
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        return Err(ChatError::Invalid(ApiCode::EmptyMessage, "The message is empty.".into()));
-    }
-    let n = trimmed.chars().count();
-    if n > max_chars {
-        return Err(ChatError::Invalid(
-            ApiCode::MessageTooLong,
-            format!("The message is too long ({n} characters; {max_chars} at most)."),
-        ));
-    }
-    Ok(trimmed)
-}
 
 impl Engine {
-    async fn own_conversation(&self, visitor: &Visitor, conversation_id: &str) -> Result<Conversation, ChatError> {
-        conversations::of_visitor(self.db(), conversation_id, &visitor.id).await?.ok_or(ChatError::NotFound)
-    }
-
     /// Sends a visitor message and starts the assistant's answer. The message is committed before
     /// the model is called. Sending again with the same `client_message_id` resumes that turn.
     pub async fn send(
@@ -292,24 +231,6 @@ impl Engine {
         })
     }
 
-    /// The visitor is typing (shown to the operator who handles the conversation).
-    pub async fn visitor_typing(
-        &self,
-        visitor: &Visitor,
-        conversation_id: &str,
-        active: bool,
-    ) -> Result<(), ChatError> {
-        let conv = self.own_conversation(visitor, conversation_id).await?;
-        self.typing(&conv.id, "visitor", active);
-        // The operator's console learns it through its feed (it does not follow the stream).
-        self.console(super::console::ConsoleEvent {
-            conversation_id: conv.id.clone(),
-            agent_id: conv.agent_id.clone(),
-            kind: if active { "typing" } else { "typing_stop" },
-        });
-        Ok(())
-    }
-
     /// The stream of an earlier reply (a retried send).
     async fn resume_reply(&self, conversation_id: &str, reply: Option<Message>) -> Result<Started, ChatError> {
         let lease = self.hub().lease(conversation_id, false).await?;
@@ -334,105 +255,5 @@ impl Engine {
         let events =
             replay::open(self.db().clone(), lease, after, Until::MessageEnd(reply.id.clone()), finished).await?;
         Ok(Started { conversation_id: conversation_id.to_owned(), message_id: reply.id, events: Box::pin(events) })
-    }
-
-    /// Follows a conversation's stream from after `after` until the client leaves.
-    pub async fn follow(
-        &self,
-        visitor: &Visitor,
-        conversation_id: &str,
-        after: u64,
-    ) -> Result<impl Stream<Item = Arc<Frame>> + Send + 'static, ChatError> {
-        let conv = self.own_conversation(visitor, conversation_id).await?;
-        let lease = self.hub().lease(&conv.id, false).await?;
-        Ok(replay::open(self.db().clone(), lease, after, Until::Forever, false).await?)
-    }
-
-    /// Stops the running turn, if any. The partial answer is kept as `stopped`.
-    pub async fn stop(&self, visitor: &Visitor, conversation_id: &str) -> Result<bool, ChatError> {
-        let conv = self.own_conversation(visitor, conversation_id).await?;
-        Ok(self.hub().get(&conv.id).and_then(|lease| lease.cancel_turn()).is_some())
-    }
-
-    /// The conversation as the panel shows it after a reload.
-    pub async fn transcript(&self, visitor: &Visitor, conversation_id: &str) -> Result<Transcript, ChatError> {
-        let conv = self.own_conversation(visitor, conversation_id).await?;
-        let rows = messages::list(self.db(), &conv.id).await?;
-        let calls = tool_calls::of_conversation(self.db(), &conv.id).await?;
-        let images = crate::server::store::attachments::of_conversation(self.db(), &conv.id).await?;
-        // A payment's state is the order's, whatever the block said when it was stored.
-        let orders = crate::server::store::orders::of_conversation(self.db(), &conv.id).await?;
-        let stored_seq = crate::server::store::events::max_seq(self.db(), &conv.id).await?;
-        let live_seq = self.hub().get(&conv.id).map(|lease| lease.last_seq()).unwrap_or(0);
-        let messages = rows
-            .into_iter()
-            .map(|m| {
-                let tool_calls = calls.iter().filter(|(mid, _)| *mid == m.id).map(|(_, c)| c.clone()).collect();
-                let attachments = images.iter().filter(|(mid, _)| *mid == m.id).map(|(_, a)| a.clone()).collect();
-                let blocks = m.blocks.into_iter().map(|b| with_order_status(b, &orders)).collect();
-                TranscriptMessage {
-                    id: m.id,
-                    role: m.role,
-                    text: m.content,
-                    blocks,
-                    tool_calls,
-                    status: m.status,
-                    created_at: m.created_at,
-                    start_seq: m.start_seq,
-                    attachments,
-                }
-            })
-            .collect();
-        Ok(Transcript {
-            conversation_id: conv.id,
-            last_seq: stored_seq.max(live_seq),
-            status: conv.status,
-            lead_submitted: conv.lead_submitted,
-            messages,
-        })
-    }
-
-    /// Saves a lead from the panel's form and marks the conversation as waiting for a person.
-    pub async fn submit_lead(
-        &self,
-        visitor: &Visitor,
-        conversation_id: &str,
-        form: &LeadForm,
-    ) -> Result<String, ChatError> {
-        let conv = self.own_conversation(visitor, conversation_id).await?;
-        let problems = validate_lead(form);
-        if !problems.is_empty() {
-            return Err(ChatError::InvalidForm(problems));
-        }
-        let id = leads::submit(self.db(), &conv.agent_id, &conv.id, &visitor.id, form, self.now_ms()).await?;
-        self.console(ConsoleEvent { conversation_id: conv.id.clone(), agent_id: conv.agent_id.clone(), kind: "lead" });
-        self.emit_now(&conv.id, StreamEvent::Handoff(Handoff { to: "waiting".into(), operator_name: None })).await?;
-        Ok(id)
-    }
-
-    /// Emits one event outside a turn and stores it before returning.
-    pub async fn emit_now(&self, conversation_id: &str, event: StreamEvent) -> Result<(), DbError> {
-        let lease: Lease = self.hub().lease(conversation_id, false).await?;
-        let frame = lease.emit(event);
-        self.0.writer.event(&Arc::from(conversation_id), frame);
-        self.0.writer.flush().await;
-        Ok(())
-    }
-}
-
-/// A payment block with its order's current status.
-fn with_order_status(block: Block, orders: &[crate::server::store::orders::Order]) -> Block {
-    match block {
-        Block::PaymentQr(mut b) => {
-            if let Some(order) = orders.iter().find(|o| o.id == b.order_id) {
-                b.status = match order.status.as_str() {
-                    "paid" => PaymentStatus::Paid,
-                    "expired" => PaymentStatus::Expired,
-                    _ => PaymentStatus::Pending,
-                };
-            }
-            Block::PaymentQr(b)
-        }
-        other => other,
     }
 }
