@@ -118,4 +118,15 @@ mod tests {
             assert_eq!(status.is_server_error(), *code == ApiCode::Internal, "{code}: {status}");
         }
     }
+
+    #[test]
+    fn the_protocol_document_lists_every_code() {
+        let doc = include_str!("../../docs/protocol.md");
+        for code in ApiCode::ALL {
+            assert!(doc.contains(&format!("`{code}`")), "docs/protocol.md does not list `{code}`");
+        }
+        for code in parley_widget::protocol::StreamCode::ALL {
+            assert!(doc.contains(&format!("`{code}`")), "docs/protocol.md does not list `{code}`");
+        }
+    }
 }

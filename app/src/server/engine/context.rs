@@ -218,29 +218,9 @@ pub fn apply(messages: &mut Vec<ModelMessage>, compaction: &Compaction, summary:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::store::agents::{Agent, AgentLimits, ProviderConfig, ProviderKind};
 
     fn agent(capabilities: &[&str]) -> Agent {
-        Agent {
-            id: "a".into(),
-            public_key: "k".into(),
-            name: "A".into(),
-            vertical: "help_center".into(),
-            capabilities: capabilities.iter().map(|s| s.to_string()).collect(),
-            enabled_tools: None,
-            provider: ProviderConfig {
-                kind: ProviderKind::Demo,
-                base_url: None,
-                api_key: None,
-                model: "demo".into(),
-                fallback_model: None,
-            },
-            system_prompt: "Be kind.".into(),
-            greeting: String::new(),
-            theme: Default::default(),
-            allowed_origins: vec![],
-            limits: AgentLimits::default(),
-        }
+        crate::server::store::testing::agent(capabilities, None)
     }
 
     fn msg(i: usize, role: Role, content: &str) -> Message {

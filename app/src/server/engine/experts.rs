@@ -8,8 +8,6 @@
 
 use std::sync::{Arc, RwLock};
 
-use serde_json::Value;
-
 use super::provider::ToolSpec;
 
 /// The prefix of the tool that calls an expert.
@@ -17,20 +15,7 @@ pub const INVOKE: &str = "invoke_";
 /// Experts of one hop running at the same time.
 pub const CONCURRENT: usize = 3;
 
-/// One expert as stored.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Expert {
-    pub name: String,
-    pub description: String,
-    pub input_schema: Value,
-    pub system_prompt: String,
-    /// Tools the expert may call (only those its agent has count).
-    pub tools: Vec<String>,
-    /// `None`: the coordinator's model.
-    pub model: Option<String>,
-    pub max_tokens: u32,
-    pub enabled: bool,
-}
+pub use crate::server::store::experts::Expert;
 
 impl Expert {
     pub fn tool_name(&self) -> String {

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod console;
 pub mod context;
 pub mod experts;
+pub mod fetch;
 pub mod hub;
 pub mod knowledge;
 pub mod lang;

@@ -6,16 +6,7 @@
 
 use std::sync::{Arc, RwLock};
 
-/// One row of the price table.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ModelPrice {
-    pub model_prefix: String,
-    pub input_per_mtok: f64,
-    pub cached_per_mtok: f64,
-    pub output_per_mtok: f64,
-    pub context_window: u64,
-    pub vision: bool,
-}
+pub use crate::server::store::prices::ModelPrice;
 
 impl ModelPrice {
     /// Cost of one call.

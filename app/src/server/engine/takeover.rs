@@ -3,12 +3,12 @@
 //! bot or closes it. The claim is stored, so a restart keeps the model off; the claim is a
 //! conditional update, so two operators cannot both hold a conversation.
 
-use parley_widget::protocol::{ConversationStatus, Handoff, MessageStatus, OperatorMessage, Role, StreamEvent, Typing};
+use parley_widget::protocol::{ConversationStatus, Handoff, OperatorMessage, StreamEvent, Typing};
 
 use super::Engine;
 use super::console::ConsoleEvent;
 use crate::server::store::users::{Role as UserRole, User};
-use crate::server::store::{DbError, new_id};
+use crate::server::store::{DbError, conversations, messages, new_id};
 
 /// Why a takeover action was refused.
 #[derive(Debug, thiserror::Error)]
@@ -26,27 +26,13 @@ pub const MAX_REPLY_CHARS: usize = 4000;
 
 impl Engine {
     async fn conversation_agent(&self, id: &str) -> Result<(String, String, Option<String>), TakeoverError> {
-        let row: Option<(String, String, Option<String>)> =
-            sqlx::query_as("SELECT agent_id, status, claimed_by FROM conversations WHERE id = $1")
-                .bind(id)
-                .fetch_optional(&mut *self.db().read().await?)
-                .await?;
-        row.ok_or(TakeoverError::NotFound)
+        conversations::holder(self.db(), id).await?.ok_or(TakeoverError::NotFound)
     }
 
     /// Takes the conversation over; false when someone else holds it (or it is closed).
     pub async fn claim(&self, conversation_id: &str, user: &User) -> Result<bool, TakeoverError> {
         let (agent_id, _, _) = self.conversation_agent(conversation_id).await?;
-        let done = sqlx::query(
-            "UPDATE conversations SET status = 'human', claimed_by = $2, claimed_at = $3, updated_at = $3 \
-             WHERE id = $1 AND claimed_by IS NULL AND status <> 'closed'",
-        )
-        .bind(conversation_id)
-        .bind(&user.id)
-        .bind(self.now_ms())
-        .execute(self.db().writer())
-        .await?;
-        if done.rows_affected() != 1 {
+        if !conversations::claim(self.db(), conversation_id, &user.id, self.now_ms()).await? {
             return Ok(false);
         }
         // An answer being written stops: a person is here now.
@@ -74,13 +60,7 @@ impl Engine {
     pub async fn release(&self, conversation_id: &str, user: &User) -> Result<(), TakeoverError> {
         let (agent_id, _, claimed_by) = self.conversation_agent(conversation_id).await?;
         self.may_act(&claimed_by, user)?;
-        sqlx::query(
-            "UPDATE conversations SET status = 'bot', claimed_by = NULL, claimed_at = NULL, updated_at = $2 WHERE id = $1",
-        )
-        .bind(conversation_id)
-        .bind(self.now_ms())
-        .execute(self.db().writer())
-        .await?;
+        conversations::unclaim(self.db(), conversation_id, ConversationStatus::Bot, self.now_ms()).await?;
         self.emit_now(conversation_id, StreamEvent::Handoff(Handoff { to: "bot".into(), operator_name: None })).await?;
         self.console(ConsoleEvent::status(conversation_id, &agent_id));
         Ok(())
@@ -98,13 +78,7 @@ impl Engine {
         if let Some(lease) = self.hub().get(conversation_id) {
             lease.cancel_turn();
         }
-        sqlx::query(
-            "UPDATE conversations SET status = 'closed', claimed_by = NULL, claimed_at = NULL, updated_at = $2 WHERE id = $1",
-        )
-        .bind(conversation_id)
-        .bind(self.now_ms())
-        .execute(self.db().writer())
-        .await?;
+        conversations::unclaim(self.db(), conversation_id, ConversationStatus::Closed, self.now_ms()).await?;
         self.emit_now(conversation_id, StreamEvent::Handoff(Handoff { to: "closed".into(), operator_name: None }))
             .await?;
         self.console(ConsoleEvent::status(conversation_id, &agent_id));
@@ -126,19 +100,7 @@ impl Engine {
         self.may_act(&claimed_by, user)?;
         let id = new_id();
         let now = self.now_ms();
-        sqlx::query(
-            "INSERT INTO messages (id, conversation_id, role, content, blocks, status, client_message_id, reply_to, author, \
-             start_seq, created_at, updated_at) VALUES ($1, $2, $3, $4, '[]', $5, NULL, NULL, $6, 0, $7, $7)",
-        )
-        .bind(&id)
-        .bind(conversation_id)
-        .bind(Role::Operator.as_str())
-        .bind(text)
-        .bind(MessageStatus::Complete.as_str())
-        .bind(&user.name)
-        .bind(now)
-        .execute(self.db().writer())
-        .await?;
+        messages::insert_operator_reply(self.db(), &id, conversation_id, text, &user.name, now).await?;
         self.emit_now(
             conversation_id,
             StreamEvent::OperatorMessage(OperatorMessage {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::server::engine::provider::demo::scheme_category;
-use crate::server::store::{Db, DbError};
+use crate::server::store::{Db, DbError, messages};
 
 /// How far back to look.
 pub const WINDOW_MS: i64 = 30 * 24 * 60 * 60 * 1000;
@@ -106,24 +106,11 @@ pub fn group(messages: &[(String, i64)]) -> Vec<(String, Vec<Asked>)> {
     groups
 }
 
-/// The visitor messages of an agent's conversations since `since` (newest first).
-async fn visitor_messages(db: &Db, agent_id: &str, since: i64) -> Result<Vec<(String, i64)>, DbError> {
-    sqlx::query_as(
-        "SELECT m.content, m.created_at FROM messages m JOIN conversations c ON c.id = m.conversation_id \
-         WHERE c.agent_id = $1 AND m.role = 'visitor' AND m.created_at >= $2 ORDER BY m.created_at DESC LIMIT $3",
-    )
-    .bind(agent_id)
-    .bind(since)
-    .bind(SCAN)
-    .fetch_all(&mut *db.read().await?)
-    .await
-}
-
 /// The tool's result: `days`, `since` (a date), `questions_scanned` and `categories`, each with
 /// its `category` and `questions` (`question`, `count`).
 pub async fn trending(db: &Db, agent_id: &str, now_ms: i64) -> Result<Value, DbError> {
     let since = now_ms - WINDOW_MS;
-    let messages = visitor_messages(db, agent_id, since).await?;
+    let messages = messages::visitor_texts_since(db, agent_id, since, SCAN).await?;
     let categories: Vec<Value> = group(&messages)
         .into_iter()
         .map(|(category, asked)| {

@@ -109,3 +109,39 @@ pub async fn set_summary(db: &Db, id: &str, summary: &str, until: i64) -> Result
         .await?;
     Ok(())
 }
+
+/// Who handles a conversation: `(agent_id, status, claimed_by)`.
+pub async fn holder(db: &Db, id: &str) -> Result<Option<(String, String, Option<String>)>, DbError> {
+    sqlx::query_as("SELECT agent_id, status, claimed_by FROM conversations WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *db.read().await?)
+        .await
+}
+
+/// Gives the conversation to an operator unless someone holds it or it is closed: true when this
+/// call got it (a conditional update, so of two operators only one can).
+pub async fn claim(db: &Db, id: &str, user_id: &str, now: i64) -> Result<bool, DbError> {
+    let done = sqlx::query(
+        "UPDATE conversations SET status = 'human', claimed_by = $2, claimed_at = $3, updated_at = $3 \
+         WHERE id = $1 AND claimed_by IS NULL AND status <> 'closed'",
+    )
+    .bind(id)
+    .bind(user_id)
+    .bind(now)
+    .execute(db.writer())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Lets go of the claim, with the conversation's new status (`bot` or `closed`).
+pub async fn unclaim(db: &Db, id: &str, status: ConversationStatus, now: i64) -> Result<(), DbError> {
+    sqlx::query(
+        "UPDATE conversations SET status = $3, claimed_by = NULL, claimed_at = NULL, updated_at = $2 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(now)
+    .bind(status.as_str())
+    .execute(db.writer())
+    .await?;
+    Ok(())
+}

@@ -1,9 +1,24 @@
 //! Expert agents (`experts`): the instructions, input schema and tools of each expert a
 //! coordinator can call.
 
-use crate::server::engine::experts::Expert;
+use serde_json::Value;
 
 use super::{Db, DbError, from_json_text, to_json_text};
+
+/// One expert as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expert {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    pub system_prompt: String,
+    /// Tools the expert may call (only those its agent has count).
+    pub tools: Vec<String>,
+    /// `None`: the coordinator's model.
+    pub model: Option<String>,
+    pub max_tokens: u32,
+    pub enabled: bool,
+}
 
 #[derive(sqlx::FromRow)]
 struct Row {

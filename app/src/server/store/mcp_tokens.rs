@@ -207,7 +207,6 @@ pub async fn touch(db: &Db, id: &str, now: i64) -> Result<(), DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::engine::tools::testing;
 
     #[test]
     fn tokens_are_random_and_prefixed() {
@@ -221,9 +220,8 @@ mod tests {
 
     #[tokio::test]
     async fn mcp_tokens_are_stored_hashed_and_revocable() {
-        let t = testing::context().await;
-        let db = &t.ctx.db;
-        let agent = &t.ctx.agent.id;
+        let (db, agent, _dir) = crate::server::store::testing::db_with_agent().await;
+        let (db, agent) = (&db, &agent.id);
         let (row, token) = create(db, agent, "IDE", FeatureSet::Detail, OutputFormat::Text, 5).await.unwrap();
         assert_eq!(
             (row.feature_set, row.output_format, row.agent_key.as_str()),

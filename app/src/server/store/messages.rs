@@ -238,3 +238,47 @@ pub async fn recent_after(db: &Db, conversation_id: &str, after_ms: i64, limit: 
     messages.reverse();
     Ok(messages)
 }
+
+/// Stores an operator's reply to the visitor (complete at once).
+pub async fn insert_operator_reply(
+    db: &Db,
+    id: &str,
+    conversation_id: &str,
+    text: &str,
+    author: &str,
+    now: i64,
+) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT INTO messages (id, conversation_id, role, content, blocks, status, client_message_id, reply_to, author, \
+         start_seq, created_at, updated_at) VALUES ($1, $2, $3, $4, '[]', $5, NULL, NULL, $6, 0, $7, $7)",
+    )
+    .bind(id)
+    .bind(conversation_id)
+    .bind(Role::Operator.as_str())
+    .bind(text)
+    .bind(MessageStatus::Complete.as_str())
+    .bind(author)
+    .bind(now)
+    .execute(db.writer())
+    .await?;
+    Ok(())
+}
+
+/// `(text, created_at)` of the visitor messages of an agent's conversations since `since`, newest
+/// first, at most `limit`.
+pub async fn visitor_texts_since(
+    db: &Db,
+    agent_id: &str,
+    since: i64,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, DbError> {
+    sqlx::query_as(
+        "SELECT m.content, m.created_at FROM messages m JOIN conversations c ON c.id = m.conversation_id \
+         WHERE c.agent_id = $1 AND m.role = 'visitor' AND m.created_at >= $2 ORDER BY m.created_at DESC LIMIT $3",
+    )
+    .bind(agent_id)
+    .bind(since)
+    .bind(limit)
+    .fetch_all(&mut *db.read().await?)
+    .await
+}

@@ -20,6 +20,8 @@ pub mod orders;
 pub mod prices;
 pub mod script;
 pub mod sessions;
+#[cfg(test)]
+pub mod testing;
 pub mod tool_calls;
 pub mod usage;
 pub mod users;

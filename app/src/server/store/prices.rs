@@ -1,9 +1,18 @@
 //! The model price table (`model_prices`): dollars per million tokens, context window and image
 //! support, matched by model-name prefix.
 
-use crate::server::engine::pricing::ModelPrice;
-
 use super::{Db, DbError};
+
+/// One row of the price table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelPrice {
+    pub model_prefix: String,
+    pub input_per_mtok: f64,
+    pub cached_per_mtok: f64,
+    pub output_per_mtok: f64,
+    pub context_window: u64,
+    pub vision: bool,
+}
 
 #[derive(sqlx::FromRow)]
 struct Row {

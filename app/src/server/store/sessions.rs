@@ -40,7 +40,7 @@ fn now_ms() -> i64 {
     millis(OffsetDateTime::now_utc())
 }
 
-#[crate::server::engine::tools::async_trait]
+#[async_trait::async_trait]
 impl SessionStore for DbSessionStore {
     async fn create(&self, record: &mut Record) -> session_store::Result<()> {
         let data = serde_json::to_string(&record.data).map_err(backend)?;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::super::fetch::FetchError;
 use crate::server::secret::ApiKey;
 
 /// Where embeddings come from.
@@ -37,7 +38,7 @@ impl Embedder {
     }
 
     /// One vector per input, in order.
-    pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, FetchError> {
         if inputs.is_empty() {
             return Ok(Vec::new());
         }
@@ -47,19 +48,19 @@ impl Embedder {
         }
         let response = tokio::time::timeout(self.timeout, request.send())
             .await
-            .map_err(|_| "embeddings: timed out".to_owned())?
-            .map_err(|e| format!("embeddings: {}", e.without_url()))?;
+            .map_err(|_| FetchError::Timeout(self.timeout.as_millis()))?
+            .map_err(FetchError::connect)?;
         if !response.status().is_success() {
-            return Err(format!("embeddings: status {}", response.status()));
+            return Err(FetchError::Status(response.status().as_u16()));
         }
         let body: Value = tokio::time::timeout(self.timeout, response.json())
             .await
-            .map_err(|_| "embeddings: timed out".to_owned())?
-            .map_err(|e| format!("embeddings: {}", e.without_url()))?;
+            .map_err(|_| FetchError::Timeout(self.timeout.as_millis()))?
+            .map_err(FetchError::unreadable)?;
         let mut data: Vec<(usize, Vec<f32>)> = body
             .get("data")
             .and_then(Value::as_array)
-            .ok_or("embeddings: no data")?
+            .ok_or_else(|| FetchError::Answer("no data".into()))?
             .iter()
             .enumerate()
             .map(|(i, d)| {
@@ -74,7 +75,7 @@ impl Embedder {
             .collect();
         data.sort_by_key(|(i, _)| *i);
         if data.len() != inputs.len() || data.iter().any(|(_, v)| v.is_empty()) {
-            return Err("embeddings: wrong number of vectors".into());
+            return Err(FetchError::Answer("wrong number of vectors".into()));
         }
         Ok(data.into_iter().map(|(_, v)| v).collect())
     }

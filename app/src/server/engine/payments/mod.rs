@@ -76,8 +76,8 @@ pub fn new_order_id(now_ms: i64) -> String {
 }
 
 /// The SVG QR code of `data`.
-pub fn qr_svg(data: &str) -> Result<String, String> {
-    let code = qrcode::QrCode::new(data.as_bytes()).map_err(|e| e.to_string())?;
+pub fn qr_svg(data: &str) -> Result<String, qrcode::types::QrError> {
+    let code = qrcode::QrCode::new(data.as_bytes())?;
     Ok(code.render::<qrcode::render::svg::Color>().min_dimensions(200, 200).quiet_zone(true).build())
 }
 

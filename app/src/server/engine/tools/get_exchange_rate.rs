@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
+use super::super::fetch::FetchError;
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 use crate::server::secret::ApiKey;
 
@@ -105,7 +106,7 @@ impl GetExchangeRate {
         let live = match self.live_rates(from).await {
             Ok(r) => match r.rates.get(to) {
                 Some(&rate) => return answer(from, to, rate, amount, Source::Live(r.last_update)),
-                None => format!("the live rates for {from} do not include {to}"),
+                None => FetchError::Answer(format!("the live rates for {from} do not include {to}")),
             },
             Err(e) => e,
         };
@@ -120,7 +121,7 @@ impl GetExchangeRate {
     }
 
     /// Rates for `base`, from the cache while fresh, else from the live service.
-    async fn live_rates(&self, base: &str) -> Result<Rates, String> {
+    async fn live_rates(&self, base: &str) -> Result<Rates, FetchError> {
         if let Some((at, rates)) = self.cache.lock().ok().and_then(|c| c.get(base).cloned())
             && at.elapsed() < self.ttl
         {
@@ -128,7 +129,7 @@ impl GetExchangeRate {
         }
         let rates = match tokio::time::timeout(self.timeout, self.fetch(base)).await {
             Ok(result) => result?,
-            Err(_) => return Err(format!("no answer within {} ms", self.timeout.as_millis())),
+            Err(_) => return Err(FetchError::Timeout(self.timeout.as_millis())),
         };
         if let Ok(mut cache) = self.cache.lock() {
             cache.insert(base.to_owned(), (Instant::now(), rates.clone()));
@@ -136,35 +137,34 @@ impl GetExchangeRate {
         Ok(rates)
     }
 
-    async fn fetch(&self, base: &str) -> Result<Rates, String> {
+    async fn fetch(&self, base: &str) -> Result<Rates, FetchError> {
         let url = match &self.api_key {
             Some(key) => format!("{}/{}/latest/{base}", self.v6_base.trim_end_matches('/'), key.expose()),
             None => format!("{}/latest/{base}", self.v4_base.trim_end_matches('/')),
         };
         // `without_url`: the v6 URL carries the API key.
-        let response =
-            self.http.get(url).timeout(self.timeout).send().await.map_err(|e| e.without_url().to_string())?;
+        let response = self.http.get(url).timeout(self.timeout).send().await.map_err(FetchError::connect)?;
         let status = response.status();
         if !status.is_success() {
-            return Err(format!("the service answered HTTP {}", status.as_u16()));
+            return Err(FetchError::Status(status.as_u16()));
         }
-        let body: Value = response.json().await.map_err(|e| format!("unreadable answer: {}", e.without_url()))?;
+        let body: Value = response.json().await.map_err(FetchError::unreadable)?;
         parse_rates(&body)
     }
 }
 
 /// Reads a v6 (`conversion_rates`, `time_last_update_utc`) or v4 (`rates`, `time_last_update_unix`
 /// / `time_last_updated` / `date`) answer.
-fn parse_rates(body: &Value) -> Result<Rates, String> {
+fn parse_rates(body: &Value) -> Result<Rates, FetchError> {
     if body.get("result").and_then(Value::as_str) == Some("error") {
         let kind = body.get("error-type").and_then(Value::as_str).unwrap_or("unknown");
-        return Err(format!("the service reported an error ({kind})"));
+        return Err(FetchError::Answer(format!("the service reported an error ({kind})")));
     }
     let table = body
         .get("conversion_rates")
         .or_else(|| body.get("rates"))
         .and_then(Value::as_object)
-        .ok_or("the answer has no rates")?;
+        .ok_or_else(|| FetchError::Answer("the answer has no rates".into()))?;
     let rates: HashMap<String, f64> = table
         .iter()
         .filter_map(|(code, rate)| Some((code.clone(), rate.as_f64().filter(|r| r.is_finite() && *r > 0.0)?)))

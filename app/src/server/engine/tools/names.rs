@@ -2,14 +2,23 @@
 //! only ASCII letters, digits, `_`, `-` and `.`. (The first draft also allowed `/`; the final
 //! text and most model APIs do not, so Parley does not either.)
 
-/// Checks a tool name; the error says what is wrong.
-pub fn check(name: &str) -> Result<(), String> {
+/// What is wrong with a tool name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("tool name `{0}` must be 1 to 64 characters long, not {1}")]
+    Length(String, usize),
+    #[error("tool name `{0}` contains `{1}`; only A-Z, a-z, 0-9, `_`, `-` and `.` are allowed")]
+    Character(String, char),
+}
+
+/// Checks a tool name.
+pub fn check(name: &str) -> Result<(), NameError> {
     let len = name.chars().count();
     if len == 0 || len > 64 {
-        return Err(format!("tool name `{name}` must be 1 to 64 characters long, not {len}"));
+        return Err(NameError::Length(name.to_owned(), len));
     }
     if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
-        return Err(format!("tool name `{name}` contains `{bad}`; only A-Z, a-z, 0-9, `_`, `-` and `.` are allowed"));
+        return Err(NameError::Character(name.to_owned(), bad));
     }
     Ok(())
 }

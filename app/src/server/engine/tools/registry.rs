@@ -28,24 +28,37 @@ impl std::fmt::Debug for Registry {
     }
 }
 
+/// Why a set of tools cannot be a registry.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error(transparent)]
+    Name(#[from] names::NameError),
+    #[error("two tools are named `{0}`")]
+    Duplicate(&'static str),
+    #[error("the schema of `{0}` must describe an object")]
+    NotAnObject(&'static str),
+    #[error("the schema of `{0}` does not compile: {1}")]
+    Schema(&'static str, String),
+}
+
 impl Registry {
     /// Builds a registry; fails on a name that breaks SEP-986, a duplicate name or a schema that
     /// does not compile.
-    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Result<Self, String> {
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Result<Self, RegistryError> {
         let mut seen = HashSet::new();
         let mut out = Vec::with_capacity(tools.len());
         for tool in tools {
             let name = tool.name();
             names::check(name)?;
             if !seen.insert(name) {
-                return Err(format!("two tools are named `{name}`"));
+                return Err(RegistryError::Duplicate(name));
             }
             let schema = tool.schema();
             if schema.get("type").and_then(Value::as_str) != Some("object") {
-                return Err(format!("the schema of `{name}` must describe an object"));
+                return Err(RegistryError::NotAnObject(name));
             }
-            let validator = jsonschema::validator_for(&schema)
-                .map_err(|e| format!("the schema of `{name}` does not compile: {e}"))?;
+            let validator =
+                jsonschema::validator_for(&schema).map_err(|e| RegistryError::Schema(name, e.to_string()))?;
             let spec =
                 ToolSpec { name: name.to_owned(), description: tool.description().to_owned(), parameters: schema };
             out.push(Arc::new(Registered { tool, validator, spec }));
@@ -164,7 +177,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::server::store::agents::{ProviderConfig, ProviderKind};
 
     struct Fake(&'static str, &'static str);
 
@@ -188,26 +200,7 @@ mod tests {
     }
 
     fn agent(capabilities: &[&str], enabled: Option<&[&str]>) -> Agent {
-        Agent {
-            id: "a".into(),
-            public_key: "k".into(),
-            name: "n".into(),
-            vertical: "help_center".into(),
-            capabilities: capabilities.iter().map(|s| s.to_string()).collect(),
-            enabled_tools: enabled.map(|e| e.iter().map(|s| s.to_string()).collect()),
-            provider: ProviderConfig {
-                kind: ProviderKind::Demo,
-                base_url: None,
-                api_key: None,
-                model: "demo".into(),
-                fallback_model: None,
-            },
-            system_prompt: String::new(),
-            greeting: String::new(),
-            theme: Default::default(),
-            allowed_origins: vec![],
-            limits: Default::default(),
-        }
+        crate::server::store::testing::agent(capabilities, enabled)
     }
 
     fn registry() -> Registry {

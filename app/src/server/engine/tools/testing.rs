@@ -2,16 +2,13 @@
 
 use std::sync::Arc;
 
-use parley_widget::protocol::Theme;
-
 use super::ToolContext;
 use crate::server::engine::Services;
 use crate::server::engine::clock::ManualClock;
 use crate::server::engine::knowledge::Knowledge;
 use crate::server::engine::payments::sandbox::Sandbox;
-use crate::server::store::agents::{self, NewAgent, ProviderConfig, ProviderKind};
 use crate::server::store::knowledge::{self as kstore, NewArticle};
-use crate::server::store::{Db, visitors};
+use crate::server::store::{self, visitors};
 
 pub struct TestCtx {
     pub ctx: ToolContext,
@@ -21,33 +18,8 @@ pub struct TestCtx {
 
 /// A context for a fresh agent, visitor and conversation.
 pub async fn context() -> TestCtx {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = Db::connect(&format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display())).await.expect("db");
+    let (db, agent, dir) = store::testing::db_with_agent().await;
     let clock = ManualClock::new();
-    let agent = agents::insert(
-        &db,
-        &NewAgent {
-            public_key: "tools-test".into(),
-            name: "Tools test".into(),
-            vertical: "immigration".into(),
-            capabilities: vec![],
-            enabled_tools: None,
-            provider: ProviderConfig {
-                kind: ProviderKind::Demo,
-                base_url: None,
-                api_key: None,
-                model: "demo".into(),
-                fallback_model: None,
-            },
-            system_prompt: String::new(),
-            greeting: String::new(),
-            theme: Theme::default(),
-            allowed_origins: vec![],
-        },
-        0,
-    )
-    .await
-    .expect("agent");
     let visitor = visitors::create(&db, &agent.id, &visitors::new_token(), None, 0).await.expect("visitor");
     sqlx::query(
         "INSERT INTO conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at) \

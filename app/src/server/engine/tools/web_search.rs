@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::super::fetch::FetchError;
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 use crate::server::secret::ApiKey;
 
@@ -102,7 +103,7 @@ impl WebSearch {
         };
         let found = match tokio::time::timeout(self.timeout, self.google(key.expose(), cx, &q, language)).await {
             Ok(found) => found,
-            Err(_) => Err(format!("no answer within {} ms", self.timeout.as_millis())),
+            Err(_) => Err(FetchError::Timeout(self.timeout.as_millis())),
         };
         match found {
             Ok(results) => {
@@ -121,37 +122,31 @@ impl WebSearch {
         }
     }
 
-    async fn google(&self, key: &str, cx: &str, q: &str, language: Language) -> Result<Vec<Value>, String> {
+    async fn google(&self, key: &str, cx: &str, q: &str, language: Language) -> Result<Vec<Value>, FetchError> {
         let num = MAX_RESULTS.to_string();
         let params = [("key", key), ("cx", cx), ("q", q), ("num", num.as_str()), ("lr", language.lr())];
         // `without_url`: the URL carries the API key.
-        let response = self
-            .http
-            .get(&self.base)
-            .query(&params)
-            .timeout(self.timeout)
-            .send()
-            .await
-            .map_err(|e| e.without_url().to_string())?;
+        let response =
+            self.http.get(&self.base).query(&params).timeout(self.timeout).send().await.map_err(FetchError::connect)?;
         let status = response.status();
         if !status.is_success() {
-            return Err(format!("the search service answered HTTP {}", status.as_u16()));
+            return Err(FetchError::Status(status.as_u16()));
         }
-        let body: Value = response.json().await.map_err(|e| format!("unreadable answer: {}", e.without_url()))?;
+        let body: Value = response.json().await.map_err(FetchError::unreadable)?;
         parse_items(&body)
     }
 }
 
 /// Maps Google's `items[]` to `{title, url, snippet}`, at most [`MAX_RESULTS`]. No `items` means
 /// no results.
-fn parse_items(body: &Value) -> Result<Vec<Value>, String> {
+fn parse_items(body: &Value) -> Result<Vec<Value>, FetchError> {
     if !body.is_object() {
-        return Err("the answer is not a JSON object".into());
+        return Err(FetchError::Answer("the answer is not a JSON object".into()));
     }
     let items = match body.get("items") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
-        Some(_) => return Err("`items` is not a list".into()),
+        Some(_) => return Err(FetchError::Answer("`items` is not a list".into())),
     };
     let text = |item: &Value, key: &str| {
         item.get(key).and_then(Value::as_str).map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
