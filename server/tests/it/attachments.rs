@@ -3,9 +3,7 @@
 //! (OpenAI-compatible content parts, Anthropic image blocks; earlier images as `[image]`),
 //! refused for a model that does not, listed in the transcript, shown in the console.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::auth;
 use parley_app::server::engine::clock::{Clock, SystemClock};

@@ -1,12 +1,10 @@
 //! The turn loop end to end: the real server, a fake OpenAI upstream over real HTTP, exact event
 //! sequences and what was stored.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
+use crate::harness::*;
 use parley_app::server::engine::tools::{Tool, ToolContext, ToolError, ToolOutput};
 use parley_app::server::store::{messages, tool_calls, usage};
 use parley_server::fake_openai::Reply;

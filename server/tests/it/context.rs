@@ -2,9 +2,7 @@
 //! messages stay stored), the summary reused by later turns, and what is known of the visitor
 //! (memories, consulting state) given as quoted data.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::engine::pricing::ModelPrice;
 use parley_app::server::store::{conversations, memories, messages, prices, usage};

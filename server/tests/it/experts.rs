@@ -2,11 +2,9 @@
 //! calls (real HTTP to the fake upstream), concurrently, announced by `agent_start` /
 //! `agent_complete`, and paid from the same conversation budget.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::harness::*;
 use parley_app::server::store::agents::{self, AgentLimits};
 use parley_app::server::store::{tool_calls, usage};
 use parley_server::fake_openai::Reply;

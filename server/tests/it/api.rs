@@ -2,12 +2,10 @@
 //! must change nothing, the lead form, transcripts, safe retries, busy conversations, history
 //! and recovery after a restart. Exact statuses, error codes, event sequences and stored rows.
 
-mod common;
-
 use std::pin::Pin;
 use std::time::Duration;
 
-use common::*;
+use crate::harness::*;
 use futures::{Stream, StreamExt};
 use parley_app::server::store::{leads, messages};
 use parley_server::fake_openai::Reply;

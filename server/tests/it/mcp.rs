@@ -2,9 +2,7 @@
 //! HTTP and over the `mcp-stdio` subcommand, plus the Python SDK (`mcp` from PyPI) as a client
 //! that is not ours: feature sets, output formats, tokens, argument errors, usage.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::engine::tools::names;
 use parley_app::server::mcp::{FeatureSet, OutputFormat};

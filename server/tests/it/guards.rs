@@ -3,14 +3,12 @@
 //! mid-stream and mid-tool, an overloaded model replaced by the fallback model, and the
 //! consulting-state tag kept from the visitor however the stream splits it.
 
-mod common;
-
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::*;
+use crate::harness::*;
 use futures::Stream;
 use parley_app::server::engine::clock::Clock;
 use parley_app::server::engine::tools::{Tool, ToolContext, ToolError, ToolOutput};

@@ -2,11 +2,9 @@
 //! over real HTTP (which checks request shapes like the real API), exact event sequences, what
 //! was stored and what was sent upstream.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::harness::*;
 use parley_app::server::store::{messages, tool_calls, usage};
 use parley_server::fake_anthropic::{FakeAnthropic, Reply};
 use parley_widget::protocol::{Block, MessageStatus, Role, StreamEvent, ToolCallStatus};

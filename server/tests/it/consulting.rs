@@ -2,9 +2,7 @@
 //! driven by a scripted fake OpenAI server, knowledge with citations, payments (webhook, sandbox
 //! page, server-side expiry, live block updates) and visitor memory.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use parley_app::server::engine::clock::{Clock, ManualClock};
 use parley_app::server::engine::payments::sign;
 use parley_app::server::engine::tools::registry::Registry;

@@ -2,11 +2,9 @@
 //! refuses cross-site calls and bad input; sign-in and sign-out; human takeover (the claim is
 //! exclusive, stored, survives a restart, and keeps the model off); visitor text is inert.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::*;
+use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{
     agents as a, auth, conversations as c, dashboard, experts as x, knowledge as k, leads, models as m, orders, tokens,

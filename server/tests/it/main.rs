@@ -1,0 +1,16 @@
+//! Parley's integration tests, in one binary: the real server on port 0 with its own database
+//! (SQLite, or PostgreSQL when `PARLEY_TEST_POSTGRES` is set), fake upstreams over real HTTP, and
+//! one module per concern. The shared harness is [`harness`].
+
+mod harness;
+
+mod anthropic;
+mod api;
+mod attachments;
+mod console;
+mod consulting;
+mod context;
+mod experts;
+mod guards;
+mod mcp;
+mod turns;
