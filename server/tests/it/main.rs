@@ -5,9 +5,16 @@
 mod harness;
 
 mod anthropic;
-mod api;
+mod api_access;
+mod api_input;
+mod api_retries;
+mod api_streams;
+mod api_transcripts;
 mod attachments;
-mod console;
+mod console_access;
+mod console_agents;
+mod console_settings;
+mod console_takeover;
 mod consulting;
 mod context;
 mod experts;
