@@ -11,6 +11,7 @@ use parley_server::fake_openai::Reply;
 use parley_widget::protocol::{MessageEnd, MessageStatus, Role, StreamEvent, Transcript};
 use serde_json::{Value, json};
 
+/// Presses stop: whether there was an answer to stop.
 async fn stopped(app: &TestApp, token: &str, conversation: &str) -> bool {
     let r = app.stop(token, conversation).await;
     assert_eq!(r.status(), 200);

@@ -22,7 +22,7 @@ use super::fixtures::{self, AgentFixture, User};
 use super::{Browser, read_events};
 
 pub struct TestApp {
-    pub running: Running,
+    running: Running,
     /// The OpenAI-compatible upstream, always started.
     pub fake: FakeOpenAi,
     anthropic: Option<FakeAnthropic>,
