@@ -2,24 +2,22 @@
 //! over real HTTP (which checks request shapes like the real API), exact event sequences, what
 //! was stored and what was sent upstream.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
-use parley_app::server::store::{messages, tool_calls, usage};
-use parley_server::fake_anthropic::{FakeAnthropic, Reply};
-use parley_widget::protocol::{Block, MessageStatus, Role, StreamEvent, ToolCallStatus};
+use crate::harness::*;
+use parley_app::server::store::{messages, usage};
+use parley_server::fake_anthropic::Reply;
+use parley_widget::protocol::{MessageStatus, StreamEvent, ToolCallStatus};
 use serde_json::{Value, json};
 
 const MODEL: &str = "claude-sonnet-4-20250514";
 
-async fn setup(capabilities: &[&str]) -> (TestApp, FakeAnthropic, String) {
-    let app = spawn_app().await;
-    let fake = FakeAnthropic::start().await;
-    app.agent_anthropic("bot", capabilities, &fake.base_url()).await;
+/// The server and the fake Anthropic upstream, an agent "bot" on it, a visitor's token.
+async fn setup(capabilities: &[&str]) -> (TestApp, String) {
+    let app = TestApp::builder().anthropic().spawn().await;
+    app.anthropic_agent("bot", capabilities).await;
     let token = app.visitor("bot").await;
-    (app, fake, token)
+    (app, token)
 }
 
 /// The message before `i` alternates with it, for every message of a request.
@@ -31,20 +29,17 @@ fn assert_alternates(request: &Value) {
 
 #[tokio::test]
 async fn plain_turn_streams_text_and_records_anthropic_usage() {
-    let (app, fake, token) = setup(&["voice_calls"]).await; // a capability no shipped tool needs
+    let (app, token) = setup(&["voice_calls"]).await; // a capability no shipped tool needs
+    let fake = app.anthropic();
     fake.set_usage(12, 30);
     fake.push_text("Hello from Claude, how can I help?");
 
     let events = app.send(&token, "bot", None, "hi").await;
     assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
     assert_eq!(text(&events), "Hello from Claude, how can I help?");
-    let tokens = events.iter().filter(|(_, e)| matches!(e, StreamEvent::Token(_))).count();
+    let tokens = tokens(&events);
     assert!(tokens >= 7, "streamed piece by piece, got {tokens} tokens");
-    let usage_event = events.iter().find_map(|(_, e)| match e {
-        StreamEvent::Usage(u) => Some(u.clone()),
-        _ => None,
-    });
-    let usage_event = usage_event.unwrap();
+    let usage_event = usages(&events)[0];
     assert_eq!(usage_event.model, MODEL);
     // Cache reads count as input, and as its cached part.
     assert_eq!((usage_event.input_tokens, usage_event.output_tokens, usage_event.cached_tokens), (42, 7, 30));
@@ -67,11 +62,7 @@ async fn plain_turn_streams_text_and_records_anthropic_usage() {
     assert!(!headers.contains_key("authorization"), "the key goes in x-api-key only: {headers:?}");
 
     let conv = conversation_id(&events);
-    let stored = messages::list(app.db(), &conv).await.unwrap();
-    assert_eq!(stored.len(), 2);
-    assert_eq!((stored[0].role, stored[0].content.as_str()), (Role::Visitor, "hi"));
-    assert_eq!((stored[1].role, stored[1].status), (Role::Assistant, MessageStatus::Complete));
-    assert_eq!(stored[1].content, "Hello from Claude, how can I help?");
+    app.assert_turn_stored(&conv, "hi", "Hello from Claude, how can I help?").await;
     let ledger = usage::of_conversation(app.db(), &conv).await.unwrap();
     assert_eq!(ledger.len(), 1);
     let row = &ledger[0];
@@ -81,29 +72,14 @@ async fn plain_turn_streams_text_and_records_anthropic_usage() {
 
 #[tokio::test]
 async fn tool_use_runs_the_tool_and_sends_its_result_back() {
-    let (app, fake, token) = setup(&["ticket_escalation"]).await;
+    let (app, token) = setup(&["ticket_escalation"]).await;
+    let fake = app.anthropic();
     fake.push_tool_use("escalate_to_human", json!({"reason": "billing question"}));
     fake.push_text("Press the button below.");
 
     let events = app.send(&token, "bot", None, "I want a human").await;
-    assert_eq!(
-        shape(&events),
-        [
-            "message_start",
-            "usage",
-            "tool_call:escalate_to_human:started",
-            "tool_call:escalate_to_human:succeeded",
-            "block:escalation_button",
-            "token*",
-            "usage",
-            "message_end:complete"
-        ]
-    );
-    let started = events.iter().find_map(|(_, e)| match e {
-        StreamEvent::ToolCall(t) if t.status == ToolCallStatus::Started => Some(t.clone()),
-        _ => None,
-    });
-    let started = started.unwrap();
+    assert_eq!(shape(&events), [&ESCALATED[..], &["token*", "usage", "message_end:complete"]].concat());
+    let started = tool_calls(&events, ToolCallStatus::Started)[0].clone();
     // The input arrived in several `input_json_delta` pieces.
     assert_eq!(started.arguments, json!({"reason": "billing question"}));
     assert_eq!(started.hop, 1);
@@ -136,13 +112,7 @@ async fn tool_use_runs_the_tool_and_sends_its_result_back() {
     assert_eq!(result["ok"], true);
 
     let conv = conversation_id(&events);
-    let stored = messages::list(app.db(), &conv).await.unwrap();
-    let answer = &stored[1];
-    assert_eq!(answer.content, "Press the button below.");
-    assert!(matches!(answer.blocks.as_slice(), [Block::EscalationButton(_)]));
-    let calls = tool_calls::of_message(app.db(), &answer.id).await.unwrap();
-    assert_eq!(calls.len(), 1);
-    assert_eq!((calls[0].name.as_str(), calls[0].status), ("escalate_to_human", ToolCallStatus::Succeeded));
+    app.assert_escalation_stored(&conv, "Press the button below.").await;
     let ledger = usage::of_conversation(app.db(), &conv).await.unwrap();
     assert_eq!(ledger.len(), 2);
     assert!(ledger.iter().all(|r| r.provider == "anthropic" && r.outcome == "ok"), "{ledger:?}");
@@ -150,7 +120,8 @@ async fn tool_use_runs_the_tool_and_sends_its_result_back() {
 
 #[tokio::test]
 async fn text_before_a_tool_use_is_kept_in_the_assistant_turn() {
-    let (app, fake, token) = setup(&["ticket_escalation"]).await;
+    let (app, token) = setup(&["ticket_escalation"]).await;
+    let fake = app.anthropic();
     fake.push(Reply::ToolUse {
         text: Some("Let me get someone.".into()),
         calls: vec![("escalate_to_human".into(), json!({"reason": "asked"}).to_string())],
@@ -167,7 +138,8 @@ async fn text_before_a_tool_use_is_kept_in_the_assistant_turn() {
 
 #[tokio::test]
 async fn the_last_hop_without_tools_still_carries_earlier_tool_calls() {
-    let (app, fake, token) = setup(&["ticket_escalation"]).await;
+    let (app, token) = setup(&["ticket_escalation"]).await;
+    let fake = app.anthropic();
     for _ in 0..3 {
         fake.push_tool_use("escalate_to_human", json!({}));
     }
@@ -189,7 +161,8 @@ async fn the_last_hop_without_tools_still_carries_earlier_tool_calls() {
 
 #[tokio::test]
 async fn rate_limit_with_retry_after_then_success() {
-    let (app, fake, token) = setup(&[]).await;
+    let (app, token) = setup(&[]).await;
+    let fake = app.anthropic();
     fake.push_error(429, &[("retry-after", "1")]);
     fake.push_text("Worth the wait.");
     let started = std::time::Instant::now();
@@ -198,27 +171,25 @@ async fn rate_limit_with_retry_after_then_success() {
     assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
     assert_eq!(text(&events), "Worth the wait.");
     assert_eq!(fake.served(), 2);
-    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
-    let outcomes: Vec<&str> = ledger.iter().map(|u| u.outcome.as_str()).collect();
-    assert_eq!(outcomes, ["rate_limited", "ok"]);
+    assert_eq!(app.outcomes(&conversation_id(&events)).await, ["rate_limited", "ok"]);
 }
 
 #[tokio::test]
 async fn overloaded_529_is_retried() {
-    let (app, fake, token) = setup(&[]).await;
+    let (app, token) = setup(&[]).await;
+    let fake = app.anthropic();
     fake.push_error(529, &[]);
     fake.push_text("Recovered.");
     let events = app.send(&token, "bot", None, "hello").await;
     assert_eq!(text(&events), "Recovered.");
     assert_eq!(fake.served(), 2);
-    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
-    let outcomes: Vec<&str> = ledger.iter().map(|u| u.outcome.as_str()).collect();
-    assert_eq!(outcomes, ["server_error", "ok"]);
+    assert_eq!(app.outcomes(&conversation_id(&events)).await, ["server_error", "ok"]);
 }
 
 #[tokio::test]
 async fn auth_error_is_not_retried_and_says_nothing_of_the_provider() {
-    let (app, fake, token) = setup(&[]).await;
+    let (app, token) = setup(&[]).await;
+    let fake = app.anthropic();
     fake.push_error(401, &[]);
     fake.push_text("Never sent.");
     let events = app.send(&token, "bot", None, "hello").await;
@@ -241,7 +212,8 @@ async fn auth_error_is_not_retried_and_says_nothing_of_the_provider() {
 
 #[tokio::test]
 async fn an_overloaded_error_inside_the_stream_is_a_failure() {
-    let (app, fake, token) = setup(&[]).await;
+    let (app, token) = setup(&[]).await;
+    let fake = app.anthropic();
     fake.push(Reply::StreamError {
         pieces: vec!["Partial ".into()],
         error_type: "overloaded_error".into(),
@@ -255,23 +227,23 @@ async fn an_overloaded_error_inside_the_stream_is_a_failure() {
     let conv = conversation_id(&events);
     let stored = messages::list(app.db(), &conv).await.unwrap();
     assert_eq!((stored[1].status, stored[1].content.trim_end()), (MessageStatus::Failed, "Partial"));
-    let ledger = usage::of_conversation(app.db(), &conv).await.unwrap();
-    assert_eq!(ledger.last().unwrap().outcome, "stream_error");
+    assert_eq!(app.outcomes(&conv).await.last().unwrap(), "stream_error");
 }
 
 #[tokio::test]
 async fn a_stream_without_message_stop_is_a_failure() {
-    let (app, fake, token) = setup(&[]).await;
+    let (app, token) = setup(&[]).await;
+    let fake = app.anthropic();
     fake.push(Reply::Truncated(vec!["Cut ".into(), "off".into()]));
     let events = app.send(&token, "bot", None, "hello").await;
     assert_eq!(shape(&events), ["message_start", "token*", "error:UPSTREAM_UNAVAILABLE", "message_end:failed"]);
-    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
-    assert_eq!(ledger.last().unwrap().outcome, "truncated");
+    assert_eq!(app.outcomes(&conversation_id(&events)).await.last().unwrap(), "truncated");
 }
 
 #[tokio::test]
 async fn earlier_turns_are_sent_as_alternating_messages() {
-    let (app, fake, token) = setup(&[]).await;
+    let (app, token) = setup(&[]).await;
+    let fake = app.anthropic();
     fake.push_text("First answer.");
     let events = app.send(&token, "bot", None, "one").await;
     let conv = conversation_id(&events);

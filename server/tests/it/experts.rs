@@ -2,16 +2,14 @@
 //! calls (real HTTP to the fake upstream), concurrently, announced by `agent_start` /
 //! `agent_complete`, and paid from the same conversation budget.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
-use parley_app::server::store::agents::{self, AgentLimits};
+use crate::harness::*;
+use parley_app::server::store::agents::AgentLimits;
 use parley_app::server::store::{tool_calls, usage};
 use parley_server::fake_openai::Reply;
 use parley_widget::protocol::StreamEvent;
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn progress(events: &[(u64, StreamEvent)]) -> Vec<String> {
     events
@@ -33,9 +31,7 @@ fn two_experts() -> Reply {
 
 #[tokio::test]
 async fn a_coordinator_runs_its_experts_concurrently_and_answers_from_them() {
-    let app = spawn_app().await;
-    app.agent("coord", &["expert_team"], None).await;
-    let token = app.visitor("coord").await;
+    let (app, token) = spawn_chat("coord", &["expert_team"]).await;
     app.fake.push(two_experts());
     // Both experts answer after a second: run one after the other they would take two.
     app.fake.push(Reply::Delayed(Duration::from_secs(1), Box::new(Reply::text("Policy: QMAS needs a degree."))));
@@ -97,13 +93,7 @@ async fn a_coordinator_runs_its_experts_concurrently_and_answers_from_them() {
         assert!(r["max_tokens"].as_u64().is_some() || r["max_completion_tokens"].as_u64().is_some(), "{r}");
     }
     // The coordinator's second call carries both experts' answers.
-    let tool_answers: Vec<Value> = requests[3]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
-        .collect();
+    let tool_answers = tool_results(&requests[3]);
     let mut experts: Vec<&str> = tool_answers.iter().map(|a| a["expert"].as_str().unwrap()).collect();
     experts.sort();
     assert_eq!(experts, ["assessment_expert", "policy_expert"]);
@@ -111,11 +101,11 @@ async fn a_coordinator_runs_its_experts_concurrently_and_answers_from_them() {
 
     // Four upstream calls, all in the conversation's ledger; the console sees the expert calls.
     let conv = conversation_id(&events);
-    app.running.state.engine.flush().await;
+    app.engine().flush().await;
     let ledger = usage::of_conversation(app.db(), &conv).await.unwrap();
     assert_eq!(ledger.len(), 4);
     let total: f64 = ledger.iter().map(|r| r.cost_usd).sum();
-    let last = events.iter().rev().find_map(|(_, e)| if let StreamEvent::Usage(u) = e { Some(u) } else { None });
+    let last = usages(&events).last().copied();
     assert!((last.unwrap().conversation_cost_usd - total).abs() < 1e-12);
     let calls = tool_calls::of_conversation(app.db(), &conv).await.unwrap();
     assert_eq!(calls.len(), 2);
@@ -124,10 +114,9 @@ async fn a_coordinator_runs_its_experts_concurrently_and_answers_from_them() {
 #[tokio::test]
 async fn experts_pay_from_the_conversation_budget() {
     let app = spawn_app().await;
-    let agent = app.agent("coord", &["expert_team"], None).await;
+    let agent = app.agent("coord", &["expert_team"]).await;
     // Room for the coordinator's first call and one expert, not two at once.
-    agents::set_limits(app.db(), &agent.id, &AgentLimits { budget_usd: 0.0004, ..Default::default() }).await.unwrap();
-    app.running.state.engine.agents_changed();
+    app.set_limits(&agent.id, AgentLimits { budget_usd: 0.0004, ..Default::default() }).await;
     let token = app.visitor("coord").await;
     app.fake.push(two_experts());
     app.fake.push(Reply::Delayed(Duration::from_millis(200), Box::new(Reply::text("Policy answer."))));
@@ -141,12 +130,8 @@ async fn experts_pay_from_the_conversation_budget() {
     completes.sort();
     assert_eq!(completes.iter().filter(|c| c.ends_with(":false")).count(), 1, "one expert was refused: {done:?}");
     assert_eq!(app.fake.served(), 3, "coordinator, one expert, coordinator");
-    let refused = app.fake.requests()[2]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
+    let refused = tool_messages(&app.fake.requests()[2])
+        .into_iter()
         .find(|c| c.contains("\"ok\":false"))
         .expect("the refused expert's result");
     assert!(refused.contains("BUDGET_EXCEEDED"), "{refused}");

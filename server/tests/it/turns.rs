@@ -1,23 +1,18 @@
 //! The turn loop end to end: the real server, a fake OpenAI upstream over real HTTP, exact event
 //! sequences and what was stored.
 
-mod common;
-
-use std::sync::Arc;
 use std::time::Duration;
 
-use common::*;
-use parley_app::server::engine::tools::{Tool, ToolContext, ToolError, ToolOutput};
-use parley_app::server::store::{messages, tool_calls, usage};
+use crate::harness::*;
+use parley_app::server::engine::tools::ToolOutput;
+use parley_app::server::store::{messages, usage};
 use parley_server::fake_openai::Reply;
-use parley_widget::protocol::{Block, MessageStatus, Role, StreamEvent, ToolCallStatus};
+use parley_widget::protocol::{MessageStatus, StreamEvent, ToolCallStatus};
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn no_tool_agent_makes_exactly_one_streaming_call() {
-    let app = spawn_app().await;
-    app.agent("plain", &["voice_calls"], None).await; // a capability no shipped tool needs
-    let token = app.visitor("plain").await;
+    let (app, token) = spawn_chat("plain", &["voice_calls"]).await; // a capability no shipped tool needs
     app.fake.push_content("Hello there, how can I help?");
 
     let events = app.send(&token, "plain", None, "hi").await;
@@ -35,11 +30,7 @@ async fn no_tool_agent_makes_exactly_one_streaming_call() {
     assert_eq!(request["messages"][1], json!({"role": "user", "content": "hi"}));
 
     let conv = conversation_id(&events);
-    let stored = messages::list(app.db(), &conv).await.unwrap();
-    assert_eq!(stored.len(), 2);
-    assert_eq!((stored[0].role, stored[0].content.as_str()), (Role::Visitor, "hi"));
-    assert_eq!((stored[1].role, stored[1].status), (Role::Assistant, MessageStatus::Complete));
-    assert_eq!(stored[1].content, "Hello there, how can I help?");
+    let stored = app.assert_turn_stored(&conv, "hi", "Hello there, how can I help?").await;
     assert_eq!(stored[1].start_seq, 2);
     let ledger = usage::of_conversation(app.db(), &conv).await.unwrap();
     assert_eq!(ledger.len(), 1);
@@ -48,31 +39,13 @@ async fn no_tool_agent_makes_exactly_one_streaming_call() {
 
 #[tokio::test]
 async fn one_hop_tool_turn_streams_tool_events_and_a_block() {
-    let app = spawn_app().await;
-    app.agent("help", &["ticket_escalation"], None).await;
-    let token = app.visitor("help").await;
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
     app.fake.push_tool_call("escalate_to_human", json!({"reason": "billing question"}));
     app.fake.push_content("Press the button below.");
 
     let events = app.send(&token, "help", None, "I want a human").await;
-    assert_eq!(
-        shape(&events),
-        [
-            "message_start",
-            "usage",
-            "tool_call:escalate_to_human:started",
-            "tool_call:escalate_to_human:succeeded",
-            "block:escalation_button",
-            "token*",
-            "usage",
-            "message_end:complete"
-        ]
-    );
-    let started = events.iter().find_map(|(_, e)| match e {
-        StreamEvent::ToolCall(t) if t.status == ToolCallStatus::Started => Some(t.clone()),
-        _ => None,
-    });
-    let started = started.unwrap();
+    assert_eq!(shape(&events), [&ESCALATED[..], &["token*", "usage", "message_end:complete"]].concat());
+    let started = tool_calls(&events, ToolCallStatus::Started)[0].clone();
     assert_eq!(started.arguments, json!({"reason": "billing question"}));
     assert_eq!(started.hop, 1);
 
@@ -87,21 +60,13 @@ async fn one_hop_tool_turn_streams_tool_events_and_a_block() {
     assert_eq!(second[second.len() - 2]["tool_calls"][0]["function"]["name"], "escalate_to_human");
 
     let conv = conversation_id(&events);
-    let stored = messages::list(app.db(), &conv).await.unwrap();
-    let answer = &stored[1];
-    assert_eq!(answer.content, "Press the button below.");
-    assert!(matches!(answer.blocks.as_slice(), [Block::EscalationButton(_)]));
-    let calls = tool_calls::of_message(app.db(), &answer.id).await.unwrap();
-    assert_eq!(calls.len(), 1);
-    assert_eq!((calls[0].name.as_str(), calls[0].status), ("escalate_to_human", ToolCallStatus::Succeeded));
+    app.assert_escalation_stored(&conv, "Press the button below.").await;
     assert_eq!(usage::of_conversation(app.db(), &conv).await.unwrap().len(), 2);
 }
 
 #[tokio::test]
 async fn tool_enabled_agent_without_tool_need_makes_one_call() {
-    let app = spawn_app().await;
-    app.agent("help", &["ticket_escalation"], None).await;
-    let token = app.visitor("help").await;
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
     app.fake.push_content("Our shop opens at nine.");
     let events = app.send(&token, "help", None, "When do you open?").await;
     assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
@@ -111,21 +76,13 @@ async fn tool_enabled_agent_without_tool_need_makes_one_call() {
 
 #[tokio::test]
 async fn tool_loop_stops_after_three_hops() {
-    let app = spawn_app().await;
-    app.agent("help", &["ticket_escalation"], None).await;
-    let token = app.visitor("help").await;
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
     for _ in 0..4 {
         app.fake.push_tool_call("escalate_to_human", json!({}));
     }
     app.fake.push_content("Final answer.");
     let events = app.send(&token, "help", None, "loop please").await;
-    let hops: Vec<u32> = events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            StreamEvent::ToolCall(t) if t.status == ToolCallStatus::Succeeded => Some(t.hop),
-            _ => None,
-        })
-        .collect();
+    let hops: Vec<u32> = tool_calls(&events, ToolCallStatus::Succeeded).iter().map(|t| t.hop).collect();
     assert_eq!(hops, [1, 2, 3]);
     let requests = app.fake.requests();
     assert_eq!(requests.len(), 4);
@@ -138,9 +95,7 @@ async fn tool_loop_stops_after_three_hops() {
 
 #[tokio::test]
 async fn unknown_tool_and_invalid_arguments_become_tool_errors() {
-    let app = spawn_app().await;
-    app.agent("help", &["ticket_escalation"], None).await;
-    let token = app.visitor("help").await;
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
     app.fake.push_tool_call("launch_rockets", json!({}));
     app.fake.push_tool_call("escalate_to_human", json!({"reason": 42, "extra": true}));
     app.fake.push_content("Sorry about that.");
@@ -161,13 +116,7 @@ async fn unknown_tool_and_invalid_arguments_become_tool_errors() {
             "message_end:complete"
         ]
     );
-    let errors: Vec<String> = events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            StreamEvent::ToolCall(t) if t.status == ToolCallStatus::Failed => t.error.clone(),
-            _ => None,
-        })
-        .collect();
+    let errors: Vec<String> = tool_calls(&events, ToolCallStatus::Failed).into_iter().filter_map(|t| t.error).collect();
     assert!(errors[0].contains("unknown tool"), "{errors:?}");
     assert!(errors[1].contains("invalid arguments"), "{errors:?}");
     // The model saw both errors as tool results; no block was produced.
@@ -177,68 +126,32 @@ async fn unknown_tool_and_invalid_arguments_become_tool_errors() {
     assert!(!events.iter().any(|(_, e)| matches!(e, StreamEvent::Block(_))));
 }
 
-struct Panics;
-#[parley_app::server::engine::tools::async_trait]
-impl Tool for Panics {
-    fn name(&self) -> &'static str {
-        "explode"
-    }
-    fn description(&self) -> &'static str {
-        "panics"
-    }
-    fn capability(&self) -> &'static str {
-        "testing"
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {}, "additionalProperties": false})
-    }
-    async fn execute(&self, _: &ToolContext, _: Value) -> Result<ToolOutput, ToolError> {
-        panic!("boom")
-    }
-}
+/// A tool that panics.
+const PANICS: TestTool =
+    TestTool { name: "explode", description: "panics", run: || Box::pin(async { panic!("boom") }) };
 
-struct Sleeps;
-#[parley_app::server::engine::tools::async_trait]
-impl Tool for Sleeps {
-    fn name(&self) -> &'static str {
-        "slow"
-    }
-    fn description(&self) -> &'static str {
-        "sleeps"
-    }
-    fn capability(&self) -> &'static str {
-        "testing"
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {}, "additionalProperties": false})
-    }
-    async fn execute(&self, _: &ToolContext, _: Value) -> Result<ToolOutput, ToolError> {
-        tokio::time::sleep(Duration::from_secs(60)).await;
-        Ok(ToolOutput::default())
-    }
-}
+/// A tool that takes a minute.
+const SLEEPS: TestTool = TestTool {
+    name: "slow",
+    description: "sleeps",
+    run: || {
+        Box::pin(async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok(ToolOutput::default())
+        })
+    },
+};
 
 #[tokio::test]
 async fn panicking_and_slow_tools_fail_without_taking_the_server_down() {
-    let app = spawn_app_with(
-        Arc::new(parley_app::server::engine::clock::SystemClock),
-        registry_with(vec![Arc::new(Panics), Arc::new(Sleeps)]),
-    )
-    .await;
-    app.agent("t", &["testing"], None).await;
+    let app = TestApp::builder().registry(registry_with(vec![PANICS, SLEEPS])).spawn().await;
+    app.agent("t", &["testing"]).await;
     let token = app.visitor("t").await;
     app.fake.push(Reply::ToolCalls(vec![("explode".into(), "{}".into()), ("slow".into(), "{}".into())]));
     app.fake.push_content("Both failed.");
     let events = app.send(&token, "t", None, "go").await;
-    let failures: Vec<(String, String)> = events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            StreamEvent::ToolCall(t) if t.status == ToolCallStatus::Failed => {
-                Some((t.name.clone(), t.error.clone().unwrap()))
-            }
-            _ => None,
-        })
-        .collect();
+    let failures: Vec<(String, String)> =
+        tool_calls(&events, ToolCallStatus::Failed).into_iter().map(|t| (t.name, t.error.unwrap())).collect();
     assert_eq!(failures.len(), 2);
     assert!(failures.iter().any(|(n, e)| n == "explode" && e.contains("crashed")));
     assert!(failures.iter().any(|(n, e)| n == "slow" && e.contains("too long")));
@@ -252,9 +165,7 @@ async fn panicking_and_slow_tools_fail_without_taking_the_server_down() {
 
 #[tokio::test]
 async fn rate_limit_with_retry_after_then_success() {
-    let app = spawn_app().await;
-    app.agent("plain", &[], None).await;
-    let token = app.visitor("plain").await;
+    let (app, token) = spawn_chat("plain", &[]).await;
     app.fake.push_error(429, &[("retry-after-ms", "80")]);
     app.fake.push_content("Worth the wait.");
     let started = std::time::Instant::now();
@@ -262,16 +173,12 @@ async fn rate_limit_with_retry_after_then_success() {
     assert!(started.elapsed() >= Duration::from_millis(80), "waited for retry-after");
     assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
     assert_eq!(app.fake.served(), 2);
-    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
-    let outcomes: Vec<&str> = ledger.iter().map(|u| u.outcome.as_str()).collect();
-    assert_eq!(outcomes, ["rate_limited", "ok"]);
+    assert_eq!(app.outcomes(&conversation_id(&events)).await, ["rate_limited", "ok"]);
 }
 
 #[tokio::test]
 async fn client_errors_are_not_retried_and_say_nothing_of_the_provider() {
-    let app = spawn_app().await;
-    app.agent("plain", &[], None).await;
-    let token = app.visitor("plain").await;
+    let (app, token) = spawn_chat("plain", &[]).await;
     app.fake.push_error(401, &[]);
     let events = app.send(&token, "plain", None, "hello").await;
     assert_eq!(shape(&events), ["message_start", "error:UPSTREAM_REJECTED", "message_end:failed"]);
@@ -282,9 +189,7 @@ async fn client_errors_are_not_retried_and_say_nothing_of_the_provider() {
 
 #[tokio::test]
 async fn server_errors_are_retried_with_backoff() {
-    let app = spawn_app().await;
-    app.agent("plain", &[], None).await;
-    let token = app.visitor("plain").await;
+    let (app, token) = spawn_chat("plain", &[]).await;
     app.fake.push_error(503, &[]);
     app.fake.push_content("Recovered.");
     let events = app.send(&token, "plain", None, "hello").await;
@@ -294,9 +199,7 @@ async fn server_errors_are_retried_with_backoff() {
 
 #[tokio::test]
 async fn an_error_inside_a_200_stream_is_a_failure() {
-    let app = spawn_app().await;
-    app.agent("plain", &[], None).await;
-    let token = app.visitor("plain").await;
+    let (app, token) = spawn_chat("plain", &[]).await;
     app.fake.push(Reply::StreamError { pieces: vec!["Partial ".into()], message: "model overloaded at node 7".into() });
     let events = app.send(&token, "plain", None, "hello").await;
     assert_eq!(shape(&events), ["message_start", "token*", "error:UPSTREAM_UNAVAILABLE", "message_end:failed"]);
@@ -304,15 +207,12 @@ async fn an_error_inside_a_200_stream_is_a_failure() {
     assert!(!e.message.contains("node 7"), "provider details leaked: {e:?}");
     let stored = messages::list(app.db(), &conversation_id(&events)).await.unwrap();
     assert_eq!((stored[1].status, stored[1].content.as_str()), (MessageStatus::Failed, "Partial "));
-    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
-    assert_eq!(ledger.last().unwrap().outcome, "stream_error");
+    assert_eq!(app.outcomes(&conversation_id(&events)).await.last().unwrap(), "stream_error");
 }
 
 #[tokio::test]
 async fn a_stream_without_finish_reason_is_a_failure() {
-    let app = spawn_app().await;
-    app.agent("plain", &[], None).await;
-    let token = app.visitor("plain").await;
+    let (app, token) = spawn_chat("plain", &[]).await;
     app.fake.push(Reply::Truncated(vec!["Cut ".into(), "off".into()]));
     let events = app.send(&token, "plain", None, "hello").await;
     assert_eq!(shape(&events), ["message_start", "token*", "error:UPSTREAM_UNAVAILABLE", "message_end:failed"]);
@@ -320,9 +220,7 @@ async fn a_stream_without_finish_reason_is_a_failure() {
 
 #[tokio::test]
 async fn a_provider_that_ignores_streaming_and_tools_still_answers() {
-    let app = spawn_app().await;
-    app.agent("help", &["ticket_escalation"], None).await;
-    let token = app.visitor("help").await;
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
     app.fake.push(Reply::Json { content: "Plain JSON answer.".into() });
     let events = app.send(&token, "help", None, "hello").await;
     assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
@@ -332,7 +230,7 @@ async fn a_provider_that_ignores_streaming_and_tools_still_answers() {
 #[tokio::test]
 async fn upstream_down_gives_a_friendly_error_and_keeps_the_visitor_message() {
     let app = spawn_app().await;
-    let agent = app.agent("down", &[], None).await;
+    let agent = app.agent("down", &[]).await;
     // Point the agent at a port where nothing listens.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead = format!("http://{}/v1", listener.local_addr().unwrap());

@@ -2,9 +2,7 @@
 //! messages stay stored), the summary reused by later turns, and what is known of the visitor
 //! (memories, consulting state) given as quoted data.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::engine::pricing::ModelPrice;
 use parley_app::server::store::{conversations, memories, messages, prices, usage};
@@ -28,7 +26,7 @@ fn all_text(request: &Value) -> String {
 #[tokio::test]
 async fn older_turns_are_summarised_at_the_threshold_and_the_summary_is_reused() {
     let app = spawn_app().await;
-    app.agent("plain", &[], None).await;
+    app.agent("plain", &[]).await;
     // A small window: 1,000 tokens, so the turns are summarised past 750.
     let small = ModelPrice {
         model_prefix: "gpt-4o-mini".into(),
@@ -39,7 +37,7 @@ async fn older_turns_are_summarised_at_the_threshold_and_the_summary_is_reused()
         vision: true,
     };
     prices::upsert(app.db(), &small, 0).await.unwrap();
-    app.running.state.engine.reload_prices().await.unwrap();
+    app.engine().reload_prices().await.unwrap();
     let token = app.visitor("plain").await;
     let padding = " lorem ipsum dolor".repeat(44); // about 200 tokens
     let first = format!("My name is Ada and I am 32.{padding}");
@@ -85,14 +83,14 @@ async fn older_turns_are_summarised_at_the_threshold_and_the_summary_is_reused()
 
     // Nothing was deleted; the summary call is in the ledger like any call.
     assert_eq!(messages::list(app.db(), &conv).await.unwrap().len(), 12);
-    app.running.state.engine.flush().await;
+    app.engine().flush().await;
     assert_eq!(usage::of_conversation(app.db(), &conv).await.unwrap().len(), 7);
 }
 
 #[tokio::test]
 async fn memories_and_the_consulting_state_are_given_as_quoted_data() {
     let app = spawn_app().await;
-    let agent = app.agent("mem", &["user_memory"], None).await;
+    let agent = app.agent("mem", &["user_memory"]).await;
     let token = app.visitor("mem").await;
     app.fake.push_content("Hello.<consulting_state>{\"stage\":\"needs\"}</consulting_state>");
     let events = app.send(&token, "mem", None, "hi").await;

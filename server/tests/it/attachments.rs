@@ -3,14 +3,9 @@
 //! (OpenAI-compatible content parts, Anthropic image blocks; earlier images as `[image]`),
 //! refused for a model that does not, listed in the transcript, shown in the console.
 
-mod common;
-
-use common::*;
-use leptos::server_fn::ServerFn;
-use parley_app::console::api::auth;
+use crate::harness::*;
 use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::store::users::{self, Role};
-use parley_server::fake_anthropic::FakeAnthropic;
 use parley_widget::protocol::{AttachmentRef, MAX_ATTACHMENT_BYTES, Transcript};
 use serde_json::{Value, json};
 
@@ -30,10 +25,7 @@ const JPEG: &[u8] = &[0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F'
 const WEBP: &[u8] = b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0\x2f\0\0\0\x10\x07\x10\x11\x11\x88\x88\xfe\x07\0";
 
 async fn setup() -> (TestApp, String) {
-    let app = spawn_app().await;
-    app.agent("bot", &["voice_calls"], None).await; // gpt-4o-mini: reads images
-    let token = app.visitor("bot").await;
-    (app, token)
+    spawn_chat("bot", &["voice_calls"]).await // gpt-4o-mini: reads images
 }
 
 async fn error_code(r: reqwest::Response) -> (u16, String, String) {
@@ -226,7 +218,7 @@ async fn a_model_without_vision_refuses_images_and_stores_nothing() {
         .execute(app.db().writer())
         .await
         .unwrap();
-    app.running.state.engine.agents_changed();
+    app.engine().agents_changed();
     let config: Value =
         app.client.get(app.url("/api/v1/agents/bot/config")).send().await.unwrap().json().await.unwrap();
     assert_eq!(config["accepts_images"], false);
@@ -252,9 +244,9 @@ async fn a_model_without_vision_refuses_images_and_stores_nothing() {
 
 #[tokio::test]
 async fn the_anthropic_request_has_the_image_block_before_the_text() {
-    let app = spawn_app().await;
-    let fake = FakeAnthropic::start().await;
-    app.agent_anthropic("bot", &["voice_calls"], &fake.base_url()).await; // claude-sonnet: reads images
+    let app = TestApp::builder().anthropic().spawn().await;
+    let fake = app.anthropic();
+    app.anthropic_agent("bot", &["voice_calls"]).await; // claude-sonnet: reads images
     let token = app.visitor("bot").await;
     let id = app.upload_ok(&token, "image/jpeg", JPEG).await;
     fake.push_text("A photo.");
@@ -292,29 +284,17 @@ async fn the_console_reads_images_with_a_session_only() {
     let (app, token) = setup().await;
     let id = app.upload_ok(&token, "image/png", PNG).await;
     let path = format!("/admin/attachments/{id}");
-    let r = app.client.get(app.url(&path)).send().await.unwrap();
-    let (status, code, _) = error_code(r).await;
+    let (status, code, _) = error_code(app.browser().get(&path).await).await;
     assert_eq!((status, code.as_str()), (401, "unauthorized"), "refused, not redirected to the sign-in page");
 
-    let hash = parley_app::server::auth::hash_password("a long password".into()).await;
-    users::insert(app.db(), "olive@example.com", "Olive", Role::Operator, &hash, SystemClock.now_ms()).await.unwrap();
-    let r = app
-        .client
-        .post(app.url(auth::SignIn::PATH))
-        .header("origin", app.running.url())
-        .form(&[("email", "olive@example.com"), ("password", "a long password")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let cookie = r.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
-    let r = app.client.get(app.url(&path)).header("cookie", &cookie).send().await.unwrap();
+    app.add_user(&fixtures::OLIVE).await;
+    let olive = app.signed_in(&fixtures::OLIVE).await;
+    let r = olive.get(&path).await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "image/png");
     assert_eq!(r.headers()["x-content-type-options"], "nosniff");
     assert_eq!(r.bytes().await.unwrap().as_ref(), PNG);
-    let r = app.client.get(app.url("/admin/attachments/nope")).header("cookie", &cookie).send().await.unwrap();
-    assert_eq!(r.status(), 404);
+    assert_eq!(olive.get("/admin/attachments/nope").await.status(), 404);
 }
 
 #[tokio::test]
@@ -324,7 +304,7 @@ async fn an_image_for_the_person_holding_the_conversation_is_stored_without_a_mo
     let conv = conversation_id(&events);
     let operator =
         users::insert(app.db(), "olive@example.com", "Olive", Role::Operator, "x", SystemClock.now_ms()).await.unwrap();
-    assert!(app.running.state.engine.claim(&conv, &operator).await.unwrap());
+    assert!(app.engine().claim(&conv, &operator).await.unwrap());
     let served = app.fake.served();
     let id = app.upload_ok(&token, "image/png", PNG).await;
     let r = send_with(&app, &token, Some(&conv), "", &[&id]).await;
@@ -351,7 +331,7 @@ async fn images_never_sent_are_deleted_after_a_day() {
         .execute(app.db().writer())
         .await
         .unwrap();
-    assert_eq!(app.running.state.engine.delete_unsent_attachments().await.unwrap(), 1);
+    assert_eq!(app.engine().delete_unsent_attachments().await.unwrap(), 1);
     let left: Vec<String> =
         sqlx::query_scalar("SELECT id FROM attachments ORDER BY id").fetch_all(app.db().pool()).await.unwrap();
     let mut want = vec![fresh, sent];

@@ -3,30 +3,17 @@
 //! mid-stream and mid-tool, an overloaded model replaced by the fallback model, and the
 //! consulting-state tag kept from the visitor however the stream splits it.
 
-mod common;
-
-use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::*;
-use futures::Stream;
+use crate::harness::*;
 use parley_app::server::engine::clock::Clock;
-use parley_app::server::engine::tools::{Tool, ToolContext, ToolError, ToolOutput};
-use parley_app::server::store::agents::{self, AgentLimits};
+use parley_app::server::engine::tools::ToolOutput;
+use parley_app::server::store::agents::AgentLimits;
 use parley_app::server::store::{conversations, messages, usage};
 use parley_server::fake_openai::Reply;
 use parley_widget::protocol::{Block, MessageStatus, StreamEvent};
-use parley_widget::sse::SseParser;
-use serde_json::{Value, json};
-
-type Events = Vec<(u64, StreamEvent)>;
-
-async fn limits(app: &TestApp, agent_id: &str, limits: AgentLimits) {
-    agents::set_limits(app.db(), agent_id, &limits).await.unwrap();
-    app.running.state.engine.agents_changed();
-}
+use serde_json::json;
 
 fn error_codes(events: &Events) -> Vec<String> {
     events
@@ -42,9 +29,9 @@ fn offers_a_person(events: &Events) -> bool {
 #[tokio::test]
 async fn budget_is_checked_before_every_call_and_the_next_call_is_refused() {
     let app = spawn_app().await;
-    let agent = app.agent("help", &["ticket_escalation"], None).await;
+    let agent = app.agent("help", &["ticket_escalation"]).await;
     // Less than one call costs: the first call may go (nothing spent yet), no second.
-    limits(&app, &agent.id, AgentLimits { budget_usd: 0.000_001, ..Default::default() }).await;
+    app.set_limits(&agent.id, AgentLimits { budget_usd: 0.000_001, ..Default::default() }).await;
     let token = app.visitor("help").await;
     app.fake.push_tool_call("escalate_to_human", json!({"reason": "x"}));
     app.fake.push_content("never asked for");
@@ -52,16 +39,7 @@ async fn budget_is_checked_before_every_call_and_the_next_call_is_refused() {
     let events = app.send(&token, "help", None, "I need help").await;
     assert_eq!(
         shape(&events),
-        [
-            "message_start",
-            "usage",
-            "tool_call:escalate_to_human:started",
-            "tool_call:escalate_to_human:succeeded",
-            "block:escalation_button",
-            "error:BUDGET_EXCEEDED",
-            "block:escalation_button",
-            "message_end:failed"
-        ]
+        [&ESCALATED[..], &["error:BUDGET_EXCEEDED", "block:escalation_button", "message_end:failed"]].concat()
     );
     assert_eq!(app.fake.served(), 1, "the second call was never made");
     let conv = conversation_id(&events);
@@ -86,9 +64,9 @@ async fn budget_is_checked_before_every_call_and_the_next_call_is_refused() {
 #[tokio::test]
 async fn two_sends_at_the_daily_cap_edge_only_one_goes_ahead() {
     let app = spawn_app().await;
-    let agent = app.agent("plain", &[], None).await;
+    let agent = app.agent("plain", &[]).await;
     let cap = 0.01;
-    limits(&app, &agent.id, AgentLimits { daily_cap_usd: Some(cap), ..Default::default() }).await;
+    app.set_limits(&agent.id, AgentLimits { daily_cap_usd: Some(cap), ..Default::default() }).await;
     // Today the agent has spent all but a sliver of its cap.
     sqlx::query(
         "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, input_tokens, \
@@ -121,8 +99,8 @@ async fn two_sends_at_the_daily_cap_edge_only_one_goes_ahead() {
 #[tokio::test]
 async fn tool_hops_used_up_end_with_max_turns_reached() {
     let app = spawn_app().await;
-    let agent = app.agent("help", &["ticket_escalation"], None).await;
-    limits(&app, &agent.id, AgentLimits { max_turns: Some(2), ..Default::default() }).await;
+    let agent = app.agent("help", &["ticket_escalation"]).await;
+    app.set_limits(&agent.id, AgentLimits { max_turns: Some(2), ..Default::default() }).await;
     let token = app.visitor("help").await;
     for _ in 0..3 {
         app.fake.push_tool_call("escalate_to_human", json!({}));
@@ -143,7 +121,6 @@ async fn tool_hops_used_up_end_with_max_turns_reached() {
 static DROPPED: AtomicUsize = AtomicUsize::new(0);
 static STARTED: AtomicUsize = AtomicUsize::new(0);
 
-struct Forever;
 struct CountDrop;
 impl Drop for CountDrop {
     fn drop(&mut self) {
@@ -151,55 +128,34 @@ impl Drop for CountDrop {
     }
 }
 
-#[parley_app::server::engine::tools::async_trait]
-impl Tool for Forever {
-    fn name(&self) -> &'static str {
-        "slow_lookup"
-    }
-    fn description(&self) -> &'static str {
-        "takes a minute"
-    }
-    fn capability(&self) -> &'static str {
-        "testing"
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {}, "additionalProperties": false})
-    }
-    async fn execute(&self, _: &ToolContext, _: Value) -> Result<ToolOutput, ToolError> {
-        let _guard = CountDrop;
-        STARTED.fetch_add(1, Ordering::SeqCst);
-        tokio::time::sleep(Duration::from_secs(60)).await;
-        Ok(ToolOutput::default())
-    }
-}
-
-async fn stop(app: &TestApp, token: &str, conversation: &str) {
-    let r = app.post(token, &format!("/api/v1/conversations/{conversation}/stop"), json!({})).await;
-    assert_eq!(r.status(), 200);
-}
-
-type Body = Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
+/// A tool that takes a minute, and counts its runs and how many were dropped.
+const FOREVER: TestTool = TestTool {
+    name: "slow_lookup",
+    description: "takes a minute",
+    run: || {
+        Box::pin(async {
+            let _guard = CountDrop;
+            STARTED.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok(ToolOutput::default())
+        })
+    },
+};
 
 #[tokio::test]
 async fn the_visitors_stop_cancels_a_running_tool_within_a_second() {
-    let app = spawn_app_with(
-        Arc::new(parley_app::server::engine::clock::SystemClock),
-        registry_with(vec![Arc::new(Forever)]),
-    )
-    .await;
-    app.agent("t", &["testing"], None).await;
+    let app = TestApp::builder().registry(registry_with(vec![FOREVER])).spawn().await;
+    app.agent("t", &["testing"]).await;
     let token = app.visitor("t").await;
     app.fake.push(Reply::ToolCalls(vec![("slow_lookup".into(), "{}".into())]));
-    let r = app.send_raw(&token, json!({"agent": "t", "message": "look it up"})).await;
-    let mut body: Body = Box::pin(r.bytes_stream());
-    let (mut parser, mut events) = (SseParser::new(), Vec::new());
-    read_until(&mut body, &mut parser, &mut events, |e| shape(e).iter().any(|s| s.ends_with(":started"))).await;
+    let mut live = Live::unchecked(app.send_raw(&token, json!({"agent": "t", "message": "look it up"})).await);
+    live.until(|e| shape(e).iter().any(|s| s.ends_with(":started"))).await;
     eventually(async || STARTED.load(Ordering::SeqCst) == 1).await;
-    let conv = conversation_id(&events);
+    let conv = conversation_id(&live.events);
     let stopped_at = std::time::Instant::now();
-    stop(&app, &token, &conv).await;
-    read_until(&mut body, &mut parser, &mut events, |e| e.iter().any(|(_, e)| matches!(e, StreamEvent::MessageEnd(_))))
-        .await;
+    assert_eq!(app.stop(&token, &conv).await.status(), 200);
+    live.until_end().await;
+    let events = live.events;
     tokio::time::timeout(Duration::from_secs(1), eventually(async || DROPPED.load(Ordering::SeqCst) == 1))
         .await
         .expect("the tool was cancelled within 1 s of the stop");
@@ -214,7 +170,7 @@ async fn the_visitors_stop_cancels_a_running_tool_within_a_second() {
 #[tokio::test]
 async fn an_overloaded_model_is_replaced_by_the_fallback_model() {
     let app = spawn_app().await;
-    let mut agent = app.agent("plain", &[], None).await;
+    let mut agent = app.agent("plain", &[]).await;
     agent.provider.fallback_model = Some("gpt-4o-mini-fallback".into());
     sqlx::query("UPDATE agents SET fallback_model = 'gpt-4o-mini-fallback' WHERE id = $1")
         .bind(&agent.id)
@@ -232,9 +188,8 @@ async fn an_overloaded_model_is_replaced_by_the_fallback_model() {
     let requests = app.fake.requests();
     let models: Vec<&str> = requests.iter().map(|r| r["model"].as_str().unwrap()).collect();
     assert_eq!(models, ["gpt-4o-mini", "gpt-4o-mini", "gpt-4o-mini", "gpt-4o-mini-fallback"]);
-    let usage_event = events.iter().find_map(|(_, e)| if let StreamEvent::Usage(u) = e { Some(u) } else { None });
-    assert_eq!(usage_event.unwrap().model, "gpt-4o-mini-fallback");
-    app.running.state.engine.flush().await;
+    assert_eq!(usages(&events)[0].model, "gpt-4o-mini-fallback");
+    app.engine().flush().await;
     let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
     let mut rows: Vec<(&str, &str)> = ledger.iter().map(|r| (r.model.as_str(), r.outcome.as_str())).collect();
     rows.sort();
@@ -251,9 +206,7 @@ async fn an_overloaded_model_is_replaced_by_the_fallback_model() {
 
 #[tokio::test]
 async fn the_consulting_state_tag_never_reaches_the_visitor() {
-    let app = spawn_app().await;
-    app.agent("plain", &[], None).await;
-    let token = app.visitor("plain").await;
+    let (app, token) = spawn_chat("plain", &[]).await;
     let pieces = [
         "您好！请问您的",
         "年龄是？\n\n<consul",

@@ -2,68 +2,45 @@
 //! driven by a scripted fake OpenAI server, knowledge with citations, payments (webhook, sandbox
 //! page, server-side expiry, live block updates) and visitor memory.
 
-mod common;
-
-use common::*;
+use crate::harness::*;
 use parley_app::server::engine::clock::{Clock, ManualClock};
 use parley_app::server::engine::payments::sign;
-use parley_app::server::engine::tools::registry::Registry;
 use parley_app::server::store::orders;
 use parley_widget::protocol::{Block, PaymentStatus, StreamEvent, Transcript};
-use parley_widget::sse::SseParser;
 use serde_json::{Value, json};
 
 const AGENT: &str = "demo-immigration";
 
-/// Points the seeded immigration agent at the fake upstream.
-async fn use_fake(app: &TestApp) {
+/// The server, with the seeded immigration agent pointed at the fake upstream, and a visitor's
+/// token.
+async fn setup(builder: TestAppBuilder) -> (TestApp, String) {
+    let app = builder.spawn().await;
     sqlx::query("UPDATE agents SET provider = 'openai', base_url = $1, model = 'gpt-4o-mini' WHERE public_key = $2")
         .bind(app.fake.base_url())
         .bind(AGENT)
         .execute(app.db().writer())
         .await
         .unwrap();
-    app.running.state.engine.agents_changed();
+    app.engine().agents_changed();
+    let token = app.visitor(AGENT).await;
+    (app, token)
 }
 
-fn blocks(events: &[(u64, StreamEvent)]) -> Vec<Block> {
-    events
-        .iter()
-        .filter_map(|(_, e)| if let StreamEvent::Block(b) = e { Some(b.block.clone()) } else { None })
-        .collect()
-}
-
-/// The tool message the model saw in request `n`.
+/// The last tool message the model saw in request `n`.
 fn tool_result(app: &TestApp, n: usize) -> Value {
-    let requests = app.fake.requests();
-    let messages = requests[n]["messages"].as_array().unwrap();
-    let tool = messages.iter().rev().find(|m| m["role"] == "tool").expect("a tool message");
-    serde_json::from_str(tool["content"].as_str().unwrap()).unwrap()
+    tool_results(&app.fake.requests()[n]).pop().expect("a tool message")
 }
 
 /// Opens the conversation's live stream after `after`.
-async fn follow(app: &TestApp, token: &str, conversation: &str, after: u64) -> reqwest::Response {
-    let r = app
-        .client
-        .get(app.url(&format!("/api/v1/conversations/{conversation}/events")))
-        .bearer_auth(token)
-        .header("Last-Event-ID", after.to_string())
-        .send()
-        .await
-        .unwrap();
+async fn follow(app: &TestApp, token: &str, conversation: &str, after: u64) -> Live {
+    let r = app.follow(token, conversation, after).await;
     assert_eq!(r.status(), 200);
-    r
+    Live::unchecked(r)
 }
 
-async fn next_block_update(r: reqwest::Response) -> Block {
-    let mut body = r.bytes_stream();
-    let mut parser = SseParser::new();
-    let mut events = Vec::new();
-    read_until(&mut body, &mut parser, &mut events, |e| {
-        e.iter().any(|(_, e)| matches!(e, StreamEvent::BlockUpdate(_)))
-    })
-    .await;
-    events
+async fn next_block_update(mut live: Live) -> Block {
+    live.until(|e| e.iter().any(|(_, e)| matches!(e, StreamEvent::BlockUpdate(_)))).await;
+    live.events
         .into_iter()
         .find_map(|(_, e)| if let StreamEvent::BlockUpdate(b) = e { Some(b.block) } else { None })
         .unwrap()
@@ -85,9 +62,7 @@ async fn pay_turn(app: &TestApp, token: &str) -> (Vec<(u64, StreamEvent)>, Strin
 
 #[tokio::test]
 async fn knowledge_search_quotes_sources_and_shows_citations() {
-    let app = spawn_app().await;
-    use_fake(&app).await;
-    let token = app.visitor(AGENT).await;
+    let (app, token) = setup(TestApp::builder()).await;
     app.fake.push_tool_call("search_knowledge", json!({"query": "优才计划的申请条件", "category": "QMAS"}));
     app.fake.push_content("优才计划要求申请人年满18岁……");
     let events = app.send(&token, AGENT, None, "优才计划的条件是什么？").await;
@@ -118,9 +93,7 @@ async fn knowledge_search_quotes_sources_and_shows_citations() {
 
 #[tokio::test]
 async fn payment_amount_comes_from_the_price_table_and_a_signed_webhook_pays_it_live() {
-    let app = spawn_app().await;
-    use_fake(&app).await;
-    let token = app.visitor(AGENT).await;
+    let (app, token) = setup(TestApp::builder()).await;
     let (events, order_id) = pay_turn(&app, &token).await;
     let Block::PaymentQr(qr) = &blocks(&events)[0] else { panic!() };
     assert_eq!((qr.amount_minor, qr.currency.as_str(), qr.status), (9900, "CNY", PaymentStatus::Pending));
@@ -156,9 +129,7 @@ async fn payment_amount_comes_from_the_price_table_and_a_signed_webhook_pays_it_
 
 #[tokio::test]
 async fn the_sandbox_page_marks_an_order_paid() {
-    let app = spawn_app().await;
-    use_fake(&app).await;
-    let token = app.visitor(AGENT).await;
+    let (app, token) = setup(TestApp::builder()).await;
     let (_, order_id) = pay_turn(&app, &token).await;
     let page = app.client.get(app.url(&format!("/pay/{order_id}"))).send().await.unwrap();
     assert_eq!(page.status(), 200);
@@ -175,16 +146,14 @@ async fn the_sandbox_page_marks_an_order_paid() {
 #[tokio::test]
 async fn orders_expire_after_thirty_minutes_on_the_server() {
     let clock = ManualClock::new();
-    let app = spawn_app_with(clock.clone(), Registry::builtin(&reqwest::Client::new())).await;
-    use_fake(&app).await;
-    let token = app.visitor(AGENT).await;
+    let (app, token) = setup(TestApp::builder().clock(clock.clone())).await;
     let (events, order_id) = pay_turn(&app, &token).await;
     let conv = conversation_id(&events);
     let live = follow(&app, &token, &conv, events.last().unwrap().0).await;
     clock.advance_ms(29 * 60 * 1000);
-    assert_eq!(app.running.state.engine.expire_orders().await.unwrap(), 0);
+    assert_eq!(app.engine().expire_orders().await.unwrap(), 0);
     clock.advance_ms(60 * 1000);
-    assert_eq!(app.running.state.engine.expire_orders().await.unwrap(), 1);
+    assert_eq!(app.engine().expire_orders().await.unwrap(), 1);
     match next_block_update(live).await {
         Block::PaymentQr(b) => assert_eq!(b.status, PaymentStatus::Expired),
         other => panic!("{other:?}"),
@@ -208,9 +177,7 @@ async fn orders_expire_after_thirty_minutes_on_the_server() {
 
 #[tokio::test]
 async fn a_retried_turn_does_not_create_a_second_order() {
-    let app = spawn_app().await;
-    use_fake(&app).await;
-    let token = app.visitor(AGENT).await;
+    let (app, token) = setup(TestApp::builder()).await;
     app.fake.push_tool_call(
         "generate_payment",
         json!({"serviceType": "ASSESSMENT", "category": "CIES", "paymentMethod": "WECHAT"}),
@@ -228,9 +195,7 @@ async fn a_retried_turn_does_not_create_a_second_order() {
 
 #[tokio::test]
 async fn memory_is_recalled_in_a_new_conversation_and_never_by_another_visitor() {
-    let app = spawn_app().await;
-    use_fake(&app).await;
-    let token = app.visitor(AGENT).await;
+    let (app, token) = setup(TestApp::builder()).await;
     app.fake
         .push_tool_call("save_user_memory", json!({"memoryType": "FACT", "content": "用户35岁，计算机硕士，工作10年"}));
     app.fake.push_content("记住了。");
@@ -256,9 +221,7 @@ async fn memory_is_recalled_in_a_new_conversation_and_never_by_another_visitor()
 
 #[tokio::test]
 async fn news_and_time_through_the_tool_loop() {
-    let app = spawn_app().await;
-    use_fake(&app).await;
-    let token = app.visitor(AGENT).await;
+    let (app, token) = setup(TestApp::builder()).await;
     app.fake.push(parley_server::fake_openai::Reply::ToolCalls(vec![
         ("fetch_immigration_news".into(), json!({"category": "TTPS", "limit": 2}).to_string()),
         ("get_current_datetime".into(), json!({"timezone": "Asia/Hong_Kong", "format": "date"}).to_string()),
@@ -271,13 +234,7 @@ async fn news_and_time_through_the_tool_loop() {
     assert!(first.url.as_deref().unwrap().starts_with("https://"));
     // Both results reached the model, in call order.
     let requests = app.fake.requests();
-    let tools: Vec<Value> = requests[1]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
-        .collect();
+    let tools = tool_results(&requests[1]);
     assert_eq!(tools[0]["category"], "TTPS");
     assert!(tools[1]["datetime"].as_str().unwrap().contains("年"));
 }

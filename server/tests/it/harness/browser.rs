@@ -1,0 +1,72 @@
+//! A browser of the admin console: it keeps the session cookie and sends same-origin requests
+//! (server functions are POSTs from the console's own origin).
+
+use leptos::server_fn::ServerFn;
+use parley_app::console::api::auth;
+use serde_json::Value;
+
+pub struct Browser {
+    client: reqwest::Client,
+    base: String,
+    pub cookie: Option<String>,
+    pub origin: Option<String>,
+}
+
+impl Browser {
+    /// A browser on the server at `base`, without a session.
+    pub fn new(base: String) -> Self {
+        Browser { client: reqwest::Client::new(), origin: Some(base.clone()), base, cookie: None }
+    }
+
+    fn request(&self, path: &str) -> reqwest::RequestBuilder {
+        let mut r = self.client.post(format!("{}{path}", self.base));
+        if let Some(c) = &self.cookie {
+            r = r.header("cookie", c);
+        }
+        if let Some(o) = &self.origin {
+            r = r.header("origin", o);
+        }
+        r
+    }
+
+    async fn finish(&mut self, r: reqwest::RequestBuilder) -> (u16, String) {
+        let r = r.send().await.unwrap();
+        let status = r.status().as_u16();
+        if let Some(set) = r.headers().get("set-cookie").and_then(|v| v.to_str().ok()) {
+            let pair = set.split(';').next().unwrap().to_owned();
+            self.cookie = if pair.ends_with('=') { None } else { Some(pair) };
+        }
+        (status, r.text().await.unwrap())
+    }
+
+    /// Calls a URL-encoded server function.
+    pub async fn call(&mut self, path: &str, form: &[(&str, &str)]) -> (u16, String) {
+        let r = self.request(path).form(form);
+        self.finish(r).await
+    }
+
+    /// Calls a JSON server function.
+    pub async fn call_json(&mut self, path: &str, body: Value) -> (u16, String) {
+        let r = self.request(path).json(&body);
+        self.finish(r).await
+    }
+
+    /// `GET path` with the session cookie.
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        let mut r = self.client.get(format!("{}{path}", self.base));
+        if let Some(c) = &self.cookie {
+            r = r.header("cookie", c);
+        }
+        r.send().await.unwrap()
+    }
+
+    /// A page (or a download): its status and text.
+    pub async fn page(&self, path: &str) -> (u16, String) {
+        let r = self.get(path).await;
+        (r.status().as_u16(), r.text().await.unwrap())
+    }
+
+    pub async fn sign_in(&mut self, email: &str, password: &str) -> (u16, String) {
+        self.call(auth::SignIn::PATH, &[("email", email), ("password", password)]).await
+    }
+}

@@ -1,0 +1,102 @@
+//! Fixtures: the providers and agents the tests talk to, and the console's users. The only place
+//! the tests build a `ProviderConfig` or a `NewAgent` by hand.
+
+use parley_app::console::types::ModelPriceForm;
+use parley_app::server::store::agents::{NewAgent, ProviderConfig, ProviderKind};
+use parley_app::server::store::users::Role;
+use parley_server::fake_openai::FakeOpenAi;
+use parley_widget::protocol::Theme;
+
+/// The fake OpenAI upstream (key `sk-test-secret`, model `gpt-4o-mini`, which reads images).
+pub fn openai_provider(fake: &FakeOpenAi) -> ProviderConfig {
+    ProviderConfig {
+        kind: ProviderKind::OpenAi,
+        base_url: Some(fake.base_url()),
+        api_key: parley_app::server::secret::ApiKey::new("sk-test-secret"),
+        model: "gpt-4o-mini".into(),
+        fallback_model: None,
+    }
+}
+
+/// A fake Anthropic upstream at `base_url` with Anthropic's native Messages API (key
+/// `sk-ant-test-secret`, model `claude-sonnet-4-20250514`, which reads images).
+pub fn anthropic_provider(base_url: &str) -> ProviderConfig {
+    ProviderConfig {
+        kind: ProviderKind::Anthropic,
+        base_url: Some(base_url.to_owned()),
+        api_key: parley_app::server::secret::ApiKey::new("sk-ant-test-secret"),
+        model: "claude-sonnet-4-20250514".into(),
+        fallback_model: None,
+    }
+}
+
+/// A help-center agent with public key `key` on `provider`: no capabilities, every tool its
+/// capabilities allow, any origin. Insert it with [`super::TestApp::insert_agent`].
+pub fn agent(key: &str, provider: ProviderConfig) -> AgentFixture {
+    AgentFixture(NewAgent {
+        public_key: key.into(),
+        name: format!("Agent {key}"),
+        vertical: "help_center".into(),
+        capabilities: Vec::new(),
+        enabled_tools: None,
+        provider,
+        system_prompt: "You are a test agent.".into(),
+        greeting: "Hi".into(),
+        theme: Theme::default(),
+        allowed_origins: Vec::new(),
+    })
+}
+
+/// An agent to insert, built from [`agent`].
+pub struct AgentFixture(NewAgent);
+
+impl AgentFixture {
+    pub fn capabilities(mut self, capabilities: &[&str]) -> Self {
+        self.0.capabilities = capabilities.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// The only origins whose pages may embed the agent.
+    pub fn origins(mut self, origins: &[&str]) -> Self {
+        self.0.allowed_origins = origins.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    pub fn build(self) -> NewAgent {
+        self.0
+    }
+}
+
+/// A user of the console; every one has the password [`PASSWORD`].
+#[derive(Clone, Copy, Debug)]
+pub struct User {
+    pub email: &'static str,
+    pub name: &'static str,
+    pub role: Role,
+}
+
+pub const PASSWORD: &str = "a long password";
+
+pub const ADMIN: User = User { email: "admin@example.com", name: "Ada", role: Role::Admin };
+/// An operator (who may not manage agents, knowledge, tokens, prices or experts).
+pub const OPERATOR: User = User { email: "op@example.com", name: "Olive", role: Role::Operator };
+/// Two operators who may both want the same conversation.
+pub const OLIVE: User = User { email: "olive@example.com", name: "Olive", role: Role::Operator };
+pub const OSCAR: User = User { email: "oscar@example.com", name: "Oscar", role: Role::Operator };
+
+/// The console's price form for `prefix` with an input price of `input` (per million tokens).
+pub fn price_form(prefix: &str, input: &str) -> ModelPriceForm {
+    ModelPriceForm {
+        model_prefix: prefix.into(),
+        input_per_mtok: input.into(),
+        cached_per_mtok: "0.05".into(),
+        output_per_mtok: "0.8".into(),
+        context_window: "128000".into(),
+        vision: true,
+    }
+}
+
+/// `n` pieces of text for the fake upstream to stream: `w0 `, `w1 `, …
+pub fn words(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("w{i} ")).collect()
+}

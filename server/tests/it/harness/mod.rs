@@ -1,0 +1,14 @@
+//! The shared test harness: [`TestApp`] (the real server on port 0, its own database, fake
+//! upstreams over real HTTP), reading its answers, [`fixtures`] for providers, agents and console
+//! users, tools made for the tests, and a [`Browser`] of the console.
+
+mod app;
+mod browser;
+pub mod fixtures;
+mod read;
+mod tools;
+
+pub use app::*;
+pub use browser::Browser;
+pub use read::*;
+pub use tools::*;

@@ -1,0 +1,23 @@
+//! Parley's integration tests, in one binary: the real server on port 0 with its own database
+//! (SQLite, or PostgreSQL when `PARLEY_TEST_POSTGRES` is set), fake upstreams over real HTTP, and
+//! one module per concern. The shared harness is [`harness`].
+
+mod harness;
+
+mod anthropic;
+mod api_access;
+mod api_input;
+mod api_retries;
+mod api_streams;
+mod api_transcripts;
+mod attachments;
+mod console_access;
+mod console_agents;
+mod console_settings;
+mod console_takeover;
+mod consulting;
+mod context;
+mod experts;
+mod guards;
+mod mcp;
+mod turns;
