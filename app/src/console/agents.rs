@@ -10,7 +10,7 @@ use leptos_router::hooks::use_params_map;
 
 use super::api::agents::{agent_editor, agents, embed_info, save_agent};
 use super::layout::{copy_text, go_to};
-use super::lists::{Failure, field_error, message};
+use super::lists::{Failure, field_error};
 use super::types::{AgentForm, FieldError, ToolInfo};
 
 #[component]
@@ -118,7 +118,7 @@ fn AgentFormView(form: AgentForm, tools: Vec<ToolInfo>) -> impl IntoView {
                     errors.set(saved.errors);
                     notice.set(Some("Please correct the fields marked below.".into()));
                 }
-                Err(e) => notice.set(Some(message(&e))),
+                Err(e) => notice.set(Some(e.to_string())),
             }
         });
     };

@@ -10,8 +10,9 @@ use super::api::agents::agent_names;
 use super::api::conversations::{
     claim, close_conversation, conversation, conversations, operator_typing, release, reply,
 };
+use super::error::ConsoleError;
 use super::layout::console_ctx;
-use super::lists::{Badge, Failure, Pager, message, page_param, query, when};
+use super::lists::{Badge, Failure, Pager, page_param, query, when};
 use super::types::{ConsoleMessage, ConsultingState, ConversationDetail, ConversationItem};
 
 const STATUSES: &[(&str, &str)] = &[
@@ -149,13 +150,17 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
             let id = id.get_value();
             let outcome = match what {
                 "claim" => claim(id).await.and_then(|won| {
-                    if won { Ok(()) } else { Err(ServerFnError::new("Another operator took this conversation first.")) }
+                    if won {
+                        Ok(())
+                    } else {
+                        Err(ConsoleError::Conflict("Another operator took this conversation first.".into()))
+                    }
                 }),
                 "release" => release(id).await,
                 _ => close_conversation(id).await,
             };
             if let Err(e) = outcome {
-                error.set(Some(message(&e)));
+                error.set(Some(e.to_string()));
             }
             busy.set(false);
             version.update(|v| *v += 1);
@@ -313,7 +318,7 @@ fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
                     let _ = operator_typing(id.get_value(), false).await;
                     version.update(|v| *v += 1);
                 }
-                Err(e) => error.set(Some(message(&e))),
+                Err(e) => error.set(Some(e.to_string())),
             }
         });
     };

@@ -7,7 +7,7 @@ use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
 use super::api::experts::{expert_editor, experts, save_expert};
-use super::lists::{Failure, field_error, message};
+use super::lists::{Failure, field_error};
 use super::types::{ExpertForm, FieldError, ToolInfo};
 
 #[component]
@@ -98,7 +98,7 @@ fn ExpertFormView(form: ExpertForm, tools: Vec<ToolInfo>) -> impl IntoView {
                     errors.set(saved.errors);
                     notice.set(Some("Please correct the fields marked below.".into()));
                 }
-                Err(e) => notice.set(Some(message(&e))),
+                Err(e) => notice.set(Some(e.to_string())),
             }
         });
     };

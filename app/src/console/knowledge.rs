@@ -8,7 +8,7 @@ use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 use super::api::agents::agent_names;
 use super::api::knowledge::{article, articles, create_knowledge_base, delete_article, knowledge_bases, save_article};
 use super::layout::{confirm, go_to};
-use super::lists::{Failure, Pager, message, page_param, query, when};
+use super::lists::{Failure, Pager, page_param, query, when};
 use super::types::{ArticleForm, FieldError};
 
 #[component]
@@ -31,7 +31,7 @@ pub fn KnowledgePage() -> impl IntoView {
                     error.set(None);
                     version.update(|v| *v += 1);
                 }
-                Err(e) => error.set(Some(message(&e))),
+                Err(e) => error.set(Some(e.to_string())),
             }
         });
     };
@@ -159,7 +159,7 @@ fn Import(base: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
                         Some(text) => super::api::knowledge::import_article(base.clone(), name.clone(), text)
                             .await
                             .map(|_| ())
-                            .map_err(|e| message(&e)),
+                            .map_err(|e| e.to_string()),
                         None => Err(format!("{name}: could not read the file")),
                     };
                     if let Err(e) = outcome {
@@ -239,7 +239,7 @@ fn ArticleEditor(form: ArticleForm) -> impl IntoView {
                     if is_new { go_to(&back) } else { notice.set(Some("Saved.".into())) }
                 }
                 Ok(s) => errors.set(s.errors),
-                Err(e) => notice.set(Some(message(&e))),
+                Err(e) => notice.set(Some(e.to_string())),
             }
         });
     };
@@ -253,7 +253,7 @@ fn ArticleEditor(form: ArticleForm) -> impl IntoView {
         leptos::task::spawn_local(async move {
             match delete_article(id).await {
                 Ok(()) => go_to(&back),
-                Err(e) => notice.set(Some(message(&e))),
+                Err(e) => notice.set(Some(e.to_string())),
             }
         });
     };

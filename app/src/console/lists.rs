@@ -3,23 +3,15 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
+use super::error::ConsoleError;
 use super::types::FieldError;
-
-/// What to show for a failed server function.
-pub fn message(e: &ServerFnError) -> String {
-    match e {
-        ServerFnError::ServerError(m) => m.clone(),
-        other => other.to_string(),
-    }
-}
 
 /// An error line (a refused or failed call).
 #[component]
-pub fn Failure(error: ServerFnError) -> impl IntoView {
-    let text = match message(&error).as_str() {
-        "forbidden" => "Your role may not see this page.".to_owned(),
-        "unauthorized" => "Your session ended: sign in again.".to_owned(),
-        other => other.to_owned(),
+pub fn Failure(error: ConsoleError) -> impl IntoView {
+    let text = match error {
+        ConsoleError::Forbidden => "Your role may not see this page.".to_owned(),
+        other => other.to_string(),
     };
     view! { <p class="c-error" role="alert">{text}</p> }
 }

@@ -23,7 +23,7 @@ pub fn LoginPage() -> impl IntoView {
             match sign_in(email.get_untracked(), password.get_untracked()).await {
                 Ok(_) => go_to("/admin"),
                 Err(e) => {
-                    error.set(Some(super::lists::message(&e)));
+                    error.set(Some(e.to_string()));
                     busy.set(false);
                 }
             }

@@ -1,11 +1,12 @@
 //! The admin console under `/admin`: server-rendered pages that hydrate, talking to the server
-//! only through the server functions in [`api`] (each checks the session first) and the live
-//! feed at `/admin/feed`.
+//! only through the server functions in [`api`] (each checks the session first, and fails with
+//! an [`error::ConsoleError`]) and the live feed at `/admin/feed`.
 
 pub mod agents;
 pub mod api;
 pub mod conversations;
 pub mod dashboard;
+pub mod error;
 pub mod experts;
 pub mod knowledge;
 pub mod layout;

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::api::models::{delete_model_price, model_prices, save_model_price};
 use super::layout::confirm;
-use super::lists::{Failure, field_error, message};
+use super::lists::{Failure, field_error};
 use super::types::{FieldError, ModelPriceForm, ModelPriceItem};
 
 /// `128000` as `128,000`.
@@ -53,7 +53,7 @@ pub fn ModelsPage() -> impl IntoView {
                     errors.set(saved.errors);
                     notice.set(Some("Please correct the fields marked below.".into()));
                 }
-                Err(e) => notice.set(Some(message(&e))),
+                Err(e) => notice.set(Some(e.to_string())),
             }
         });
     };
@@ -64,7 +64,7 @@ pub fn ModelsPage() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match delete_model_price(prefix.clone()).await {
                 Ok(_) => notice.set(Some(format!("Deleted {prefix}."))),
-                Err(e) => notice.set(Some(message(&e))),
+                Err(e) => notice.set(Some(e.to_string())),
             }
             version.update(|v| *v += 1);
         });

@@ -8,7 +8,7 @@ use super::api::auth::change_password;
 use super::api::leads::{leads, update_lead};
 use super::api::orders::orders;
 use super::layout::console_ctx;
-use super::lists::{Badge, Failure, Pager, message, page_param, query, when};
+use super::lists::{Badge, Failure, Pager, page_param, query, when};
 use super::types::LeadItem;
 
 #[component]
@@ -61,7 +61,7 @@ fn LeadRow(lead: LeadItem) -> impl IntoView {
         leptos::task::spawn_local(async move {
             match update_lead(id.get_value(), status.get_untracked(), notes.get_untracked()).await {
                 Ok(()) => saved.set(Some("Saved.".into())),
-                Err(e) => saved.set(Some(message(&e))),
+                Err(e) => saved.set(Some(e.to_string())),
             }
         });
     };
@@ -149,7 +149,7 @@ pub fn AccountPage() -> impl IntoView {
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         leptos::task::spawn_local(async move {
-            let r = change_password(current.get_untracked(), new.get_untracked()).await.map_err(|e| message(&e));
+            let r = change_password(current.get_untracked(), new.get_untracked()).await.map_err(|e| e.to_string());
             if r.is_ok() {
                 current.set(String::new());
                 new.set(String::new());

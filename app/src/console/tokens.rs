@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use super::api::agents::agent_names;
 use super::api::tokens::{create_token, revoke_token, tokens};
 use super::layout::{confirm, copy_text};
-use super::lists::{Failure, message, when};
+use super::lists::{Failure, when};
 use super::types::NewToken;
 
 #[component]
@@ -35,7 +35,7 @@ pub fn TokensPage() -> impl IntoView {
                     created.set(Some(t));
                     version.update(|v| *v += 1);
                 }
-                Err(e) => error.set(Some(message(&e))),
+                Err(e) => error.set(Some(e.to_string())),
             }
         });
     };
@@ -45,7 +45,7 @@ pub fn TokensPage() -> impl IntoView {
         }
         leptos::task::spawn_local(async move {
             if let Err(e) = revoke_token(id).await {
-                error.set(Some(message(&e)));
+                error.set(Some(e.to_string()));
             }
             version.update(|v| *v += 1);
         });

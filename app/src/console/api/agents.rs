@@ -4,21 +4,25 @@ use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
 #[cfg(feature = "ssr")]
+use super::access::{AdminUser, ConsoleUser};
+use crate::console::error::ConsoleError;
+#[cfg(feature = "ssr")]
 use crate::console::types::FieldError;
 use crate::console::types::{AgentForm, AgentSummary, Saved, ToolInfo};
 
 /// `(id, name)` of every agent, for filters (operators too).
 #[server]
-pub async fn agent_names() -> Result<Vec<(String, String)>, ServerFnError> {
-    let (state, _) = super::access::require(false).await?;
-    let agents = crate::server::store::agents::list(state.engine.db()).await.map_err(super::access::internal)?;
+pub async fn agent_names() -> Result<Vec<(String, String)>, ConsoleError> {
+    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
+    let agents = crate::server::store::agents::list(state.engine.db()).await?;
     Ok(agents.into_iter().map(|a| (a.id, a.name)).collect())
 }
 
+/// Every agent, for the list.
 #[server]
-pub async fn agents() -> Result<Vec<AgentSummary>, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let agents = crate::server::store::agents::list(state.engine.db()).await.map_err(super::access::internal)?;
+pub async fn agents() -> Result<Vec<AgentSummary>, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let agents = crate::server::store::agents::list(state.engine.db()).await?;
     Ok(agents
         .into_iter()
         .map(|a| AgentSummary {
@@ -35,8 +39,8 @@ pub async fn agents() -> Result<Vec<AgentSummary>, ServerFnError> {
 
 /// The registry's tools and the experts' tools, and the capability each needs.
 #[server]
-pub async fn tool_catalogue() -> Result<Vec<ToolInfo>, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
+pub async fn tool_catalogue() -> Result<Vec<ToolInfo>, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     Ok(catalogue(&state))
 }
 
@@ -49,8 +53,8 @@ fn catalogue(state: &crate::server::state::AppState) -> Vec<ToolInfo> {
 /// one call. (Server rendering loses the request's context after the first wait, so a page's
 /// resource calls one server function, which reads the context first.)
 #[server]
-pub async fn agent_editor(id: Option<String>) -> Result<(AgentForm, Vec<ToolInfo>), ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
+pub async fn agent_editor(id: Option<String>) -> Result<(AgentForm, Vec<ToolInfo>), ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     let form = match id {
         Some(id) => agent_form(&state, &id).await?,
         None => crate::console::agents::blank(),
@@ -60,25 +64,22 @@ pub async fn agent_editor(id: Option<String>) -> Result<(AgentForm, Vec<ToolInfo
 
 /// The agent and the URL browsers reach this server at (for the snippet).
 #[server]
-pub async fn embed_info(id: String) -> Result<(AgentForm, String), ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
+pub async fn embed_info(id: String) -> Result<(AgentForm, String), ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     let form = agent_form(&state, &id).await?;
     Ok((form, state.http.public_url.trim_end_matches('/').to_owned()))
 }
 
 /// An agent as the form shows it; the API key only as a hint.
 #[server]
-pub async fn agent(id: String) -> Result<AgentForm, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
+pub async fn agent(id: String) -> Result<AgentForm, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     agent_form(&state, &id).await
 }
 
 #[cfg(feature = "ssr")]
-async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<AgentForm, ServerFnError> {
-    use crate::server::store::agents;
-    let db = state.engine.db();
-    let a =
-        agents::by_id(db, id).await.map_err(super::access::internal)?.ok_or_else(|| ServerFnError::new("not found"))?;
+async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<AgentForm, ConsoleError> {
+    let a = crate::server::store::agents::by_id(state.engine.db(), id).await?.ok_or(ConsoleError::NotFound)?;
     Ok(AgentForm {
         id: Some(a.id),
         key: a.public_key,
@@ -113,13 +114,12 @@ pub fn key_hint(key: &str) -> String {
 /// Creates (no id) or updates an agent. Field errors come back in [`Saved::errors`] and nothing
 /// is written.
 #[server(input = Json)]
-pub async fn save_agent(form: AgentForm) -> Result<Saved, ServerFnError> {
+pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
     use crate::server::store::agents::{self, AgentLimits, NewAgent, SaveError};
-    let (state, _) = super::access::require(true).await?;
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     let db = state.engine.db();
-    let e = super::access::internal;
     let existing = match &form.id {
-        Some(id) => Some(agents::by_id(db, id).await.map_err(e)?.ok_or_else(|| ServerFnError::new("not found"))?),
+        Some(id) => Some(agents::by_id(db, id).await?.ok_or(ConsoleError::NotFound)?),
         None => None,
     };
     let parsed = NewAgent::parse(&input(&form), &state.engine.catalogue());
@@ -132,7 +132,7 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ServerFnError> {
             // key by itself.
             let key = form.key.trim();
             if errors.iter().all(|e| e.field != "key")
-                && agents::by_public_key(db, key).await.map_err(e)?.is_some_and(|a| Some(&a.id) != form.id.as_ref())
+                && agents::by_public_key(db, key).await?.is_some_and(|a| Some(&a.id) != form.id.as_ref())
             {
                 errors.push(FieldError::new("key", SaveError::KeyTaken.to_string()));
             }
@@ -149,13 +149,13 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ServerFnError> {
     };
     let id = match written {
         Ok(Some(id)) => id,
-        Ok(None) => return Err(ServerFnError::new("not found")),
+        Ok(None) => return Err(ConsoleError::NotFound),
         Err(SaveError::KeyTaken) => {
             return Ok(Saved { id: None, errors: vec![FieldError::new("key", SaveError::KeyTaken.to_string())] });
         }
-        Err(SaveError::Db(err)) => return Err(e(err)),
+        Err(SaveError::Db(e)) => return Err(e.into()),
     };
-    agents::set_limits(db, &id, &limits).await.map_err(e)?;
+    agents::set_limits(db, &id, &limits).await?;
     state.engine.agents_changed();
     Ok(Saved { id: Some(id), errors: vec![] })
 }
