@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::store::Db;
-use parley_app::server::store::agents::{self, NewAgent, ProviderConfig, ProviderKind};
+use parley_app::server::store::agents::{self, AgentInput, NewAgent};
 use parley_server::fake_openai::{FakeOpenAi, Rules};
 use parley_server::{Config, spawn};
 use parley_widget::protocol::Theme;
@@ -217,36 +217,35 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 }
 
 async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()> {
-    let kind = ProviderKind::parse(&a.provider).context("--provider must be `demo`, `openai` or `anthropic`")?;
-    if matches!(kind, ProviderKind::OpenAi | ProviderKind::Anthropic) && a.base_url.is_none() {
-        let example =
-            if kind == ProviderKind::Anthropic { "https://api.anthropic.com/v1" } else { "https://api.openai.com/v1" };
-        anyhow::bail!("--base-url is required for --provider {} (e.g. {example})", kind.as_str());
-    }
-    if config.database_url.is_none() {
-        std::fs::create_dir_all(&config.data_dir)?;
-    }
-    let db = Db::connect(&config.database_url()).await?;
-    let new = NewAgent {
-        public_key: a.key,
+    let theme = Theme::default();
+    let input = AgentInput {
+        key: a.key,
         name: a.name,
         vertical: a.vertical,
         capabilities: a.capabilities,
         enabled_tools: a.enabled_tools,
-        provider: ProviderConfig {
-            kind,
-            base_url: a.base_url,
-            api_key: a.api_key.and_then(parley_app::server::secret::ApiKey::new),
-            model: a.model,
-            fallback_model: a.fallback_model,
-        },
+        provider: a.provider,
+        base_url: a.base_url.unwrap_or_default(),
+        api_key: a.api_key.unwrap_or_default(),
+        model: a.model,
+        fallback_model: a.fallback_model.unwrap_or_default(),
         system_prompt: a.system_prompt,
         greeting: a.greeting,
-        theme: Theme::default(),
+        theme_color: theme.color,
+        launcher_position: theme.position,
         allowed_origins: a.allowed_origins,
     };
-    let agent =
-        agents::insert(&db, &new, SystemClock.now_ms()).await.context("creating the agent (is the key taken?)")?;
+    if config.database_url.is_none() {
+        std::fs::create_dir_all(&config.data_dir)?;
+    }
+    let db = Db::connect(&config.database_url()).await?;
+    let catalogue = parley_app::server::seed::tool_catalogue(&db).await.context("reading the experts")?;
+    let new = NewAgent::parse(&input, &catalogue).map_err(|errors| {
+        let lines: Vec<String> =
+            errors.iter().map(|e| format!("  --{}: {}", e.field.replace('_', "-"), e.message)).collect();
+        anyhow::anyhow!("the agent was not created:\n{}", lines.join("\n"))
+    })?;
+    let agent = agents::insert(&db, &new, SystemClock.now_ms()).await.context("creating the agent")?;
     println!("created agent {} (key {})", agent.id, agent.public_key);
     Ok(())
 }

@@ -10,8 +10,11 @@ use super::api::agents::agent_names;
 use super::api::conversations::{
     claim, close_conversation, conversation, conversations, operator_typing, release, reply,
 };
+use super::error::ConsoleError;
+use super::fields::ErrorLine;
 use super::layout::console_ctx;
-use super::lists::{Badge, Failure, Pager, message, page_param, query, when};
+use super::lists::{AgentOptions, Badge, Pager, page_param, query, when};
+use super::loaded::Loaded;
 use super::types::{ConsoleMessage, ConsultingState, ConversationDetail, ConversationItem};
 
 const STATUSES: &[(&str, &str)] = &[
@@ -22,6 +25,7 @@ const STATUSES: &[(&str, &str)] = &[
     ("closed", "Closed"),
 ];
 
+/// `/admin/conversations`: the live list, filtered by agent and status.
 #[component]
 pub fn ConversationsPage() -> impl IntoView {
     let ctx = console_ctx();
@@ -48,14 +52,7 @@ pub fn ConversationsPage() -> impl IntoView {
             <label for="f-agent">"Agent"</label>
             <select id="f-agent" on:change=move |ev| filter(event_target_value(&ev), status())>
                 <option value="" selected=move || agent().is_empty()>"All agents"</option>
-                <Transition>
-                    {move || Suspend::new(async move {
-                        names.await.unwrap_or_default().into_iter().map(|(id, name)| {
-                            let selected = { let id = id.clone(); move || agent() == id };
-                            view! { <option value=id selected=selected>{name}</option> }
-                        }).collect_view()
-                    })}
-                </Transition>
+                <AgentOptions names selected=Signal::derive(agent) />
             </select>
             <label for="f-status">"Status"</label>
             <select id="f-status" on:change=move |ev| filter2(agent(), event_target_value(&ev))>
@@ -63,26 +60,16 @@ pub fn ConversationsPage() -> impl IntoView {
             </select>
             <span class="c-live" title="The list updates by itself">"● live"</span>
         </form>
-        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match list.await {
-                    Ok(p) => {
-                        let pages = p.pages();
-                        let base = format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status())]));
-                        view! {
-                            <table class="c-table" id="conversations">
-                                <thead><tr><th>"Visitor"</th><th>"Agent"</th><th>"Status"</th><th>"Last message"</th><th>"Messages"</th><th>"Updated (UTC)"</th></tr></thead>
-                                <tbody>
-                                    {p.items.into_iter().map(|c| view! { <Row c /> }).collect_view()}
-                                </tbody>
-                            </table>
-                            <Pager base page=p.page pages total=p.total />
-                        }.into_any()
-                    }
-                    Err(error) => view! { <Failure error /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=list let:p>
+            <table class="c-table" id="conversations">
+                <thead><tr><th>"Visitor"</th><th>"Agent"</th><th>"Status"</th><th>"Last message"</th><th>"Messages"</th><th>"Updated (UTC)"</th></tr></thead>
+                <tbody>
+                    {p.items.into_iter().map(|c| view! { <Row c /> }).collect_view()}
+                </tbody>
+            </table>
+            <Pager base=format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status())]))
+                page=p.page per_page=p.per_page total=p.total />
+        </Loaded>
     }
 }
 
@@ -102,6 +89,7 @@ fn Row(c: ConversationItem) -> impl IntoView {
     }
 }
 
+/// `/admin/conversations/:id`: the transcript, reloaded when the conversation changes.
 #[component]
 pub fn ConversationPage() -> impl IntoView {
     let ctx = console_ctx();
@@ -120,14 +108,9 @@ pub fn ConversationPage() -> impl IntoView {
     });
     view! {
         <p><A href="/admin/conversations">"← Conversations"</A></p>
-        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match detail.await {
-                    Ok(d) => view! { <Detail d version visitor_typing /> }.into_any(),
-                    Err(error) => view! { <Failure error /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=detail let:d>
+            <Detail d version visitor_typing />
+        </Loaded>
     }
 }
 
@@ -149,13 +132,17 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
             let id = id.get_value();
             let outcome = match what {
                 "claim" => claim(id).await.and_then(|won| {
-                    if won { Ok(()) } else { Err(ServerFnError::new("Another operator took this conversation first.")) }
+                    if won {
+                        Ok(())
+                    } else {
+                        Err(ConsoleError::Conflict("Another operator took this conversation first.".into()))
+                    }
                 }),
                 "release" => release(id).await,
                 _ => close_conversation(id).await,
             };
             if let Err(e) = outcome {
-                error.set(Some(message(&e)));
+                error.set(Some(e.to_string()));
             }
             busy.set(false);
             version.update(|v| *v += 1);
@@ -182,7 +169,7 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
                 <button type="button" id="close" disabled=busy on:click=move |_| act("close")>"Close"</button>
             </Show>
         </header>
-        {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+        <ErrorLine error />
         {d.consulting.map(|state| view! { <Consulting state /> })}
         <ol class="c-transcript" aria-label="Transcript">
             {d.messages.into_iter().map(|m| view! { <Message m caps /> }).collect_view()}
@@ -313,7 +300,7 @@ fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
                     let _ = operator_typing(id.get_value(), false).await;
                     version.update(|v| *v += 1);
                 }
-                Err(e) => error.set(Some(message(&e))),
+                Err(e) => error.set(Some(e.to_string())),
             }
         });
     };
@@ -321,7 +308,7 @@ fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
         <form class="c-reply" on:submit=send>
             <label for="reply">"Your reply to the visitor"</label>
             <textarea id="reply" rows="3" prop:value=text on:input=on_input maxlength="4000"></textarea>
-            {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+            <ErrorLine error />
             <button type="submit" class="c-primary">"Send"</button>
         </form>
     }

@@ -4,23 +4,19 @@ use leptos::prelude::*;
 
 use super::api::dashboard::dashboard_figures;
 use super::layout::console_ctx;
-use super::lists::Failure;
+use super::loaded::Loaded;
 use super::types::{Dashboard, DayUsage};
 
+/// `/admin`: the dashboard, reloaded on every change.
 #[component]
 pub fn DashboardPage() -> impl IntoView {
     let ctx = console_ctx();
     let data = Resource::new(move || ctx.changes.get(), |_| dashboard_figures());
     view! {
         <h1>"Dashboard"</h1>
-        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(d) => view! { <Figures d /> }.into_any(),
-                    Err(error) => view! { <Failure error /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=data let:d>
+            <Figures d />
+        </Loaded>
     }
 }
 

@@ -5,17 +5,18 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
-use super::api::agents::agent_names;
 use super::api::knowledge::{article, articles, create_knowledge_base, delete_article, knowledge_bases, save_article};
+use super::fields::{ErrorLine, FieldMessage};
 use super::layout::{confirm, go_to};
-use super::lists::{Failure, Pager, message, page_param, query, when};
+use super::lists::{AgentChoice, Pager, page_param, query, when};
+use super::loaded::Loaded;
 use super::types::{ArticleForm, FieldError};
 
+/// `/admin/knowledge`: the knowledge bases, and a form for a new one.
 #[component]
 pub fn KnowledgePage() -> impl IntoView {
     let version = RwSignal::new(0u64);
     let bases = Resource::new(move || version.get(), |_| knowledge_bases());
-    let names = Resource::new(|| (), |_| agent_names());
     let agent = RwSignal::new(String::new());
     let name = RwSignal::new(String::new());
     let description = RwSignal::new(String::new());
@@ -31,53 +32,39 @@ pub fn KnowledgePage() -> impl IntoView {
                     error.set(None);
                     version.update(|v| *v += 1);
                 }
-                Err(e) => error.set(Some(message(&e))),
+                Err(e) => error.set(Some(e.to_string())),
             }
         });
     };
     view! {
         <h1>"Knowledge"</h1>
-        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match bases.await {
-                    Ok(list) => view! {
-                        <table class="c-table" id="bases">
-                            <thead><tr><th>"Knowledge base"</th><th>"Agent"</th><th>"Articles"</th><th>"Description"</th></tr></thead>
-                            <tbody>{list.into_iter().map(|b| view! {
-                                <tr>
-                                    <td><A href=format!("/admin/knowledge/{}", b.id)>{b.name}</A></td>
-                                    <td>{b.agent_name}</td>
-                                    <td>{b.articles}</td>
-                                    <td class="c-clip">{b.description}</td>
-                                </tr>
-                            }).collect_view()}</tbody>
-                        </table>
-                    }.into_any(),
-                    Err(error) => view! { <Failure error /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=bases let:list>
+            <table class="c-table" id="bases">
+                <thead><tr><th>"Knowledge base"</th><th>"Agent"</th><th>"Articles"</th><th>"Description"</th></tr></thead>
+                <tbody>{list.into_iter().map(|b| view! {
+                    <tr>
+                        <td><A href=format!("/admin/knowledge/{}", b.id)>{b.name}</A></td>
+                        <td>{b.agent_name}</td>
+                        <td>{b.articles}</td>
+                        <td class="c-clip">{b.description}</td>
+                    </tr>
+                }).collect_view()}</tbody>
+            </table>
+        </Loaded>
         <form class="c-card c-form" on:submit=create>
             <h2>"New knowledge base"</h2>
-            <label for="kb-agent">"Agent"</label>
-            <select id="kb-agent" required on:change=move |ev| agent.set(event_target_value(&ev))>
-                <option value="">"Choose…"</option>
-                <Transition>
-                    {move || Suspend::new(async move {
-                        names.await.unwrap_or_default().into_iter().map(|(id, n)| view! { <option value=id>{n}</option> }).collect_view()
-                    })}
-                </Transition>
-            </select>
+            <AgentChoice id="kb-agent" agent />
             <label for="kb-name">"Name"</label>
             <input id="kb-name" required prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) />
             <label for="kb-desc">"Description"</label>
             <input id="kb-desc" prop:value=description on:input=move |ev| description.set(event_target_value(&ev)) />
-            {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+            <ErrorLine error />
             <button type="submit" class="c-primary">"Create"</button>
         </form>
     }
 }
 
+/// `/admin/knowledge/:base`: the articles of a base: search, import, new.
 #[component]
 pub fn KnowledgeBasePage() -> impl IntoView {
     let params = use_params_map();
@@ -106,30 +93,20 @@ pub fn KnowledgeBasePage() -> impl IntoView {
             <A href=move || format!("/admin/knowledge/{}/new", base()) attr:class="c-button">"New article"</A>
         </form>
         <Import base=Signal::derive(base) version />
-        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match list.await {
-                    Ok(p) => {
-                        let pages = p.pages();
-                        view! {
-                            <table class="c-table" id="articles">
-                                <thead><tr><th>"Title"</th><th>"Category"</th><th>"Kind"</th><th>"Updated (UTC)"</th></tr></thead>
-                                <tbody>{p.items.into_iter().map(|a| view! {
-                                    <tr>
-                                        <td><A href=format!("/admin/articles/{}", a.id)>{a.title}</A></td>
-                                        <td>{a.category.unwrap_or_default()}</td>
-                                        <td>{a.kind}</td>
-                                        <td>{when(a.updated_at)}</td>
-                                    </tr>
-                                }).collect_view()}</tbody>
-                            </table>
-                            <Pager base=format!("/admin/knowledge/{}{}", base(), query(&[("q", &search())])) page=p.page pages total=p.total />
-                        }.into_any()
-                    }
-                    Err(error) => view! { <Failure error /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=list let:p>
+            <table class="c-table" id="articles">
+                <thead><tr><th>"Title"</th><th>"Category"</th><th>"Kind"</th><th>"Updated (UTC)"</th></tr></thead>
+                <tbody>{p.items.into_iter().map(|a| view! {
+                    <tr>
+                        <td><A href=format!("/admin/articles/{}", a.id)>{a.title}</A></td>
+                        <td>{a.category.unwrap_or_default()}</td>
+                        <td>{a.kind}</td>
+                        <td>{when(a.updated_at)}</td>
+                    </tr>
+                }).collect_view()}</tbody>
+            </table>
+            <Pager base=format!("/admin/knowledge/{}{}", base(), query(&[("q", &search())])) page=p.page per_page=p.per_page total=p.total />
+        </Loaded>
     }
 }
 
@@ -159,7 +136,7 @@ fn Import(base: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
                         Some(text) => super::api::knowledge::import_article(base.clone(), name.clone(), text)
                             .await
                             .map(|_| ())
-                            .map_err(|e| message(&e)),
+                            .map_err(|e| e.to_string()),
                         None => Err(format!("{name}: could not read the file")),
                     };
                     if let Err(e) = outcome {
@@ -186,6 +163,7 @@ fn Import(base: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
     }
 }
 
+/// `/admin/articles/:id` and `/admin/knowledge/:base/new`: the article editor.
 #[component]
 pub fn ArticlePage() -> impl IntoView {
     let params = use_params_map();
@@ -203,14 +181,9 @@ pub fn ArticlePage() -> impl IntoView {
         },
     );
     view! {
-        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Ok(form) => view! { <ArticleEditor form /> }.into_any(),
-                    Err(error) => view! { <Failure error /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=data let:form>
+            <ArticleEditor form />
+        </Loaded>
     }
 }
 
@@ -221,13 +194,6 @@ fn ArticleEditor(form: ArticleForm) -> impl IntoView {
     let f = RwSignal::new(form);
     let errors = RwSignal::new(Vec::<FieldError>::new());
     let notice = RwSignal::new(None::<String>);
-    let err = move |field: &'static str| {
-        move || {
-            errors
-                .with(|e| e.iter().find(|e| e.field == field).map(|e| e.message.clone()))
-                .map(|m| view! { <span class="c-field-error" role="alert">{m}</span> })
-        }
-    };
     let back2 = back.clone();
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -239,7 +205,7 @@ fn ArticleEditor(form: ArticleForm) -> impl IntoView {
                     if is_new { go_to(&back) } else { notice.set(Some("Saved.".into())) }
                 }
                 Ok(s) => errors.set(s.errors),
-                Err(e) => notice.set(Some(message(&e))),
+                Err(e) => notice.set(Some(e.to_string())),
             }
         });
     };
@@ -253,7 +219,7 @@ fn ArticleEditor(form: ArticleForm) -> impl IntoView {
         leptos::task::spawn_local(async move {
             match delete_article(id).await {
                 Ok(()) => go_to(&back),
-                Err(e) => notice.set(Some(message(&e))),
+                Err(e) => notice.set(Some(e.to_string())),
             }
         });
     };
@@ -263,24 +229,24 @@ fn ArticleEditor(form: ArticleForm) -> impl IntoView {
         <form class="c-form c-card" on:submit=save novalidate=true>
             <label for="ar-title">"Title"</label>
             <input id="ar-title" prop:value=move || f.with(|f| f.title.clone()) on:input=move |ev| f.update(|f| f.title = event_target_value(&ev)) />
-            {err("title")}
+            <FieldMessage errors field="title" />
             <label for="ar-category">"Category (e.g. QMAS, GEP, IANG, TTPS, CIES, TECHTAS)"</label>
             <input id="ar-category" prop:value=move || f.with(|f| f.category.clone()) on:input=move |ev| f.update(|f| f.category = event_target_value(&ev)) />
-            {err("category")}
+            <FieldMessage errors field="category" />
             <label for="ar-kind">"Kind"</label>
             <select id="ar-kind" on:change=move |ev| f.update(|f| f.kind = event_target_value(&ev))>
                 <option value="article" selected=move || f.with(|f| f.kind == "article")>"Article"</option>
                 <option value="experience" selected=move || f.with(|f| f.kind == "experience")>"System experience"</option>
             </select>
-            {err("kind")}
+            <FieldMessage errors field="kind" />
             <label for="ar-source">"Source URL"</label>
             <input id="ar-source" type="url" prop:value=move || f.with(|f| f.source_url.clone()) on:input=move |ev| f.update(|f| f.source_url = event_target_value(&ev)) />
-            {err("source_url")}
+            <FieldMessage errors field="source_url" />
             <div class="c-split">
                 <div>
                     <label for="ar-body">"Markdown"</label>
                     <textarea id="ar-body" rows="18" prop:value=move || f.with(|f| f.body.clone()) on:input=move |ev| f.update(|f| f.body = event_target_value(&ev))></textarea>
-                    {err("body")}
+                    <FieldMessage errors field="body" />
                 </div>
                 <div>
                     <span class="c-label">"Preview"</span>

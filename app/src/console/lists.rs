@@ -1,28 +1,10 @@
-//! Pieces the console's pages share: error text, dates, pagination, status badges.
+//! Pieces the console's lists share: dates, status badges, pagination, the status filter, and
+//! the agents to choose from.
 
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-use super::types::FieldError;
-
-/// What to show for a failed server function.
-pub fn message(e: &ServerFnError) -> String {
-    match e {
-        ServerFnError::ServerError(m) => m.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// An error line (a refused or failed call).
-#[component]
-pub fn Failure(error: ServerFnError) -> impl IntoView {
-    let text = match message(&error).as_str() {
-        "forbidden" => "Your role may not see this page.".to_owned(),
-        "unauthorized" => "Your session ended: sign in again.".to_owned(),
-        other => other.to_owned(),
-    };
-    view! { <p class="c-error" role="alert">{text}</p> }
-}
+use super::error::ConsoleError;
 
 /// `YYYY-MM-DD HH:MM` (UTC) of Unix milliseconds, the same on the server and in the browser.
 pub fn when(ms: i64) -> String {
@@ -60,9 +42,11 @@ pub fn Badge(status: String) -> impl IntoView {
     view! { <span class=format!("c-badge c-badge-{status}")>{label}</span> }
 }
 
-/// Previous / next links that keep the other query parameters.
+/// Previous / next links that keep the other query parameters: page `page` of `total` rows,
+/// `per_page` a page.
 #[component]
-pub fn Pager(base: String, page: i64, pages: i64, total: i64) -> impl IntoView {
+pub fn Pager(base: String, page: i64, per_page: i64, total: i64) -> impl IntoView {
+    let pages = super::types::page_count(total, per_page);
     let link = move |p: i64| {
         let sep = if base.contains('?') { '&' } else { '?' };
         format!("{base}{sep}page={p}")
@@ -99,12 +83,59 @@ pub fn query(pairs: &[(&str, &str)]) -> String {
     out
 }
 
-/// The message for a field, next to it (`id="err-<field>"`).
-pub fn field_error(errors: RwSignal<Vec<FieldError>>, field: &'static str) -> impl IntoView {
-    move || {
-        errors.with(|all| all.iter().find(|e| e.field == field).map(|e| e.message.clone())).map(|m| {
-            view! { <span class="c-field-error" id=format!("err-{field}") role="alert">{m}</span> }
-        })
+/// The `<option>`s of the agents, by name, once they have loaded (nothing when the call failed:
+/// the select still works without them). `selected` is the id chosen, when the select shows one.
+#[component]
+pub fn AgentOptions(
+    names: Resource<Result<Vec<(String, String)>, ConsoleError>>,
+    #[prop(optional)] selected: Option<Signal<String>>,
+) -> impl IntoView {
+    view! {
+        <Transition>
+            {move || Suspend::new(async move {
+                names.await.unwrap_or_default().into_iter().map(|(id, name)| {
+                    let chosen = { let id = id.clone(); move || selected.is_some_and(|s| s.with(|s| *s == id)) };
+                    view! { <option value=id selected=chosen>{name}</option> }
+                }).collect_view()
+            })}
+        </Transition>
+    }
+}
+
+/// A required choice of agent, labelled "Agent", that starts at "Choose…".
+#[component]
+pub fn AgentChoice(id: &'static str, agent: RwSignal<String>) -> impl IntoView {
+    let names = Resource::new(|| (), |_| super::api::agents::agent_names());
+    view! {
+        <label for=id>"Agent"</label>
+        <select id=id required on:change=move |ev| agent.set(event_target_value(&ev))>
+            <option value="">"Choose…"</option>
+            <AgentOptions names />
+        </select>
+    }
+}
+
+/// The filter form of a list by status: choosing a status opens `{path}?status=…`. `children`
+/// follow the select (an export link, say).
+#[component]
+pub fn StatusFilter(
+    path: &'static str,
+    /// The select's id.
+    id: &'static str,
+    /// `(value, text)`; the value `""` is "any".
+    options: &'static [(&'static str, &'static str)],
+    status: Signal<String>,
+    #[prop(optional)] children: Option<Children>,
+) -> impl IntoView {
+    let navigate = leptos_router::hooks::use_navigate();
+    view! {
+        <form class="c-filters" on:submit=|ev| ev.prevent_default()>
+            <label for=id>"Status"</label>
+            <select id=id on:change=move |ev| navigate(&format!("{path}{}", query(&[("status", &event_target_value(&ev))])), Default::default())>
+                {options.iter().map(|(v, l)| view! { <option value=*v selected=move || status.with(|s| s == v)>{*l}</option> }).collect_view()}
+            </select>
+            {children.map(|c| c())}
+        </form>
     }
 }
 

@@ -4,8 +4,10 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use super::api::auth::sign_in;
+use super::fields::ErrorLine;
 use super::layout::go_to;
 
+/// `/admin/login`: the sign-in form.
 #[component]
 pub fn LoginPage() -> impl IntoView {
     let email = RwSignal::new(String::new());
@@ -23,7 +25,7 @@ pub fn LoginPage() -> impl IntoView {
             match sign_in(email.get_untracked(), password.get_untracked()).await {
                 Ok(_) => go_to("/admin"),
                 Err(e) => {
-                    error.set(Some(super::lists::message(&e)));
+                    error.set(Some(e.to_string()));
                     busy.set(false);
                 }
             }
@@ -40,7 +42,7 @@ pub fn LoginPage() -> impl IntoView {
                 <label for="password">"Password"</label>
                 <input id="password" name="password" type="password" autocomplete="current-password" required
                     prop:value=password on:input=move |ev| password.set(event_target_value(&ev)) />
-                {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+                <ErrorLine error />
                 <button type="submit" class="c-primary" disabled=busy>"Sign in"</button>
                 <p class="c-hint">"The first administrator's one-time password is printed in the server log at the first start, or create one with " <code>"parley create-user"</code> "."</p>
             </form>

@@ -1,15 +1,20 @@
 //! The admin console under `/admin`: server-rendered pages that hydrate, talking to the server
-//! only through the server functions in [`api`] (each checks the session first) and the live
-//! feed at `/admin/feed`.
+//! only through the server functions in [`api`] (each checks the session first, and fails with
+//! an [`error::ConsoleError`]) and the live feed at `/admin/feed`. Pages load through
+//! [`loaded::Loaded`]; forms are built from [`fields`].
 
+pub mod agent_form;
 pub mod agents;
 pub mod api;
 pub mod conversations;
 pub mod dashboard;
+pub mod error;
 pub mod experts;
+pub mod fields;
 pub mod knowledge;
 pub mod layout;
 pub mod lists;
+pub mod loaded;
 pub mod login;
 pub mod models;
 pub mod records;

@@ -2,51 +2,50 @@
 
 use leptos::prelude::*;
 use leptos_router::components::A;
-use leptos_router::hooks::{use_navigate, use_query_map};
+use leptos_router::hooks::use_query_map;
 
 use super::api::auth::change_password;
 use super::api::leads::{leads, update_lead};
 use super::api::orders::orders;
+use super::error::ConsoleError;
 use super::layout::console_ctx;
-use super::lists::{Badge, Failure, Pager, message, page_param, query, when};
-use super::types::LeadItem;
+use super::lists::{Badge, Pager, StatusFilter, page_param, query, when};
+use super::loaded::Loaded;
+use super::types::{LeadItem, Page};
 
-#[component]
-pub fn LeadsPage() -> impl IntoView {
+/// A list filtered by `?status=` a page at a time, reloaded on every change: the status and the
+/// page as loaded.
+fn by_status<T, Fut>(fetch: fn(Option<String>, i64) -> Fut) -> (Signal<String>, Resource<Result<Page<T>, ConsoleError>>)
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    Fut: Future<Output = Result<Page<T>, ConsoleError>> + Send + 'static,
+{
     let ctx = console_ctx();
     let q = use_query_map();
-    let status = move || q.read().get("status").unwrap_or_default();
+    let status = Signal::derive(move || q.read().get("status").unwrap_or_default());
     let page = move || page_param(&q.read());
-    let list =
-        Resource::new(move || (ctx.changes.get(), status(), page()), |(_, status, page)| leads(Some(status), page));
-    let navigate = use_navigate();
+    let list = Resource::new(move || (ctx.changes.get(), status.get(), page()), move |(_, s, p)| fetch(Some(s), p));
+    (status, list)
+}
+
+/// `/admin/leads`: leads by status, with notes and a CSV export.
+#[component]
+pub fn LeadsPage() -> impl IntoView {
+    let (status, list) = by_status(leads);
+    let base = move || format!("/admin/leads{}", query(&[("status", &status.get())]));
     view! {
         <h1>"Leads"</h1>
-        <form class="c-filters" on:submit=|ev| ev.prevent_default()>
-            <label for="l-status">"Status"</label>
-            <select id="l-status" on:change=move |ev| navigate(&format!("/admin/leads{}", query(&[("status", &event_target_value(&ev))])), Default::default())>
-                {[("", "Any"), ("new", "New"), ("contacted", "Contacted"), ("closed", "Closed")].into_iter()
-                    .map(|(v, l)| view! { <option value=v selected=move || status() == v>{l}</option> }).collect_view()}
-            </select>
-            <a class="c-button" href=move || format!("/admin/leads.csv{}", query(&[("status", &status())])) download="leads.csv">"Export CSV"</a>
-        </form>
-        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match list.await {
-                    Ok(p) => {
-                        let pages = p.pages();
-                        view! {
-                            <table class="c-table" id="leads">
-                                <thead><tr><th>"Name"</th><th>"Contact"</th><th>"Message"</th><th>"Received (UTC)"</th><th>"Status and notes"</th></tr></thead>
-                                <tbody>{p.items.into_iter().map(|lead| view! { <LeadRow lead /> }).collect_view()}</tbody>
-                            </table>
-                            <Pager base=format!("/admin/leads{}", query(&[("status", &status())])) page=p.page pages total=p.total />
-                        }.into_any()
-                    }
-                    Err(error) => view! { <Failure error /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <StatusFilter path="/admin/leads" id="l-status" status
+            options=&[("", "Any"), ("new", "New"), ("contacted", "Contacted"), ("closed", "Closed")]>
+            <a class="c-button" href=move || format!("/admin/leads.csv{}", query(&[("status", &status.get())])) download="leads.csv">"Export CSV"</a>
+        </StatusFilter>
+        <Loaded resource=list let:p>
+            <table class="c-table" id="leads">
+                <thead><tr><th>"Name"</th><th>"Contact"</th><th>"Message"</th><th>"Received (UTC)"</th><th>"Status and notes"</th></tr></thead>
+                <tbody>{p.items.into_iter().map(|lead| view! { <LeadRow lead /> }).collect_view()}</tbody>
+            </table>
+            <Pager base=base() page=p.page per_page=p.per_page total=p.total />
+        </Loaded>
     }
 }
 
@@ -61,7 +60,7 @@ fn LeadRow(lead: LeadItem) -> impl IntoView {
         leptos::task::spawn_local(async move {
             match update_lead(id.get_value(), status.get_untracked(), notes.get_untracked()).await {
                 Ok(()) => saved.set(Some("Saved.".into())),
-                Err(e) => saved.set(Some(message(&e))),
+                Err(e) => saved.set(Some(e.to_string())),
             }
         });
     };
@@ -90,56 +89,38 @@ fn LeadRow(lead: LeadItem) -> impl IntoView {
     }
 }
 
+/// `/admin/orders`: payment orders by status.
 #[component]
 pub fn OrdersPage() -> impl IntoView {
-    let ctx = console_ctx();
-    let q = use_query_map();
-    let status = move || q.read().get("status").unwrap_or_default();
-    let page = move || page_param(&q.read());
-    let list =
-        Resource::new(move || (ctx.changes.get(), status(), page()), |(_, status, page)| orders(Some(status), page));
-    let navigate = use_navigate();
+    let (status, list) = by_status(orders);
+    let base = move || format!("/admin/orders{}", query(&[("status", &status.get())]));
     view! {
         <h1>"Orders"</h1>
-        <form class="c-filters" on:submit=|ev| ev.prevent_default()>
-            <label for="o-status">"Status"</label>
-            <select id="o-status" on:change=move |ev| navigate(&format!("/admin/orders{}", query(&[("status", &event_target_value(&ev))])), Default::default())>
-                {[("", "Any"), ("pending", "Pending"), ("paid", "Paid"), ("expired", "Expired")].into_iter()
-                    .map(|(v, l)| view! { <option value=v selected=move || status() == v>{l}</option> }).collect_view()}
-            </select>
-        </form>
-        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match list.await {
-                    Ok(p) => {
-                        let pages = p.pages();
-                        view! {
-                            <table class="c-table" id="orders">
-                                <thead><tr><th>"Order"</th><th>"Service"</th><th>"Amount"</th><th>"Method"</th><th>"Status"</th><th>"Created (UTC)"</th><th>"Conversation"</th></tr></thead>
-                                <tbody>
-                                    {p.items.into_iter().map(|o| view! {
-                                        <tr>
-                                            <td><code>{o.id.chars().take(8).collect::<String>()}</code></td>
-                                            <td>{format!("Assessment · {}", o.category)}</td>
-                                            <td>{o.amount}</td>
-                                            <td>{o.method}</td>
-                                            <td><Badge status=o.status /></td>
-                                            <td>{when(o.created_at)}</td>
-                                            <td><A href=format!("/admin/conversations/{}", o.conversation_id)>"open"</A></td>
-                                        </tr>
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
-                            <Pager base=format!("/admin/orders{}", query(&[("status", &status())])) page=p.page pages total=p.total />
-                        }.into_any()
-                    }
-                    Err(error) => view! { <Failure error /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <StatusFilter path="/admin/orders" id="o-status" status
+            options=&[("", "Any"), ("pending", "Pending"), ("paid", "Paid"), ("expired", "Expired")] />
+        <Loaded resource=list let:p>
+            <table class="c-table" id="orders">
+                <thead><tr><th>"Order"</th><th>"Service"</th><th>"Amount"</th><th>"Method"</th><th>"Status"</th><th>"Created (UTC)"</th><th>"Conversation"</th></tr></thead>
+                <tbody>
+                    {p.items.into_iter().map(|o| view! {
+                        <tr>
+                            <td><code>{o.id.chars().take(8).collect::<String>()}</code></td>
+                            <td>{format!("Assessment · {}", o.category)}</td>
+                            <td>{o.amount}</td>
+                            <td>{o.method}</td>
+                            <td><Badge status=o.status /></td>
+                            <td>{when(o.created_at)}</td>
+                            <td><A href=format!("/admin/conversations/{}", o.conversation_id)>"open"</A></td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <Pager base=base() page=p.page per_page=p.per_page total=p.total />
+        </Loaded>
     }
 }
 
+/// `/admin/account`: who is signed in, and a new password.
 #[component]
 pub fn AccountPage() -> impl IntoView {
     let me = console_ctx().me.get_value();
@@ -149,7 +130,7 @@ pub fn AccountPage() -> impl IntoView {
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         leptos::task::spawn_local(async move {
-            let r = change_password(current.get_untracked(), new.get_untracked()).await.map_err(|e| message(&e));
+            let r = change_password(current.get_untracked(), new.get_untracked()).await.map_err(|e| e.to_string());
             if r.is_ok() {
                 current.set(String::new());
                 new.set(String::new());

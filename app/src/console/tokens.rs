@@ -2,17 +2,18 @@
 
 use leptos::prelude::*;
 
-use super::api::agents::agent_names;
 use super::api::tokens::{create_token, revoke_token, tokens};
+use super::fields::ErrorLine;
 use super::layout::{confirm, copy_text};
-use super::lists::{Failure, message, when};
+use super::lists::{AgentChoice, when};
+use super::loaded::Loaded;
 use super::types::NewToken;
 
+/// `/admin/tokens`: the MCP tokens, and a form for a new one.
 #[component]
 pub fn TokensPage() -> impl IntoView {
     let version = RwSignal::new(0u64);
     let list = Resource::new(move || version.get(), |_| tokens());
-    let names = Resource::new(|| (), |_| agent_names());
     let agent = RwSignal::new(String::new());
     let name = RwSignal::new("MCP client".to_owned());
     let feature_set = RwSignal::new("base".to_owned());
@@ -35,7 +36,7 @@ pub fn TokensPage() -> impl IntoView {
                     created.set(Some(t));
                     version.update(|v| *v += 1);
                 }
-                Err(e) => error.set(Some(message(&e))),
+                Err(e) => error.set(Some(e.to_string())),
             }
         });
     };
@@ -45,7 +46,7 @@ pub fn TokensPage() -> impl IntoView {
         }
         leptos::task::spawn_local(async move {
             if let Err(e) = revoke_token(id).await {
-                error.set(Some(message(&e)));
+                error.set(Some(e.to_string()));
             }
             version.update(|v| *v += 1);
         });
@@ -66,47 +67,32 @@ pub fn TokensPage() -> impl IntoView {
                 </section>
             }
         })}
-        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match list.await {
-                    Ok(list) => view! {
-                        <table class="c-table" id="tokens">
-                            <thead><tr><th>"Name"</th><th>"Agent"</th><th>"Token"</th><th>"Tools"</th><th>"Output"</th><th>"Created (UTC)"</th><th></th></tr></thead>
-                            <tbody>{list.into_iter().map(|t| {
-                                let id = t.id.clone();
-                                view! {
-                                    <tr class:c-revoked=t.revoked>
-                                        <td>{t.name}</td>
-                                        <td><code>{t.agent_key}</code></td>
-                                        <td><code>{format!("{}…", t.prefix)}</code></td>
-                                        <td>{t.feature_set}</td>
-                                        <td>{t.output}</td>
-                                        <td>{when(t.created_at)}</td>
-                                        <td>{if t.revoked {
-                                            view! { <span class="c-hint">"revoked"</span> }.into_any()
-                                        } else {
-                                            view! { <button type="button" on:click=move |_| revoke(id.clone())>"Revoke"</button> }.into_any()
-                                        }}</td>
-                                    </tr>
-                                }
-                            }).collect_view()}</tbody>
-                        </table>
-                    }.into_any(),
-                    Err(error) => view! { <Failure error /> }.into_any(),
-                }
-            })}
-        </Transition>
+        <Loaded resource=list let:list>
+            <table class="c-table" id="tokens">
+                <thead><tr><th>"Name"</th><th>"Agent"</th><th>"Token"</th><th>"Tools"</th><th>"Output"</th><th>"Created (UTC)"</th><th></th></tr></thead>
+                <tbody>{list.into_iter().map(|t| {
+                    let id = t.id.clone();
+                    view! {
+                        <tr class:c-revoked=t.revoked>
+                            <td>{t.name}</td>
+                            <td><code>{t.agent_key}</code></td>
+                            <td><code>{format!("{}…", t.prefix)}</code></td>
+                            <td>{t.feature_set}</td>
+                            <td>{t.output}</td>
+                            <td>{when(t.created_at)}</td>
+                            <td>{if t.revoked {
+                                view! { <span class="c-hint">"revoked"</span> }.into_any()
+                            } else {
+                                view! { <button type="button" on:click=move |_| revoke(id.clone())>"Revoke"</button> }.into_any()
+                            }}</td>
+                        </tr>
+                    }
+                }).collect_view()}</tbody>
+            </table>
+        </Loaded>
         <form class="c-card c-form" on:submit=create>
             <h2>"New token"</h2>
-            <label for="t-agent">"Agent"</label>
-            <select id="t-agent" required on:change=move |ev| agent.set(event_target_value(&ev))>
-                <option value="">"Choose…"</option>
-                <Transition>
-                    {move || Suspend::new(async move {
-                        names.await.unwrap_or_default().into_iter().map(|(id, n)| view! { <option value=id>{n}</option> }).collect_view()
-                    })}
-                </Transition>
-            </select>
+            <AgentChoice id="t-agent" agent />
             <label for="t-name">"Name"</label>
             <input id="t-name" prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) />
             <label for="t-features">"Tool definitions"</label>
@@ -119,7 +105,7 @@ pub fn TokensPage() -> impl IntoView {
                 <option value="raw">"raw (JSON)"</option>
                 <option value="text">"text (Markdown)"</option>
             </select>
-            {move || error.get().map(|e| view! { <p class="c-error" role="alert">{e}</p> })}
+            <ErrorLine error />
             <button type="submit" class="c-primary">"Create token"</button>
         </form>
     }

@@ -29,11 +29,18 @@ pub struct Page<T> {
 }
 
 impl<T> Page<T> {
+    /// How many pages the list has (at least one).
     pub fn pages(&self) -> i64 {
-        ((self.total + self.per_page - 1) / self.per_page.max(1)).max(1)
+        page_count(self.total, self.per_page)
     }
 }
 
+/// How many pages `total` rows fill, `per_page` a page (at least one).
+pub fn page_count(total: i64, per_page: i64) -> i64 {
+    ((total + per_page - 1) / per_page.max(1)).max(1)
+}
+
+/// Tokens and cost of one day.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DayUsage {
     /// `YYYY-MM-DD` (UTC).
@@ -42,6 +49,7 @@ pub struct DayUsage {
     pub cost_usd: f64,
 }
 
+/// The dashboard's figures.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Dashboard {
     pub conversations_today: i64,
@@ -54,6 +62,7 @@ pub struct Dashboard {
     pub top_questions: Vec<(String, i64)>,
 }
 
+/// A conversation in the list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConversationItem {
     pub id: String,
@@ -67,6 +76,7 @@ pub struct ConversationItem {
     pub updated_at: i64,
 }
 
+/// A tool call of an answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallInfo {
     pub name: String,
@@ -77,6 +87,7 @@ pub struct ToolCallInfo {
     pub duration_ms: u64,
 }
 
+/// One upstream call of an answer: model, outcome, tokens, cost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UsageInfo {
     pub model: String,
@@ -86,6 +97,7 @@ pub struct UsageInfo {
     pub cost_usd: f64,
 }
 
+/// A message of the transcript.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConsoleMessage {
     pub id: String,
@@ -103,6 +115,7 @@ pub struct ConsoleMessage {
     pub images: Vec<String>,
 }
 
+/// A conversation with everything that happened in it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConversationDetail {
     pub item: ConversationItem,
@@ -127,6 +140,7 @@ pub struct ConsultingState {
     pub note: Option<String>,
 }
 
+/// A lead in the list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LeadItem {
     pub id: String,
@@ -140,6 +154,7 @@ pub struct LeadItem {
     pub conversation_id: String,
 }
 
+/// An order in the list (the amount formatted in its currency).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OrderItem {
     pub id: String,
@@ -151,6 +166,7 @@ pub struct OrderItem {
     pub conversation_id: String,
 }
 
+/// An agent in the list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentSummary {
     pub id: String,
@@ -193,6 +209,7 @@ pub struct AgentForm {
     pub daily_cap_usd: String,
 }
 
+/// What is wrong with one field of a form.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FieldError {
     pub field: String,
@@ -219,6 +236,7 @@ pub struct ToolInfo {
     pub capability: String,
 }
 
+/// A knowledge base in the list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KnowledgeBaseItem {
     pub id: String,
@@ -229,6 +247,7 @@ pub struct KnowledgeBaseItem {
     pub articles: i64,
 }
 
+/// An article as the editor edits it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ArticleForm {
     pub id: Option<String>,
@@ -241,6 +260,7 @@ pub struct ArticleForm {
     pub source_url: String,
 }
 
+/// An article in the list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArticleItem {
     pub id: String,
@@ -250,6 +270,7 @@ pub struct ArticleItem {
     pub updated_at: i64,
 }
 
+/// An MCP token in the list (its prefix only).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TokenItem {
     pub id: String,

@@ -1,9 +1,7 @@
 //! The demo agents created at first start: a help-center agent and an immigration-consulting
 //! agent. Both use the offline demo model unless a default provider is configured.
 
-use parley_widget::protocol::Theme;
-
-use super::store::agents::{self, NewAgent, ProviderConfig, ProviderKind};
+use super::store::agents::{self, AgentInput, NewAgent, ProviderConfig};
 use super::store::{Db, DbError};
 
 /// Public key of the seeded help-center agent.
@@ -24,37 +22,41 @@ const IMMIGRATION_PROMPT: &str = "# 身份\n你是一位资深、专业且亲切
 # 业务\n- 付费评估：访客愿意付费评估时，先收集信息，再生成支付二维码；价格只来自系统价目表。\n\
 - 访客要求真人顾问时，调用 escalate_to_human。";
 
-/// Creates the demo agents if there are no agents yet. `origins` are allowed to embed them.
+/// Why the demo agents were not created.
+#[derive(Debug, thiserror::Error)]
+pub enum SeedError {
+    /// A demo agent does not pass the agent rules (a configured provider with a bad URL, say).
+    #[error("demo agent {key}: {field}: {message}")]
+    Invalid { key: &'static str, field: &'static str, message: String },
+    #[error(transparent)]
+    Save(#[from] agents::SaveError),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+/// Creates the demo agents if there are no agents yet. `origins` are allowed to embed them;
+/// `provider` (the server's configured default model) replaces the offline demo model.
 pub async fn demo_agents(
     db: &Db,
     origins: &[String],
     provider: Option<ProviderConfig>,
     now: i64,
-) -> Result<bool, DbError> {
+) -> Result<bool, SeedError> {
     if agents::count(db).await? > 0 {
         return Ok(false);
     }
-    let provider = provider.unwrap_or(ProviderConfig {
-        kind: ProviderKind::Demo,
-        base_url: None,
-        api_key: None,
-        model: "parley-demo".into(),
-        fallback_model: None,
-    });
-    let help = NewAgent {
-        public_key: HELP_AGENT_KEY.into(),
+    let help = AgentInput {
+        key: HELP_AGENT_KEY.into(),
         name: "Parley Help Center".into(),
         vertical: "help_center".into(),
         capabilities: vec!["ticket_escalation".into()],
-        enabled_tools: None,
-        provider: provider.clone(),
         system_prompt: HELP_PROMPT.into(),
         greeting: "Hi! I'm the help-center assistant. Ask me anything — or ask for a person at any time.".into(),
-        theme: Theme { color: "#4f46e5".into(), position: "right".into() },
-        allowed_origins: origins.to_vec(),
+        theme_color: "#4f46e5".into(),
+        ..demo_input(origins, provider.as_ref())
     };
-    let immigration = NewAgent {
-        public_key: IMMIGRATION_AGENT_KEY.into(),
+    let immigration = AgentInput {
+        key: IMMIGRATION_AGENT_KEY.into(),
         name: "香港移民顾问".into(),
         vertical: "immigration".into(),
         capabilities: [
@@ -71,16 +73,54 @@ pub async fn demo_agents(
         .iter()
         .map(|s| s.to_string())
         .collect(),
-        enabled_tools: None,
-        provider,
         system_prompt: IMMIGRATION_PROMPT.into(),
         greeting: "您好！我是香港移民咨询助手，可以为您介绍优才、专才、高才通等入境计划。请问您想了解哪方面？".into(),
-        theme: Theme { color: "#0f766e".into(), position: "right".into() },
-        allowed_origins: origins.to_vec(),
+        theme_color: "#0f766e".into(),
+        ..demo_input(origins, provider.as_ref())
     };
-    agents::insert(db, &help, now).await?;
-    agents::insert(db, &immigration, now).await?;
+    let catalogue = tool_catalogue(db).await?;
+    for (key, input) in [(HELP_AGENT_KEY, help), (IMMIGRATION_AGENT_KEY, immigration)] {
+        let mut new = NewAgent::parse(&input, &catalogue).map_err(|errors| {
+            let first = errors.into_iter().next();
+            let (field, message) = first.map(|e| (e.field, e.message)).unwrap_or_default();
+            SeedError::Invalid { key, field, message }
+        })?;
+        // The configured key is the server's secret, never typed anywhere: taken as it is.
+        new.provider.api_key = provider.as_ref().and_then(|p| p.api_key.clone());
+        agents::insert(db, &new, now).await?;
+    }
     Ok(true)
+}
+
+/// Every tool an agent can be given, read without a running engine (at the first start and by
+/// the command line), as `Engine::catalogue` lists them: the built-in registry's, and one per
+/// stored expert.
+pub async fn tool_catalogue(db: &Db) -> Result<Vec<(String, String)>, DbError> {
+    let registry = crate::server::engine::tools::registry::Registry::builtin(&reqwest::Client::new());
+    let mut all: Vec<(String, String)> =
+        registry.catalogue().into_iter().map(|(tool, capability)| (tool.to_owned(), capability.to_owned())).collect();
+    let experts = super::store::experts::list(db).await?;
+    all.extend(experts.iter().map(|e| (e.tool_name(), agents::EXPERT_TEAM.to_owned())));
+    Ok(all)
+}
+
+/// What both demo agents share: the model (the offline demo model unless one is configured),
+/// the launcher on the right, the origins that may embed them.
+fn demo_input(origins: &[String], provider: Option<&ProviderConfig>) -> AgentInput {
+    AgentInput {
+        provider: provider.map_or("demo", |p| p.kind.as_str()).into(),
+        base_url: provider.and_then(|p| p.base_url.clone()).unwrap_or_default(),
+        model: provider.map_or("parley-demo".into(), |p| p.model.clone()),
+        fallback_model: provider.and_then(|p| p.fallback_model.clone()).unwrap_or_default(),
+        launcher_position: "right".into(),
+        allowed_origins: origins.iter().map(|o| origin_of(o)).collect(),
+        ..AgentInput::default()
+    }
+}
+
+/// The origin of a URL (`https://host:port`): a public URL with a path allows its site.
+fn origin_of(url: &str) -> String {
+    url::Url::parse(url).map(|u| u.origin().ascii_serialization()).unwrap_or_else(|_| url.to_owned())
 }
 
 /// The demo knowledge base and news for the immigration agent.

@@ -1,32 +1,97 @@
-//! The check every console server function makes first (server only).
+//! Who is asking (server only): [`ConsoleUser`] and [`AdminUser`] are what a console server
+//! function takes first, the way an axum handler takes an extractor. Both refuse cross-site
+//! requests and answer with a [`ConsoleError`] the page can match.
+//!
+//! While a page renders on the server, a server function loses the request's context after its
+//! first real wait; so these read the context before waiting on anything, and a server function
+//! calls one of them before anything else.
 
+use axum::extract::FromRequestParts;
 use leptos::prelude::*;
+use tower_sessions::Session;
 
-use crate::server::auth::{AuthError, authorize};
+use crate::console::error::ConsoleError;
+use crate::server::auth::{AuthError, authorize, is_cross_site};
 use crate::server::state::AppState;
 use crate::server::store::users::{Role, User};
 
-/// Error texts the console's pages recognise.
-pub const UNAUTHORIZED: &str = "unauthorized";
-pub const FORBIDDEN: &str = "forbidden";
+/// A signed-in person (operator or administrator) asking from the console itself.
+pub struct ConsoleUser {
+    /// The server's state.
+    pub state: AppState,
+    /// The person.
+    pub user: User,
+}
 
-/// Signed in (and an administrator when `admin_only`), and not a cross-site request.
-pub async fn require(admin_only: bool) -> Result<(AppState, User), ServerFnError> {
-    let state = expect_context::<AppState>();
-    let session: tower_sessions::Session =
-        leptos_axum::extract().await.map_err(|_| ServerFnError::new(UNAUTHORIZED))?;
-    let parts = use_context::<http::request::Parts>().ok_or_else(|| ServerFnError::new(UNAUTHORIZED))?;
-    let needs = admin_only.then_some(Role::Admin);
-    match authorize(&state.engine, &session, &parts.headers, needs).await {
-        Ok(user) => Ok((state, user)),
-        Err(AuthError::Forbidden) => Err(ServerFnError::new(FORBIDDEN)),
-        Err(AuthError::CrossSite) => Err(ServerFnError::new("cross-site request refused")),
-        Err(_) => Err(ServerFnError::new(UNAUTHORIZED)),
+/// A signed-in administrator asking from the console itself.
+pub struct AdminUser {
+    /// The server's state.
+    pub state: AppState,
+    /// The administrator.
+    pub user: User,
+}
+
+impl ConsoleUser {
+    /// The person asking, or why not.
+    pub async fn extract() -> Result<Self, ConsoleError> {
+        let (state, user) = signed_in(None).await?;
+        Ok(ConsoleUser { state, user })
     }
 }
 
-/// Logs a storage error and answers with a generic message.
-pub fn internal(e: impl std::fmt::Display) -> ServerFnError {
-    tracing::error!(error = %e, "console action failed");
-    ServerFnError::new("something went wrong")
+impl AdminUser {
+    /// The administrator asking, or why not.
+    pub async fn extract() -> Result<Self, ConsoleError> {
+        let (state, user) = signed_in(Some(Role::Admin)).await?;
+        Ok(AdminUser { state, user })
+    }
+}
+
+/// The request of a console call that needs no one signed in (signing in): the state and the
+/// session, from the console itself.
+pub struct SameSite {
+    /// The server's state.
+    pub state: AppState,
+    /// The browser's session.
+    pub session: Session,
+}
+
+impl SameSite {
+    /// The request, or [`ConsoleError::CrossSite`].
+    pub async fn extract() -> Result<Self, ConsoleError> {
+        let (state, mut parts) = context()?;
+        if is_cross_site(&parts.headers) {
+            return Err(ConsoleError::CrossSite);
+        }
+        let session = session(&mut parts).await?;
+        Ok(SameSite { state, session })
+    }
+}
+
+/// The browser's session, whoever is asking (signing out).
+pub async fn current_session() -> Result<Session, ConsoleError> {
+    let (_, mut parts) = context()?;
+    session(&mut parts).await
+}
+
+async fn signed_in(needs: Option<Role>) -> Result<(AppState, User), ConsoleError> {
+    let (state, mut parts) = context()?;
+    let session = session(&mut parts).await?;
+    match authorize(&state.engine, &session, &parts.headers, needs).await {
+        Ok(user) => Ok((state, user)),
+        Err(AuthError::Forbidden) => Err(ConsoleError::Forbidden),
+        Err(AuthError::CrossSite) => Err(ConsoleError::CrossSite),
+        Err(_) => Err(ConsoleError::Unauthorized),
+    }
+}
+
+/// The state and the request head, read before any wait.
+fn context() -> Result<(AppState, http::request::Parts), ConsoleError> {
+    let state = expect_context::<AppState>();
+    let parts = use_context::<http::request::Parts>().ok_or(ConsoleError::Unauthorized)?;
+    Ok((state, parts))
+}
+
+async fn session(parts: &mut http::request::Parts) -> Result<Session, ConsoleError> {
+    Session::from_request_parts(parts, &()).await.map_err(|_| ConsoleError::Unauthorized)
 }

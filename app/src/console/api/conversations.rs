@@ -3,6 +3,9 @@
 
 use leptos::prelude::*;
 
+#[cfg(feature = "ssr")]
+use super::access::ConsoleUser;
+use crate::console::error::ConsoleError;
 use crate::console::types::{ConversationDetail, ConversationItem, Page};
 
 /// Conversations a page at a time; `agent` and `status` filter.
@@ -11,22 +14,20 @@ pub async fn conversations(
     agent: Option<String>,
     status: Option<String>,
     page: i64,
-) -> Result<Page<ConversationItem>, ServerFnError> {
-    let (state, _) = super::access::require(false).await?;
-    let per_page = 25;
-    let page = page.max(1);
-    let agent = agent.filter(|a| !a.is_empty());
-    let status = status.filter(|s| !s.is_empty());
+) -> Result<Page<ConversationItem>, ConsoleError> {
+    use super::paging::{Paging, filter};
+    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
+    let paging = Paging::new(page);
+    let (agent, status) = (filter(agent), filter(status));
     let (rows, total) = crate::server::store::console::conversations(
         state.engine.db(),
         agent.as_deref(),
         status.as_deref(),
-        (page - 1) * per_page,
-        per_page,
+        paging.offset(),
+        paging.limit(),
     )
-    .await
-    .map_err(super::access::internal)?;
-    Ok(Page { items: rows.into_iter().map(item).collect(), total, page, per_page })
+    .await?;
+    Ok(paging.of(rows.into_iter().map(item).collect(), total))
 }
 
 #[cfg(feature = "ssr")]
@@ -46,23 +47,21 @@ fn item(r: crate::server::store::console::ConversationRow) -> ConversationItem {
 
 /// One conversation with everything that happened in it.
 #[server]
-pub async fn conversation(id: String) -> Result<ConversationDetail, ServerFnError> {
+pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError> {
     use crate::console::types::{ConsoleMessage, ToolCallInfo, UsageInfo};
     use crate::server::store::{agents, console, messages, tool_calls, usage};
-    let (state, user) = super::access::require(false).await?;
+    let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let db = state.engine.db();
-    let e = super::access::internal;
-    let row = console::conversation(db, &id).await.map_err(e)?.ok_or_else(|| ServerFnError::new("not found"))?;
-    let agent = agents::by_id(db, &row.agent_id).await.map_err(e)?;
+    let row = console::conversation(db, &id).await?.ok_or(ConsoleError::NotFound)?;
+    let agent = agents::by_id(db, &row.agent_id).await?;
     let mine = row.claimed_by.as_deref() == Some(user.id.as_str());
-    let stored = messages::list(db, &id).await.map_err(e)?;
-    let ledger = usage::of_conversation(db, &id).await.map_err(e)?;
-    let sent_images = crate::server::store::attachments::of_conversation(db, &id).await.map_err(e)?;
+    let stored = messages::list(db, &id).await?;
+    let ledger = usage::of_conversation(db, &id).await?;
+    let sent_images = crate::server::store::attachments::of_conversation(db, &id).await?;
     let mut out = Vec::with_capacity(stored.len());
     for m in stored {
         let tools = tool_calls::of_message(db, &m.id)
-            .await
-            .map_err(e)?
+            .await?
             .into_iter()
             .map(|t| ToolCallInfo {
                 name: t.name,
@@ -98,7 +97,7 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ServerFnErro
             usage,
         });
     }
-    let consulting = crate::server::store::conversations::consulting_state(db, &id).await.map_err(e)?;
+    let consulting = crate::server::store::conversations::consulting_state(db, &id).await?;
     Ok(ConversationDetail {
         cost_usd: ledger.iter().map(|u| u.cost_usd).sum(),
         capabilities: agent.map(|a| a.capabilities).unwrap_or_default(),
@@ -135,51 +134,52 @@ pub fn consulting_state(state: &serde_json::Value) -> Option<crate::console::typ
 }
 
 #[cfg(feature = "ssr")]
-fn takeover_error(e: crate::server::engine::takeover::TakeoverError) -> ServerFnError {
+fn takeover_error(e: crate::server::engine::takeover::TakeoverError) -> ConsoleError {
     use crate::server::engine::takeover::TakeoverError;
     match e {
-        TakeoverError::NotFound => ServerFnError::new("not found"),
-        TakeoverError::Refused(why) => ServerFnError::new(why),
-        TakeoverError::Db(e) => super::access::internal(e),
+        TakeoverError::NotFound => ConsoleError::NotFound,
+        TakeoverError::Refused(why) => ConsoleError::Conflict(why.to_string()),
+        TakeoverError::Db(e) => ConsoleError::internal(e),
     }
 }
 
 /// Takes the conversation over; `false` when someone else already holds it.
 #[server]
-pub async fn claim(id: String) -> Result<bool, ServerFnError> {
-    let (state, user) = super::access::require(false).await?;
+pub async fn claim(id: String) -> Result<bool, ConsoleError> {
+    let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     state.engine.claim(&id, &user).await.map_err(takeover_error)
 }
 
+/// Hands the conversation back to the model.
 #[server]
-pub async fn release(id: String) -> Result<(), ServerFnError> {
-    let (state, user) = super::access::require(false).await?;
+pub async fn release(id: String) -> Result<(), ConsoleError> {
+    let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     state.engine.release(&id, &user).await.map_err(takeover_error)
 }
 
+/// Closes the conversation: nobody answers it any more.
 #[server]
-pub async fn close_conversation(id: String) -> Result<(), ServerFnError> {
-    let (state, user) = super::access::require(false).await?;
+pub async fn close_conversation(id: String) -> Result<(), ConsoleError> {
+    let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     state.engine.close(&id, &user).await.map_err(takeover_error)
 }
 
+/// Sends the visitor a message from the person holding the conversation; the answer is its id.
 #[server]
-pub async fn reply(id: String, text: String) -> Result<String, ServerFnError> {
-    let (state, user) = super::access::require(false).await?;
+pub async fn reply(id: String, text: String) -> Result<String, ConsoleError> {
+    let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     state.engine.operator_reply(&id, &user, &text).await.map_err(takeover_error)
 }
 
 /// Shows the visitor that the operator is typing.
 #[server]
-pub async fn operator_typing(id: String, active: bool) -> Result<(), ServerFnError> {
-    let (state, user) = super::access::require(false).await?;
+pub async fn operator_typing(id: String, active: bool) -> Result<(), ConsoleError> {
+    let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     // Only the person holding the conversation shows as typing to the visitor.
-    let row = crate::server::store::console::conversation(state.engine.db(), &id)
-        .await
-        .map_err(super::access::internal)?
-        .ok_or_else(|| ServerFnError::new("not found"))?;
+    let row =
+        crate::server::store::console::conversation(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
     if row.claimed_by.as_deref() != Some(user.id.as_str()) {
-        return Err(ServerFnError::new("claim the conversation first"));
+        return Err(ConsoleError::Conflict("claim the conversation first".into()));
     }
     state.engine.typing(&id, "operator", active);
     Ok(())

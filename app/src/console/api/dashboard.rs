@@ -2,29 +2,32 @@
 
 use leptos::prelude::*;
 
+#[cfg(feature = "ssr")]
+use super::access::ConsoleUser;
+use crate::console::error::ConsoleError;
 use crate::console::types::Dashboard;
 
+/// Today's counts, 30 days of tokens and cost, and the questions asked most in them.
 #[server]
-pub async fn dashboard_figures() -> Result<Dashboard, ServerFnError> {
+pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
     use std::collections::{BTreeMap, HashMap};
 
     use crate::console::types::DayUsage;
     use crate::server::store::console as q;
-    let (state, _) = super::access::require(false).await?;
+    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
     let db = state.engine.db();
     let now = state.engine.now_ms();
     let day_ms = 86_400_000;
     let today = now - now.rem_euclid(day_ms);
-    let e = super::access::internal;
     let since = today - 29 * day_ms;
     let mut days: BTreeMap<i64, (i64, f64)> = (0..30).map(|i| (since + i * day_ms, (0, 0.0))).collect();
-    for (at, tokens, cost) in q::usage_since(db, since).await.map_err(e)? {
+    for (at, tokens, cost) in q::usage_since(db, since).await? {
         let entry = days.entry(at - at.rem_euclid(day_ms)).or_default();
         entry.0 += tokens;
         entry.1 += cost;
     }
     let mut counts: HashMap<String, (String, i64)> = HashMap::new();
-    for text in q::visitor_texts_since(db, since, 5000).await.map_err(e)? {
+    for text in q::visitor_texts_since(db, since, 5000).await? {
         let key: String = text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
         if key.is_empty() {
             continue;
@@ -35,22 +38,14 @@ pub async fn dashboard_figures() -> Result<Dashboard, ServerFnError> {
     let mut top: Vec<(String, i64)> = counts.into_values().collect();
     top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top.truncate(10);
+    let c = q::counts(db, today).await?;
     Ok(Dashboard {
-        conversations_today: q::count_since(db, "conversations", today).await.map_err(e)?,
-        messages_today: q::count_since(db, "messages", today).await.map_err(e)?,
-        leads_waiting: q::count_where(db, "SELECT COUNT(*) FROM leads WHERE status = 'new'").await.map_err(e)?,
-        orders_paid: q::count_where(db, "SELECT COUNT(*) FROM orders WHERE status = 'paid'").await.map_err(e)?,
-        orders_paid_today: {
-            let paid: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE status = 'paid' AND paid_at >= $1")
-                .bind(today)
-                .fetch_one(&mut *db.read().await.map_err(e)?)
-                .await
-                .map_err(e)?;
-            paid
-        },
-        waiting_for_human: q::count_where(db, "SELECT COUNT(*) FROM conversations WHERE status = 'waiting_human'")
-            .await
-            .map_err(e)?,
+        conversations_today: c.conversations_today,
+        messages_today: c.messages_today,
+        leads_waiting: c.leads_waiting,
+        orders_paid: c.orders_paid,
+        orders_paid_today: c.orders_paid_today,
+        waiting_for_human: c.waiting_for_human,
         days: days
             .into_iter()
             .map(|(at, (tokens, cost))| DayUsage {

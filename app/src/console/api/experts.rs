@@ -4,12 +4,16 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
+#[cfg(feature = "ssr")]
+use super::access::AdminUser;
+use crate::console::error::ConsoleError;
 use crate::console::types::{ExpertForm, ExpertItem, Saved, ToolInfo};
 
+/// Every expert, for the list.
 #[server]
-pub async fn experts() -> Result<Vec<ExpertItem>, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let experts = crate::server::store::experts::list(state.engine.db()).await.map_err(super::access::internal)?;
+pub async fn experts() -> Result<Vec<ExpertItem>, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let experts = crate::server::store::experts::list(state.engine.db()).await?;
     Ok(experts
         .into_iter()
         .map(|e| ExpertItem {
@@ -25,8 +29,8 @@ pub async fn experts() -> Result<Vec<ExpertItem>, ServerFnError> {
 
 /// What the expert form needs, in one call: the expert and the tools an expert may be given.
 #[server]
-pub async fn expert_editor(name: String) -> Result<(ExpertForm, Vec<ToolInfo>), ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
+pub async fn expert_editor(name: String) -> Result<(ExpertForm, Vec<ToolInfo>), ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     let e = stored(&state, &name).await?;
     let form = ExpertForm {
         input_schema: serde_json::to_string_pretty(&e.input_schema).unwrap_or_default(),
@@ -45,8 +49,8 @@ pub async fn expert_editor(name: String) -> Result<(ExpertForm, Vec<ToolInfo>), 
 /// Saves the editable fields of an existing expert. Field errors come back in
 /// [`Saved::errors`] and nothing is written.
 #[server(input = Json)]
-pub async fn save_expert(form: ExpertForm) -> Result<Saved, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
+pub async fn save_expert(form: ExpertForm) -> Result<Saved, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     stored(&state, &form.name).await?;
     let catalogue = catalogue(&state);
     let names: Vec<&str> = catalogue.iter().map(|(n, _)| n.as_str()).collect();
@@ -54,12 +58,10 @@ pub async fn save_expert(form: ExpertForm) -> Result<Saved, ServerFnError> {
         Ok(expert) => expert,
         Err(errors) => return Ok(Saved { id: None, errors }),
     };
-    let e = super::access::internal;
-    let db = state.engine.db();
-    if !crate::server::store::experts::update(db, &expert, state.engine.now_ms()).await.map_err(e)? {
-        return Err(ServerFnError::new("not found"));
+    if !crate::server::store::experts::update(state.engine.db(), &expert, state.engine.now_ms()).await? {
+        return Err(ConsoleError::NotFound);
     }
-    state.engine.reload_prices().await.map_err(e)?;
+    state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
     Ok(Saved { id: Some(expert.name), errors: vec![] })
 }
 
@@ -68,9 +70,9 @@ pub async fn save_expert(form: ExpertForm) -> Result<Saved, ServerFnError> {
 async fn stored(
     state: &crate::server::state::AppState,
     name: &str,
-) -> Result<crate::server::engine::experts::Expert, ServerFnError> {
-    let all = crate::server::store::experts::list(state.engine.db()).await.map_err(super::access::internal)?;
-    all.into_iter().find(|e| e.name == name).ok_or_else(|| ServerFnError::new("not found"))
+) -> Result<crate::server::engine::experts::Expert, ConsoleError> {
+    let all = crate::server::store::experts::list(state.engine.db()).await?;
+    all.into_iter().find(|e| e.name == name).ok_or(ConsoleError::NotFound)
 }
 
 /// The registry's tools an expert may be given (experts do not call experts).

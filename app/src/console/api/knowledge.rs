@@ -4,12 +4,16 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
+#[cfg(feature = "ssr")]
+use super::access::AdminUser;
+use crate::console::error::ConsoleError;
 use crate::console::types::{ArticleForm, ArticleItem, KnowledgeBaseItem, Page, Saved};
 
+/// Every knowledge base, with its agent and how many articles it has.
 #[server]
-pub async fn knowledge_bases() -> Result<Vec<KnowledgeBaseItem>, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let bases = crate::server::store::knowledge::all_bases(state.engine.db()).await.map_err(super::access::internal)?;
+pub async fn knowledge_bases() -> Result<Vec<KnowledgeBaseItem>, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let bases = crate::server::store::knowledge::all_bases(state.engine.db()).await?;
     Ok(bases
         .into_iter()
         .map(|b| KnowledgeBaseItem {
@@ -23,74 +27,51 @@ pub async fn knowledge_bases() -> Result<Vec<KnowledgeBaseItem>, ServerFnError> 
         .collect())
 }
 
+/// Creates a knowledge base of an agent; the answer is its id.
 #[server]
 pub async fn create_knowledge_base(
     agent_id: String,
     name: String,
     description: String,
-) -> Result<String, ServerFnError> {
-    use crate::server::store::{agents, knowledge};
-    let (state, _) = super::access::require(true).await?;
+) -> Result<String, ConsoleError> {
+    use crate::server::store::knowledge;
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     let db = state.engine.db();
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 80 {
-        return Err(ServerFnError::new("A name of 1 to 80 characters."));
-    }
+    let name = super::checks::name(&name)?;
     if description.chars().count() > 500 {
-        return Err(ServerFnError::new("The description has at most 500 characters."));
+        return Err(ConsoleError::invalid("description", "The description has at most 500 characters."));
     }
-    if agents::by_id(db, &agent_id).await.map_err(super::access::internal)?.is_none() {
-        return Err(ServerFnError::new("Choose an agent."));
-    }
-    let base = knowledge::create_base(db, &agent_id, name, description.trim(), state.engine.now_ms())
-        .await
-        .map_err(super::access::internal)?;
+    super::checks::agent(db, &agent_id).await?;
+    let base = knowledge::create_base(db, &agent_id, name, description.trim(), state.engine.now_ms()).await?;
     Ok(base.id)
 }
 
+/// The articles of a knowledge base a page at a time; `search` filters (empty: all).
 #[server]
-pub async fn articles(
-    knowledge_base_id: String,
-    search: String,
-    page: i64,
-) -> Result<Page<ArticleItem>, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let per_page = 25;
-    let page = page.max(1);
+pub async fn articles(knowledge_base_id: String, search: String, page: i64) -> Result<Page<ArticleItem>, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let paging = super::paging::Paging::new(page);
     let search = Some(search.trim()).filter(|s| !s.is_empty());
     let (rows, total) = crate::server::store::knowledge::articles(
         state.engine.db(),
         &knowledge_base_id,
         search,
-        (page - 1) * per_page,
-        per_page,
+        paging.offset(),
+        paging.limit(),
     )
-    .await
-    .map_err(super::access::internal)?;
-    Ok(Page {
-        items: rows
-            .into_iter()
-            .map(|a| ArticleItem {
-                id: a.id,
-                title: a.title,
-                category: a.category,
-                kind: a.kind,
-                updated_at: a.updated_at,
-            })
-            .collect(),
-        total,
-        page,
-        per_page,
-    })
+    .await?;
+    let items = rows
+        .into_iter()
+        .map(|a| ArticleItem { id: a.id, title: a.title, category: a.category, kind: a.kind, updated_at: a.updated_at })
+        .collect();
+    Ok(paging.of(items, total))
 }
 
+/// An article as the editor shows it.
 #[server]
-pub async fn article(id: String) -> Result<ArticleForm, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let a = crate::server::store::knowledge::article(state.engine.db(), &id)
-        .await
-        .map_err(super::access::internal)?
-        .ok_or_else(|| ServerFnError::new("not found"))?;
+pub async fn article(id: String) -> Result<ArticleForm, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let a = crate::server::store::knowledge::article(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
     Ok(ArticleForm {
         id: Some(a.id),
         knowledge_base_id: a.knowledge_base_id,
@@ -142,11 +123,19 @@ fn to_new(form: &ArticleForm) -> crate::server::store::knowledge::NewArticle {
     }
 }
 
+/// An error unless the knowledge base exists.
+#[cfg(feature = "ssr")]
+async fn known_base(db: &crate::server::store::Db, id: &str) -> Result<(), ConsoleError> {
+    match crate::server::store::knowledge::base(db, id).await? {
+        Some(_) => Ok(()),
+        None => Err(ConsoleError::invalid("knowledge_base_id", "Unknown knowledge base.")),
+    }
+}
+
 /// Creates (no id) or rewrites an article.
 #[server(input = Json)]
-pub async fn save_article(form: ArticleForm) -> Result<Saved, ServerFnError> {
-    use crate::server::store::knowledge;
-    let (state, _) = super::access::require(true).await?;
+pub async fn save_article(form: ArticleForm) -> Result<Saved, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     let errors = validate_article(&form);
     if !errors.is_empty() {
         return Ok(Saved { id: None, errors });
@@ -155,33 +144,28 @@ pub async fn save_article(form: ArticleForm) -> Result<Saved, ServerFnError> {
     let now = state.engine.now_ms();
     let id = match &form.id {
         Some(id) => {
-            if !k.update_article(id, &to_new(&form), now).await.map_err(super::access::internal)? {
-                return Err(ServerFnError::new("not found"));
+            if !k.update_article(id, &to_new(&form), now).await.map_err(ConsoleError::internal)? {
+                return Err(ConsoleError::NotFound);
             }
             id.clone()
         }
         None => {
-            if knowledge::base(state.engine.db(), &form.knowledge_base_id)
-                .await
-                .map_err(super::access::internal)?
-                .is_none()
-            {
-                return Err(ServerFnError::new("Unknown knowledge base."));
-            }
+            known_base(state.engine.db(), &form.knowledge_base_id).await?;
             k.add_articles(&form.knowledge_base_id, &[to_new(&form)], now)
                 .await
-                .map_err(super::access::internal)?
+                .map_err(ConsoleError::internal)?
                 .remove(0)
         }
     };
     Ok(Saved { id: Some(id), errors: vec![] })
 }
 
+/// Deletes an article (and its chunks from the index).
 #[server]
-pub async fn delete_article(id: String) -> Result<(), ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let done = state.engine.services().knowledge.delete_article(&id).await.map_err(super::access::internal)?;
-    if done { Ok(()) } else { Err(ServerFnError::new("not found")) }
+pub async fn delete_article(id: String) -> Result<(), ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let done = state.engine.services().knowledge.delete_article(&id).await.map_err(ConsoleError::internal)?;
+    if done { Ok(()) } else { Err(ConsoleError::NotFound) }
 }
 
 /// Imports one markdown file (front matter: title, category, kind, source_url); the page calls
@@ -191,13 +175,12 @@ pub async fn import_article(
     knowledge_base_id: String,
     file_name: String,
     text: String,
-) -> Result<String, ServerFnError> {
+) -> Result<String, ConsoleError> {
     use crate::server::store::knowledge;
-    let (state, _) = super::access::require(true).await?;
-    if knowledge::base(state.engine.db(), &knowledge_base_id).await.map_err(super::access::internal)?.is_none() {
-        return Err(ServerFnError::new("Unknown knowledge base."));
-    }
-    let article = knowledge::parse_markdown(&text).map_err(|why| ServerFnError::new(format!("{file_name}: {why}")))?;
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    known_base(state.engine.db(), &knowledge_base_id).await?;
+    let article =
+        knowledge::parse_markdown(&text).map_err(|why| ConsoleError::invalid("file", format!("{file_name}: {why}")))?;
     let form = ArticleForm {
         id: None,
         knowledge_base_id: knowledge_base_id.clone(),
@@ -208,7 +191,7 @@ pub async fn import_article(
         source_url: article.source_url.clone().unwrap_or_default(),
     };
     if let Some(bad) = validate_article(&form).first() {
-        return Err(ServerFnError::new(format!("{file_name}: {} — {}", bad.field, bad.message)));
+        return Err(ConsoleError::invalid("file", format!("{file_name}: {} — {}", bad.field, bad.message)));
     }
     let mut ids = state
         .engine
@@ -216,6 +199,6 @@ pub async fn import_article(
         .knowledge
         .add_articles(&knowledge_base_id, &[article], state.engine.now_ms())
         .await
-        .map_err(super::access::internal)?;
+        .map_err(ConsoleError::internal)?;
     Ok(ids.remove(0))
 }

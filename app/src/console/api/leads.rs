@@ -2,51 +2,49 @@
 
 use leptos::prelude::*;
 
+#[cfg(feature = "ssr")]
+use super::access::ConsoleUser;
+use crate::console::error::ConsoleError;
 use crate::console::types::{LeadItem, Page};
 
+/// Leads a page at a time, newest first; `status` filters (empty: all).
 #[server]
-pub async fn leads(status: Option<String>, page: i64) -> Result<Page<LeadItem>, ServerFnError> {
-    let (state, _) = super::access::require(false).await?;
-    let per_page = 25;
-    let page = page.max(1);
-    let status = status.filter(|s| !s.is_empty());
+pub async fn leads(status: Option<String>, page: i64) -> Result<Page<LeadItem>, ConsoleError> {
+    use super::paging::{Paging, filter};
+    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
+    let paging = Paging::new(page);
+    let status = filter(status);
     let (rows, total) =
-        crate::server::store::leads::page(state.engine.db(), status.as_deref(), (page - 1) * per_page, per_page)
-            .await
-            .map_err(super::access::internal)?;
-    Ok(Page {
-        items: rows
-            .into_iter()
-            .map(|l| LeadItem {
-                id: l.id,
-                name: l.name,
-                email: l.email,
-                phone: l.phone,
-                message: l.message,
-                status: l.status,
-                notes: l.notes,
-                created_at: l.created_at,
-                conversation_id: l.conversation_id,
-            })
-            .collect(),
-        total,
-        page,
-        per_page,
-    })
+        crate::server::store::leads::page(state.engine.db(), status.as_deref(), paging.offset(), paging.limit())
+            .await?;
+    let items = rows
+        .into_iter()
+        .map(|l| LeadItem {
+            id: l.id,
+            name: l.name,
+            email: l.email,
+            phone: l.phone,
+            message: l.message,
+            status: l.status,
+            notes: l.notes,
+            created_at: l.created_at,
+            conversation_id: l.conversation_id,
+        })
+        .collect();
+    Ok(paging.of(items, total))
 }
 
+/// Sets a lead's status and notes.
 #[server]
-pub async fn update_lead(id: String, status: String, notes: String) -> Result<(), ServerFnError> {
+pub async fn update_lead(id: String, status: String, notes: String) -> Result<(), ConsoleError> {
     use crate::server::store::leads;
-    let (state, _) = super::access::require(false).await?;
+    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
     if !leads::STATUSES.contains(&status.as_str()) {
-        return Err(ServerFnError::new("unknown status"));
+        return Err(ConsoleError::invalid("status", "unknown status"));
     }
     if notes.chars().count() > 5000 {
-        return Err(ServerFnError::new("notes are too long (5000 characters at most)"));
+        return Err(ConsoleError::invalid("notes", "notes are too long (5000 characters at most)"));
     }
-    let done = leads::update(state.engine.db(), &id, &status, &notes, state.engine.now_ms())
-        .await
-        .map_err(super::access::internal)?;
-    if done { Ok(()) } else { Err(ServerFnError::new("not found")) }
+    let done = leads::update(state.engine.db(), &id, &status, &notes, state.engine.now_ms()).await?;
+    if done { Ok(()) } else { Err(ConsoleError::NotFound) }
 }

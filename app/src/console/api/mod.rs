@@ -1,10 +1,14 @@
-//! The console's server functions. Each one checks the session first ([`access::require`]);
-//! those that change something are POST (every `#[server]` is) and refuse cross-site requests.
+//! The console's server functions. Each one takes who is asking first ([`access::ConsoleUser`]
+//! or [`access::AdminUser`]: signed in, allowed by role, same site) and answers with a
+//! [`ConsoleError`](crate::console::error::ConsoleError); those that change something are POST
+//! (every `#[server]` is).
 
 #[cfg(feature = "ssr")]
 pub mod access;
 pub mod agents;
 pub mod auth;
+#[cfg(feature = "ssr")]
+pub mod checks;
 pub mod conversations;
 pub mod dashboard;
 pub mod experts;
@@ -12,4 +16,6 @@ pub mod knowledge;
 pub mod leads;
 pub mod models;
 pub mod orders;
+#[cfg(feature = "ssr")]
+pub mod paging;
 pub mod tokens;

@@ -4,13 +4,16 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
+#[cfg(feature = "ssr")]
+use super::access::AdminUser;
+use crate::console::error::ConsoleError;
 use crate::console::types::{ModelPriceForm, ModelPriceItem, Saved};
 
 /// Every row of the price table, by prefix.
 #[server]
-pub async fn model_prices() -> Result<Vec<ModelPriceItem>, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let rows = crate::server::store::prices::list(state.engine.db()).await.map_err(super::access::internal)?;
+pub async fn model_prices() -> Result<Vec<ModelPriceItem>, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let rows = crate::server::store::prices::list(state.engine.db()).await?;
     Ok(rows
         .into_iter()
         .map(|p| ModelPriceItem {
@@ -27,26 +30,24 @@ pub async fn model_prices() -> Result<Vec<ModelPriceItem>, ServerFnError> {
 /// Adds the row of a prefix or replaces it. Field errors come back in [`Saved::errors`] and
 /// nothing is written; `Saved::id` is the prefix saved.
 #[server(input = Json)]
-pub async fn save_model_price(form: ModelPriceForm) -> Result<Saved, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
+pub async fn save_model_price(form: ModelPriceForm) -> Result<Saved, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     let price = match validate(&form) {
         Ok(price) => price,
         Err(errors) => return Ok(Saved { id: None, errors }),
     };
-    let e = super::access::internal;
-    crate::server::store::prices::upsert(state.engine.db(), &price, state.engine.now_ms()).await.map_err(e)?;
-    state.engine.reload_prices().await.map_err(e)?;
+    crate::server::store::prices::upsert(state.engine.db(), &price, state.engine.now_ms()).await?;
+    state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
     Ok(Saved { id: Some(price.model_prefix), errors: vec![] })
 }
 
 /// Deletes the row of a prefix; `false` when there was none.
 #[server]
-pub async fn delete_model_price(prefix: String) -> Result<bool, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let e = super::access::internal;
-    let deleted = crate::server::store::prices::delete(state.engine.db(), &prefix).await.map_err(e)?;
+pub async fn delete_model_price(prefix: String) -> Result<bool, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let deleted = crate::server::store::prices::delete(state.engine.db(), &prefix).await?;
     if deleted {
-        state.engine.reload_prices().await.map_err(e)?;
+        state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
     }
     Ok(deleted)
 }

@@ -2,35 +2,34 @@
 
 use leptos::prelude::*;
 
+#[cfg(feature = "ssr")]
+use super::access::ConsoleUser;
+use crate::console::error::ConsoleError;
 use crate::console::types::{OrderItem, Page};
 
+/// Orders a page at a time, newest first; `status` filters (empty: all).
 #[server]
-pub async fn orders(status: Option<String>, page: i64) -> Result<Page<OrderItem>, ServerFnError> {
-    let (state, _) = super::access::require(false).await?;
-    let per_page = 25;
-    let page = page.max(1);
-    let status = status.filter(|s| !s.is_empty());
+pub async fn orders(status: Option<String>, page: i64) -> Result<Page<OrderItem>, ConsoleError> {
+    use super::paging::{Paging, filter};
+    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
+    let paging = Paging::new(page);
+    let status = filter(status);
     let (rows, total) =
-        crate::server::store::console::orders(state.engine.db(), status.as_deref(), (page - 1) * per_page, per_page)
-            .await
-            .map_err(super::access::internal)?;
+        crate::server::store::console::orders(state.engine.db(), status.as_deref(), paging.offset(), paging.limit())
+            .await?;
     let now = state.engine.now_ms();
-    Ok(Page {
-        items: rows
-            .into_iter()
-            .map(|o| OrderItem {
-                // A pending order past its time is expired even before the sweeper runs.
-                status: if o.status == "pending" && o.expires_at <= now { "expired".into() } else { o.status },
-                amount: parley_widget::protocol::format_amount(o.amount_minor, &o.currency),
-                id: o.id,
-                category: o.category,
-                method: o.method,
-                created_at: o.created_at,
-                conversation_id: o.conversation_id,
-            })
-            .collect(),
-        total,
-        page,
-        per_page,
-    })
+    let items = rows
+        .into_iter()
+        .map(|o| OrderItem {
+            // A pending order past its time is expired even before the sweeper runs.
+            status: if o.status == "pending" && o.expires_at <= now { "expired".into() } else { o.status },
+            amount: parley_widget::protocol::format_amount(o.amount_minor, &o.currency),
+            id: o.id,
+            category: o.category,
+            method: o.method,
+            created_at: o.created_at,
+            conversation_id: o.conversation_id,
+        })
+        .collect();
+    Ok(paging.of(items, total))
 }

@@ -2,13 +2,16 @@
 
 use leptos::prelude::*;
 
+#[cfg(feature = "ssr")]
+use super::access::AdminUser;
+use crate::console::error::ConsoleError;
 use crate::console::types::{NewToken, TokenItem};
 
+/// Every MCP token, revoked ones too (never the secret).
 #[server]
-pub async fn tokens() -> Result<Vec<TokenItem>, ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let list =
-        crate::server::store::mcp_tokens::list(state.engine.db(), None).await.map_err(super::access::internal)?;
+pub async fn tokens() -> Result<Vec<TokenItem>, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let list = crate::server::store::mcp_tokens::list(state.engine.db(), None).await?;
     Ok(list
         .into_iter()
         .map(|t| TokenItem {
@@ -24,38 +27,32 @@ pub async fn tokens() -> Result<Vec<TokenItem>, ServerFnError> {
         .collect())
 }
 
+/// Creates a token for an agent; the answer holds the secret, shown once.
 #[server]
 pub async fn create_token(
     agent_id: String,
     name: String,
     feature_set: String,
     output: String,
-) -> Result<NewToken, ServerFnError> {
-    use crate::server::store::{agents, mcp_tokens};
-    let (state, _) = super::access::require(true).await?;
+) -> Result<NewToken, ConsoleError> {
+    use crate::server::store::mcp_tokens;
+    let AdminUser { state, .. } = AdminUser::extract().await?;
     let db = state.engine.db();
-    let e = super::access::internal;
-    let feature_set =
-        mcp_tokens::FeatureSet::parse(&feature_set).ok_or_else(|| ServerFnError::new("Choose base or detail."))?;
-    let output = mcp_tokens::OutputFormat::parse(&output).ok_or_else(|| ServerFnError::new("Choose raw or text."))?;
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 80 {
-        return Err(ServerFnError::new("A name of 1 to 80 characters."));
-    }
-    if agents::by_id(db, &agent_id).await.map_err(e)?.is_none() {
-        return Err(ServerFnError::new("Choose an agent."));
-    }
-    let (t, token) =
-        mcp_tokens::create(db, &agent_id, name, feature_set, output, state.engine.now_ms()).await.map_err(e)?;
+    let feature_set = mcp_tokens::FeatureSet::parse(&feature_set)
+        .ok_or_else(|| ConsoleError::invalid("feature_set", "Choose base or detail."))?;
+    let output = mcp_tokens::OutputFormat::parse(&output)
+        .ok_or_else(|| ConsoleError::invalid("output", "Choose raw or text."))?;
+    let name = super::checks::name(&name)?;
+    super::checks::agent(db, &agent_id).await?;
+    let (t, token) = mcp_tokens::create(db, &agent_id, name, feature_set, output, state.engine.now_ms()).await?;
     let url = format!("{}/mcp?token={token}", state.http.public_url.trim_end_matches('/'));
     Ok(NewToken { id: t.id, token, url })
 }
 
+/// Revokes a token: clients using it are refused from now on.
 #[server]
-pub async fn revoke_token(id: String) -> Result<(), ServerFnError> {
-    let (state, _) = super::access::require(true).await?;
-    let done = crate::server::store::mcp_tokens::revoke(state.engine.db(), &id, None, state.engine.now_ms())
-        .await
-        .map_err(super::access::internal)?;
-    if done { Ok(()) } else { Err(ServerFnError::new("not found")) }
+pub async fn revoke_token(id: String) -> Result<(), ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let done = crate::server::store::mcp_tokens::revoke(state.engine.db(), &id, None, state.engine.now_ms()).await?;
+    if done { Ok(()) } else { Err(ConsoleError::NotFound) }
 }

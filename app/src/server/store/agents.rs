@@ -1,8 +1,17 @@
-//! Agents: who answers on a website, with which model, tools and look.
+//! Agents: who answers on a website, with which model, tools and look. What a person types
+//! becomes a [`NewAgent`] only through [`NewAgent::parse`] (in [`input`]); a key another agent
+//! uses is refused by the database's unique constraint when the agent is written.
+
+mod fields;
+mod input;
 
 use parley_widget::protocol::Theme;
-use sqlx::FromRow;
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::{Any, FromRow};
 
+pub use self::fields::{AgentKey, AllowedOrigins, Capabilities, FieldError, ModelSettings, RawModel};
+pub use self::input::{AgentInput, Catalogue};
 use super::{Db, DbError, from_json_text, new_id, to_json_text};
 use crate::server::secret::ApiKey;
 
@@ -110,7 +119,8 @@ impl Agent {
     }
 }
 
-/// What it takes to create an agent.
+/// What it takes to create an agent. Input from people goes through [`NewAgent::parse`]; the
+/// fields stay public for code that builds a known-good agent (tests).
 #[derive(Clone, Debug)]
 pub struct NewAgent {
     pub public_key: String,
@@ -181,56 +191,97 @@ const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_too
     api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, allowed_origins, \
     budget_usd, max_turns, daily_cap_usd";
 
+/// The agent with this embed key.
 pub async fn by_public_key(db: &Db, key: &str) -> Result<Option<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents WHERE public_key = $1");
     let row: Option<AgentRow> = sqlx::query_as(&sql).bind(key).fetch_optional(&mut *db.read().await?).await?;
     Ok(row.map(Agent::from))
 }
 
+/// The agent with this id.
 pub async fn by_id(db: &Db, id: &str) -> Result<Option<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents WHERE id = $1");
     let row: Option<AgentRow> = sqlx::query_as(&sql).bind(id).fetch_optional(&mut *db.read().await?).await?;
     Ok(row.map(Agent::from))
 }
 
+/// Every agent, oldest first.
 pub async fn list(db: &Db) -> Result<Vec<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents ORDER BY created_at");
     let rows: Vec<AgentRow> = sqlx::query_as(&sql).fetch_all(&mut *db.read().await?).await?;
     Ok(rows.into_iter().map(Agent::from).collect())
 }
 
+/// How many agents there are.
 pub async fn count(db: &Db) -> Result<i64, DbError> {
     sqlx::query_scalar("SELECT COUNT(*) FROM agents").fetch_one(&mut *db.read().await?).await
 }
 
-pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, DbError> {
+/// Why an agent was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    /// Another agent already uses the public key.
+    #[error("Another agent already uses this key.")]
+    KeyTaken,
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl SaveError {
+    /// A unique-constraint violation is a taken key (the id is new and random; `public_key` is
+    /// the only other unique column). SQLite and PostgreSQL both report it through `Any`.
+    fn from_db(e: DbError) -> Self {
+        match &e {
+            DbError::Database(d) if d.is_unique_violation() => SaveError::KeyTaken,
+            _ => SaveError::Db(e),
+        }
+    }
+}
+
+/// Writes a new agent; [`SaveError::KeyTaken`] when its key is in use.
+pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, SaveError> {
     let id = new_id();
-    sqlx::query(
-        "INSERT INTO agents (id, public_key, name, vertical, capabilities, enabled_tools, provider, \
+    let sql = "INSERT INTO agents (id, public_key, name, vertical, capabilities, enabled_tools, provider, \
          base_url, api_key, model, fallback_model, system_prompt, greeting, theme_color, \
          launcher_position, allowed_origins, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)",
-    )
-    .bind(&id)
-    .bind(&new.public_key)
-    .bind(&new.name)
-    .bind(&new.vertical)
-    .bind(to_json_text(&new.capabilities))
-    .bind(new.enabled_tools.as_ref().map(to_json_text))
-    .bind(new.provider.kind.as_str())
-    .bind(&new.provider.base_url)
-    .bind(new.provider.api_key.as_ref().map(ApiKey::expose))
-    .bind(&new.provider.model)
-    .bind(&new.provider.fallback_model)
-    .bind(&new.system_prompt)
-    .bind(&new.greeting)
-    .bind(&new.theme.color)
-    .bind(&new.theme.position)
-    .bind(to_json_text(&new.allowed_origins))
-    .bind(now)
-    .execute(db.writer())
-    .await?;
-    by_id(db, &id).await?.ok_or(DbError::RowNotFound)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)";
+    bind_editable(sqlx::query(sql).bind(&id), new).bind(now).execute(db.writer()).await.map_err(SaveError::from_db)?;
+    Ok(by_id(db, &id).await?.ok_or(DbError::RowNotFound)?)
+}
+
+/// Replaces every editable field of an agent; `false` when there is no such agent.
+pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool, SaveError> {
+    let sql = "UPDATE agents SET public_key = $2, name = $3, vertical = $4, capabilities = $5, \
+         enabled_tools = $6, provider = $7, base_url = $8, api_key = $9, model = $10, \
+         fallback_model = $11, system_prompt = $12, greeting = $13, theme_color = $14, \
+         launcher_position = $15, allowed_origins = $16, updated_at = $17 WHERE id = $1";
+    let done = bind_editable(sqlx::query(sql).bind(id), new)
+        .bind(now)
+        .execute(db.writer())
+        .await
+        .map_err(SaveError::from_db)?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Binds the editable columns of an agent as `$2` to `$16` (`$1` is the id), in the order
+/// [`insert`] and [`update`] both name them.
+fn bind_editable<'q>(query: Query<'q, Any, AnyArguments<'q>>, new: &'q NewAgent) -> Query<'q, Any, AnyArguments<'q>> {
+    query
+        .bind(&new.public_key)
+        .bind(&new.name)
+        .bind(&new.vertical)
+        .bind(to_json_text(&new.capabilities))
+        .bind(new.enabled_tools.as_ref().map(to_json_text))
+        .bind(new.provider.kind.as_str())
+        .bind(&new.provider.base_url)
+        .bind(new.provider.api_key.as_ref().map(ApiKey::expose))
+        .bind(&new.provider.model)
+        .bind(&new.provider.fallback_model)
+        .bind(&new.system_prompt)
+        .bind(&new.greeting)
+        .bind(&new.theme.color)
+        .bind(&new.theme.position)
+        .bind(to_json_text(&new.allowed_origins))
 }
 
 /// Sets an agent's guards.
@@ -243,44 +294,4 @@ pub async fn set_limits(db: &Db, id: &str, limits: &AgentLimits) -> Result<(), D
         .execute(db.writer())
         .await?;
     Ok(())
-}
-
-/// Whether another agent already uses this public key.
-pub async fn key_taken(db: &Db, key: &str, except_id: Option<&str>) -> Result<bool, DbError> {
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM agents WHERE public_key = $1 AND id <> $2")
-        .bind(key)
-        .bind(except_id.unwrap_or(""))
-        .fetch_one(&mut *db.read().await?)
-        .await?;
-    Ok(n > 0)
-}
-
-/// Replaces every editable field of an agent.
-pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool, DbError> {
-    let done = sqlx::query(
-        "UPDATE agents SET public_key = $2, name = $3, vertical = $4, capabilities = $5, \
-         enabled_tools = $6, provider = $7, base_url = $8, api_key = $9, model = $10, \
-         fallback_model = $11, system_prompt = $12, greeting = $13, theme_color = $14, \
-         launcher_position = $15, allowed_origins = $16, updated_at = $17 WHERE id = $1",
-    )
-    .bind(id)
-    .bind(&new.public_key)
-    .bind(&new.name)
-    .bind(&new.vertical)
-    .bind(to_json_text(&new.capabilities))
-    .bind(new.enabled_tools.as_ref().map(to_json_text))
-    .bind(new.provider.kind.as_str())
-    .bind(&new.provider.base_url)
-    .bind(new.provider.api_key.as_ref().map(ApiKey::expose))
-    .bind(&new.provider.model)
-    .bind(&new.provider.fallback_model)
-    .bind(&new.system_prompt)
-    .bind(&new.greeting)
-    .bind(&new.theme.color)
-    .bind(&new.theme.position)
-    .bind(to_json_text(&new.allowed_origins))
-    .bind(now)
-    .execute(db.writer())
-    .await?;
-    Ok(done.rows_affected() == 1)
 }

@@ -1,10 +1,11 @@
 //! Read models of the admin console: conversation lists, dashboard figures, orders. Portable
 //! SQL; anything date-shaped is computed in Rust from Unix milliseconds.
 
-use sqlx::FromRow;
+use sqlx::{AnyConnection, FromRow};
 
 use super::{Db, DbError};
 
+/// A conversation with its agent's and holder's names and its counts.
 #[derive(Clone, Debug, PartialEq, FromRow)]
 pub struct ConversationRow {
     pub id: String,
@@ -55,6 +56,7 @@ pub async fn conversations(
     Ok((rows, total))
 }
 
+/// One conversation as the list shows it (without its last message).
 pub async fn conversation(db: &Db, id: &str) -> Result<Option<ConversationRow>, DbError> {
     sqlx::query_as(
         "SELECT c.id, c.agent_id, a.name AS agent_name, c.visitor_id, c.status, c.claimed_by, u.name AS claimed_by_name, \
@@ -67,17 +69,51 @@ pub async fn conversation(db: &Db, id: &str) -> Result<Option<ConversationRow>, 
     .await
 }
 
-/// Counts since `since` (Unix ms).
-pub async fn count_since(db: &Db, table: &'static str, since: i64) -> Result<i64, DbError> {
-    // `table` is one of our own constants, never input.
-    sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table} WHERE created_at >= $1"))
-        .bind(since)
-        .fetch_one(&mut *db.read().await?)
-        .await
+/// The dashboard's counts of the day that began at `today` (Unix ms) and of what is waiting.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Counts {
+    /// Conversations started today.
+    pub conversations_today: i64,
+    /// Messages written today.
+    pub messages_today: i64,
+    /// Leads nobody has handled yet.
+    pub leads_waiting: i64,
+    /// Orders paid, ever.
+    pub orders_paid: i64,
+    /// Orders paid today.
+    pub orders_paid_today: i64,
+    /// Conversations waiting for a person.
+    pub waiting_for_human: i64,
 }
 
-pub async fn count_where(db: &Db, sql: &'static str) -> Result<i64, DbError> {
-    sqlx::query_scalar(sql).fetch_one(&mut *db.read().await?).await
+/// The dashboard's counts.
+pub async fn counts(db: &Db, today: i64) -> Result<Counts, DbError> {
+    let mut held = db.read().await?;
+    let conn = &mut *held;
+    Ok(Counts {
+        conversations_today: count(conn, "SELECT COUNT(*) FROM conversations WHERE created_at >= $1", Some(today))
+            .await?,
+        messages_today: count(conn, "SELECT COUNT(*) FROM messages WHERE created_at >= $1", Some(today)).await?,
+        leads_waiting: count(conn, "SELECT COUNT(*) FROM leads WHERE status = 'new'", None).await?,
+        orders_paid: count(conn, "SELECT COUNT(*) FROM orders WHERE status = 'paid'", None).await?,
+        orders_paid_today: count(
+            conn,
+            "SELECT COUNT(*) FROM orders WHERE status = 'paid' AND paid_at >= $1",
+            Some(today),
+        )
+        .await?,
+        waiting_for_human: count(conn, "SELECT COUNT(*) FROM conversations WHERE status = 'waiting_human'", None)
+            .await?,
+    })
+}
+
+/// One `COUNT(*)` statement, with `since` as `$1` when given.
+async fn count(conn: &mut AnyConnection, sql: &'static str, since: Option<i64>) -> Result<i64, DbError> {
+    let mut query = sqlx::query_scalar(sql);
+    if let Some(since) = since {
+        query = query.bind(since);
+    }
+    query.fetch_one(conn).await
 }
 
 /// `(created_at, input + output tokens, cost)` of every upstream call since `since`.

@@ -1,0 +1,130 @@
+//! The agent form: who the agent is, what it may do, the model it talks to, its look, and its
+//! guards. The server checks every field and names the wrong ones.
+
+use std::collections::BTreeSet;
+
+use leptos::prelude::*;
+
+use super::api::agents::save_agent;
+use super::fields::{
+    Bound, CheckGroup, CheckList, Checkbox, FieldMessage, FormStatus, Notice, SelectField, TextArea, TextInput, bind,
+    tick,
+};
+use super::layout::go_to;
+use super::types::{AgentForm, ToolInfo};
+
+const PROVIDERS: &[(&str, &str)] = &[
+    ("demo", "Offline demo model (no API key)"),
+    ("openai", "OpenAI-compatible API"),
+    ("anthropic", "Anthropic Messages API"),
+];
+
+const POSITIONS: &[(&str, &str)] = &[("right", "Bottom right"), ("left", "Bottom left")];
+
+/// The form of a new agent (`form.id` is `None`) or of a stored one, with the catalogue's tools.
+#[component]
+pub fn AgentFormView(form: AgentForm, tools: Vec<ToolInfo>) -> impl IntoView {
+    let is_new = form.id.is_none();
+    let title = if is_new { "New agent".to_owned() } else { format!("Agent: {}", form.name) };
+    let hint = form.api_key_hint.clone();
+    let origins = RwSignal::new(form.allowed_origins.join("\n"));
+    let limit_tools = RwSignal::new(form.enabled_tools.is_some());
+    let f = RwSignal::new(form);
+    let status = FormStatus::default();
+    let errors = status.errors;
+    let capabilities: Vec<(String, Option<String>)> =
+        tools.iter().map(|t| t.capability.clone()).collect::<BTreeSet<_>>().into_iter().map(|c| (c, None)).collect();
+    let tools = StoredValue::new(tools);
+
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let mut form = f.get_untracked();
+        form.allowed_origins =
+            origins.get_untracked().lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+        if !limit_tools.get_untracked() {
+            form.enabled_tools = None;
+        }
+        status.notice.set(None);
+        leptos::task::spawn_local(async move {
+            match status.settle(save_agent(form).await) {
+                Some(id) if is_new && !id.is_empty() => go_to(&format!("/admin/agents/{id}")),
+                Some(_) => {
+                    status.notice.set(Some("Saved.".into()));
+                    f.update(|f| f.new_api_key.clear());
+                }
+                None => {}
+            }
+        });
+    };
+    let tool_items = move || {
+        tools.with_value(|tools| {
+            let allowed = |t: &&ToolInfo| f.with(|f| f.capabilities.contains(&t.capability));
+            tools.iter().filter(allowed).map(|t| (t.name.clone(), None)).collect::<Vec<_>>()
+        })
+    };
+    let placeholder = hint.map(|h| format!("stored: {h} — leave empty to keep")).unwrap_or_else(|| "not set".into());
+
+    view! {
+        <h1>{title}</h1>
+        <form class="c-form c-card" on:submit=submit novalidate=true>
+            <TextInput id="a-name" label="Name" field="name" value=bind!(f.name) errors />
+            <TextInput id="a-key" label="Public key (in the embed snippet)" field="key" value=bind!(f.key) errors />
+            <TextInput id="a-vertical" label="Vertical" field="vertical" value=bind!(f.vertical) errors />
+            <CheckGroup legend="Capabilities" field="capabilities" errors>
+                <CheckList prefix="cap-" items=capabilities
+                    chosen=Signal::derive(move || f.with(|f| f.capabilities.clone()))
+                    toggle=Callback::new(move |(cap, on): (String, bool)| f.update(|f| tick(&mut f.capabilities, &cap, on))) />
+            </CheckGroup>
+            <CheckGroup legend="Tools" field="enabled_tools" errors>
+                <Checkbox id="limit-tools" checked=limit_tools
+                    on_change=Callback::new(move |on| {
+                        limit_tools.set(on);
+                        if on && f.with_untracked(|f| f.enabled_tools.is_none()) {
+                            f.update(|f| f.enabled_tools = Some(vec![]));
+                        }
+                    })>
+                    "Only some of the tools the capabilities allow"
+                </Checkbox>
+                <Show when=move || limit_tools.get()>
+                    {move || view! {
+                        <CheckList prefix="tool-" items=tool_items() code=true
+                            chosen=Signal::derive(move || f.with(|f| f.enabled_tools.clone().unwrap_or_default()))
+                            toggle=Callback::new(move |(tool, on): (String, bool)| {
+                                f.update(|f| tick(f.enabled_tools.get_or_insert_with(Vec::new), &tool, on))
+                            }) />
+                    }}
+                </Show>
+            </CheckGroup>
+            <SelectField id="a-provider" label="Provider" field="provider" value=bind!(f.provider) errors options=PROVIDERS />
+            <TextInput id="a-base-url" label="API base URL (e.g. https://api.openai.com/v1)" field="base_url"
+                value=bind!(f.base_url) errors />
+            <TextInput id="a-api-key" label="API key" field="new_api_key" value=bind!(f.new_api_key) errors
+                kind="password" autocomplete="off" placeholder />
+            <TextInput id="a-model" label="Model" field="model" value=bind!(f.model) errors />
+            <TextInput id="a-fallback" label="Fallback model (optional)" field="fallback_model"
+                value=bind!(f.fallback_model) errors />
+            <TextArea id="a-prompt" label="System prompt" field="system_prompt" value=bind!(f.system_prompt) errors
+                rows="8" />
+            <TextInput id="a-greeting" label="Greeting" field="greeting" value=bind!(f.greeting) errors />
+            <TextInput id="a-color" label="Theme colour" field="theme_color" value=bind!(f.theme_color) errors
+                kind="color" />
+            <SelectField id="a-position" label="Launcher position" field="launcher_position"
+                value=bind!(f.launcher_position) errors options=POSITIONS />
+            <TextArea id="a-origins" label="Allowed origins (one per line; empty: any website)" field="allowed_origins"
+                value=Bound::new(move || origins.get(), move |v| origins.set(v)) errors rows="3" />
+            <div class="c-field">
+                <label for="a-budget">"Budget per conversation (US$)"</label>
+                <input id="a-budget" type="number" step="0.01" min="0.01"
+                    prop:value=move || f.with(|f| f.budget_usd.to_string())
+                    on:input=move |ev| f.update(|f| f.budget_usd = event_target_value(&ev).parse().unwrap_or(f64::NAN)) />
+                <FieldMessage errors field="budget_usd" />
+            </div>
+            <TextInput id="a-max-turns" label="Tool hops per turn (empty: 3, or 15 with expert_team)" field="max_turns"
+                value=bind!(f.max_turns) errors />
+            <TextInput id="a-daily-cap" label="Daily spend cap of this agent (US$, empty: none)" field="daily_cap_usd"
+                value=bind!(f.daily_cap_usd) errors />
+            <Notice status />
+            <button type="submit" class="c-primary">"Save"</button>
+        </form>
+    }
+}

@@ -1,0 +1,233 @@
+//! An agent as typed — in the console's form, on the command line, in the demo seed — parsed
+//! into a [`NewAgent`] the store can write, or refused with a message per wrong field. The one
+//! place the rules of an agent live; the tool catalogue comes in as data, so the store does not
+//! depend on the engine.
+
+use parley_widget::protocol::Theme;
+
+use super::fields::{AgentKey, AllowedOrigins, Capabilities, FieldError, ModelSettings, RawModel};
+use super::{AgentLimits, NewAgent};
+
+/// The tools an agent can be given, and the capability each needs: `(tool, capability)`.
+pub type Catalogue = [(String, String)];
+
+/// An agent as typed: nothing checked yet. Empty text means "none" where a field is optional.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentInput {
+    /// The key in the embed snippet.
+    pub key: String,
+    /// The name visitors see.
+    pub name: String,
+    /// What the agent is for (`help_center`, `immigration`, …).
+    pub vertical: String,
+    /// The capabilities, which decide the tools and the blocks.
+    pub capabilities: Vec<String>,
+    /// Only these tools (among those the capabilities allow); `None`: all of them.
+    pub enabled_tools: Option<Vec<String>>,
+    /// `demo`, `openai` or `anthropic`.
+    pub provider: String,
+    /// The API's base URL (needed by `openai` and `anthropic`).
+    pub base_url: String,
+    /// The API key.
+    pub api_key: String,
+    /// The model's name.
+    pub model: String,
+    /// The model used when the first fails.
+    pub fallback_model: String,
+    /// What the model is told first.
+    pub system_prompt: String,
+    /// The first message visitors see.
+    pub greeting: String,
+    /// `#rrggbb`.
+    pub theme_color: String,
+    /// `left` or `right`.
+    pub launcher_position: String,
+    /// Origins that may embed the agent; empty: any.
+    pub allowed_origins: Vec<String>,
+}
+
+impl NewAgent {
+    /// The agent the input describes, or everything wrong with it, by field, in the order of the
+    /// form. `catalogue` is every tool an agent can be given.
+    pub fn parse(input: &AgentInput, catalogue: &Catalogue) -> Result<NewAgent, Vec<FieldError>> {
+        let mut errors = Errors(Vec::new());
+        let key = errors.one(AgentKey::parse(&input.key));
+        let name = input.name.trim();
+        if name.is_empty() || name.chars().count() > 80 {
+            errors.0.push(FieldError::new("name", "A name of 1 to 80 characters."));
+        }
+        if input.vertical.trim().is_empty() || input.vertical.chars().count() > 40 {
+            errors.0.push(FieldError::new("vertical", "A vertical of 1 to 40 characters (e.g. help_center)."));
+        }
+        let can = errors.all(Capabilities::parse(&input.capabilities, input.enabled_tools.as_deref(), catalogue));
+        let model = errors.all(ModelSettings::parse(RawModel {
+            provider: &input.provider,
+            base_url: &input.base_url,
+            api_key: &input.api_key,
+            model: &input.model,
+            fallback_model: &input.fallback_model,
+        }));
+        if input.system_prompt.chars().count() > 20_000 {
+            errors.0.push(FieldError::new("system_prompt", "At most 20,000 characters."));
+        }
+        if input.greeting.chars().count() > 500 {
+            errors.0.push(FieldError::new("greeting", "At most 500 characters."));
+        }
+        let theme = errors.all(theme(&input.theme_color, &input.launcher_position));
+        let origins = errors.one(AllowedOrigins::parse(&input.allowed_origins));
+        let (Some(key), Some(can), Some(model), Some(theme), Some(origins)) = (key, can, model, theme, origins) else {
+            return Err(errors.0);
+        };
+        if !errors.0.is_empty() {
+            return Err(errors.0);
+        }
+        let (capabilities, enabled_tools) = can.into_parts();
+        Ok(NewAgent {
+            public_key: key.as_str().to_owned(),
+            name: name.to_owned(),
+            vertical: input.vertical.trim().to_owned(),
+            capabilities,
+            enabled_tools,
+            provider: model.into_inner(),
+            system_prompt: input.system_prompt.clone(),
+            greeting: input.greeting.trim().to_owned(),
+            theme,
+            allowed_origins: origins.into_inner(),
+        })
+    }
+}
+
+impl AgentLimits {
+    /// The guards as typed: a budget, and tool hops and a daily cap as text (empty: the default).
+    pub fn parse(budget_usd: f64, max_turns: &str, daily_cap_usd: &str) -> Result<AgentLimits, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        if !(budget_usd.is_finite() && budget_usd > 0.0 && budget_usd <= 1000.0) {
+            errors.push(FieldError::new("budget_usd", "A budget above 0 and at most 1000 US dollars."));
+        }
+        let max_turns = match max_turns.trim() {
+            "" => None,
+            text => match text.parse::<u32>() {
+                Ok(n) if (1..=50).contains(&n) => Some(n),
+                _ => {
+                    let message = "Empty (3, or 15 for a coordinator) or a whole number from 1 to 50.";
+                    errors.push(FieldError::new("max_turns", message));
+                    None
+                }
+            },
+        };
+        let daily_cap_usd = match daily_cap_usd.trim() {
+            "" => None,
+            text => match text.parse::<f64>() {
+                Ok(n) if n.is_finite() && n > 0.0 && n <= 100_000.0 => Some(n),
+                _ => {
+                    let message = "Empty (no cap) or an amount above 0 and at most 100000 US dollars.";
+                    errors.push(FieldError::new("daily_cap_usd", message));
+                    None
+                }
+            },
+        };
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(AgentLimits { budget_usd, max_turns, daily_cap_usd })
+    }
+}
+
+/// The launcher's colour (`#rrggbb`, stored in lower case) and side.
+fn theme(color: &str, position: &str) -> Result<Theme, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let color = color.trim();
+    if color.len() != 7 || !color.starts_with('#') || !color[1..].bytes().all(|b| b.is_ascii_hexdigit()) {
+        errors.push(FieldError::new("theme_color", "A colour like #4f46e5."));
+    }
+    if !matches!(position, "left" | "right") {
+        errors.push(FieldError::new("launcher_position", "left or right."));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Theme { color: color.to_lowercase(), position: position.to_owned() })
+}
+
+/// The errors found so far.
+struct Errors(Vec<FieldError>);
+
+impl Errors {
+    fn one<T>(&mut self, parsed: Result<T, FieldError>) -> Option<T> {
+        parsed.map_err(|e| self.0.push(e)).ok()
+    }
+
+    fn all<T>(&mut self, parsed: Result<T, Vec<FieldError>>) -> Option<T> {
+        parsed.map_err(|e| self.0.extend(e)).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalogue() -> Vec<(String, String)> {
+        [("escalate_to_human", "ticket_escalation"), ("search_knowledge", "knowledge_search")]
+            .iter()
+            .map(|(t, c)| (t.to_string(), c.to_string()))
+            .collect()
+    }
+
+    fn good() -> AgentInput {
+        AgentInput {
+            key: " shop-help ".into(),
+            name: "Shop help".into(),
+            vertical: "help_center".into(),
+            capabilities: vec!["ticket_escalation".into()],
+            provider: "demo".into(),
+            model: "parley-demo".into(),
+            theme_color: "#4F46E5".into(),
+            launcher_position: "right".into(),
+            allowed_origins: vec!["https://shop.example.com".into(), "http://127.0.0.1:3001/".into()],
+            ..Default::default()
+        }
+    }
+
+    fn fields(input: &AgentInput) -> Vec<&'static str> {
+        NewAgent::parse(input, &catalogue()).err().unwrap_or_default().into_iter().map(|e| e.field).collect()
+    }
+
+    #[test]
+    fn accepts_a_good_input_and_tidies_it() {
+        let new = NewAgent::parse(&good(), &catalogue()).expect("valid");
+        assert_eq!(new.public_key, "shop-help");
+        assert_eq!(new.theme.color, "#4f46e5");
+        assert_eq!(new.allowed_origins, ["https://shop.example.com", "http://127.0.0.1:3001"]);
+        assert_eq!((new.provider.base_url, new.provider.api_key), (None, None));
+    }
+
+    #[test]
+    fn names_each_wrong_field() {
+        let mut input = good();
+        input.key = "Bad Key".into();
+        input.capabilities.push("teleport".into());
+        input.enabled_tools = Some(vec!["search_knowledge".into()]);
+        input.provider = "openai".into();
+        input.base_url = "ftp://x".into();
+        input.theme_color = "red".into();
+        input.launcher_position = "top".into();
+        input.allowed_origins = vec!["https://x.example.com/path".into()];
+        assert_eq!(
+            fields(&input),
+            ["key", "capabilities", "enabled_tools", "base_url", "theme_color", "launcher_position", "allowed_origins"]
+        );
+        let empty = AgentInput { name: " ".into(), vertical: String::new(), model: String::new(), ..good() };
+        assert_eq!(fields(&empty), ["name", "vertical", "model"]);
+    }
+
+    #[test]
+    fn limits_are_checked_as_typed() {
+        let fields = |budget, turns, cap| -> Vec<&str> {
+            AgentLimits::parse(budget, turns, cap).err().unwrap_or_default().into_iter().map(|e| e.field).collect()
+        };
+        assert_eq!(fields(-1.0, "0", "lots"), ["budget_usd", "max_turns", "daily_cap_usd"]);
+        assert_eq!(fields(f64::NAN, "51", "0"), ["budget_usd", "max_turns", "daily_cap_usd"]);
+        let limits = AgentLimits::parse(0.5, " 7 ", "").expect("valid");
+        assert_eq!((limits.max_turns, limits.daily_cap_usd), (Some(7), None));
+    }
+}
