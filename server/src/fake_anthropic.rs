@@ -14,14 +14,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use axum::routing::post;
 use axum::{Json, Router};
 use bytes::Bytes;
 use serde_json::{Value, json};
+
+use crate::fake_wire::{split_words, sse, status_reply, timed_body};
 
 /// One scripted answer.
 #[derive(Clone, Debug)]
@@ -46,21 +47,6 @@ impl Reply {
     pub fn text(text: &str) -> Reply {
         Reply::Text { pieces: split_words(text), delay: Duration::ZERO }
     }
-}
-
-fn split_words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for c in text.chars() {
-        cur.push(c);
-        if c == ' ' {
-            out.push(std::mem::take(&mut cur));
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 /// One request as received.
@@ -267,17 +253,6 @@ fn validate(headers: &HeaderMap, body: &Value) -> Result<(), String> {
     Ok(())
 }
 
-fn status_reply(status: u16, headers: Vec<(String, String)>, body: String) -> Response {
-    let mut r = (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body).into_response();
-    for (k, v) in headers {
-        if let (Ok(k), Ok(v)) = (HeaderName::try_from(k), HeaderValue::try_from(v)) {
-            r.headers_mut().insert(k, v);
-        }
-    }
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    r
-}
-
 /// One SSE event, cut in two so the client sees events split across reads.
 fn event(items: &mut Vec<(Duration, Bytes)>, pause: Duration, data: Value) {
     let kind = data["type"].as_str().unwrap_or("message").to_owned();
@@ -334,23 +309,6 @@ fn pieces(s: &str, n: usize) -> Vec<String> {
     chars.chunks(size).map(|c| c.iter().collect()).collect()
 }
 
-fn timed_body(items: Vec<(Duration, Bytes)>) -> Body {
-    let stream = futures::stream::unfold(items.into_iter(), |mut items| async move {
-        let (pause, bytes) = items.next()?;
-        if !pause.is_zero() {
-            tokio::time::sleep(pause).await;
-        }
-        Some((Ok::<Bytes, std::io::Error>(bytes), items))
-    });
-    Body::from_stream(stream)
-}
-
-fn sse(items: Vec<(Duration, Bytes)>) -> Response {
-    let mut r = Response::new(timed_body(items));
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    r
-}
-
 async fn answer(reply: Reply, n: u64, usage: (u64, u64)) -> Response {
     match reply {
         Reply::Delayed(pause, inner) => {
@@ -364,7 +322,7 @@ async fn answer(reply: Reply, n: u64, usage: (u64, u64)) -> Response {
             message_start(&mut items, usage);
             text_block(&mut items, 0, pieces, delay);
             message_end(&mut items, "end_turn", output);
-            sse(items)
+            sse(timed_body(items))
         }
         Reply::ToolUse { text, calls } => {
             let mut items = Vec::new();
@@ -397,7 +355,7 @@ async fn answer(reply: Reply, n: u64, usage: (u64, u64)) -> Response {
                 index += 1;
             }
             message_end(&mut items, "tool_use", 8);
-            sse(items)
+            sse(timed_body(items))
         }
         Reply::StreamError { pieces, error_type, message } => {
             let mut items = Vec::new();
@@ -419,13 +377,13 @@ async fn answer(reply: Reply, n: u64, usage: (u64, u64)) -> Response {
                 Duration::ZERO,
                 json!({"type": "error", "error": {"type": error_type, "message": message}}),
             );
-            sse(items)
+            sse(timed_body(items))
         }
         Reply::Truncated(pieces) => {
             let mut items = Vec::new();
             message_start(&mut items, usage);
             text_block(&mut items, 0, pieces, Duration::ZERO);
-            sse(items)
+            sse(timed_body(items))
         }
     }
 }

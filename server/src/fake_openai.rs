@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use bytes::Bytes;
 use serde_json::{Value, json};
+
+use crate::fake_wire::{split_words, sse, status_reply};
 
 /// One scripted answer.
 #[derive(Clone, Debug)]
@@ -44,21 +45,6 @@ impl Reply {
     pub fn text(text: &str) -> Reply {
         Reply::Content { pieces: split_words(text), delay: Duration::ZERO }
     }
-}
-
-fn split_words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for c in text.chars() {
-        cur.push(c);
-        if c == ' ' {
-            out.push(std::mem::take(&mut cur));
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 /// The benchmark's behaviour: every answer is `tokens` tokens, the first after
@@ -262,29 +248,13 @@ fn timed_body(shared: Arc<Shared>, items: Vec<(Duration, Bytes)>, endless: Optio
     Body::from_stream(stream)
 }
 
-fn sse(body: Body) -> Response {
-    let mut r = Response::new(body);
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    r
-}
-
 async fn answer(shared: Arc<Shared>, reply: Reply, stream: bool, usage: bool) -> Response {
     match reply {
         Reply::Delayed(pause, inner) => {
             tokio::time::sleep(pause).await;
             Box::pin(answer(shared, *inner, stream, usage)).await
         }
-        Reply::Status { status, headers, body } => {
-            let mut r =
-                (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body).into_response();
-            for (k, v) in headers {
-                if let (Ok(k), Ok(v)) = (HeaderName::try_from(k), HeaderValue::try_from(v)) {
-                    r.headers_mut().insert(k, v);
-                }
-            }
-            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            r
-        }
+        Reply::Status { status, headers, body } => status_reply(status, headers, body),
         Reply::Json { content } => Json(json!({
             "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake-model",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],

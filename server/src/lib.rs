@@ -9,6 +9,7 @@ pub mod demo_host;
 pub mod extract;
 pub mod fake_anthropic;
 pub mod fake_openai;
+mod fake_wire;
 pub mod routes;
 pub mod sse_body;
 

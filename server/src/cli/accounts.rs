@@ -1,0 +1,118 @@
+//! `create-agent` and `create-user`.
+
+use anyhow::Context;
+use parley_app::server::engine::clock::{Clock, SystemClock};
+use parley_app::server::store::agents::{self, AgentInput, NewAgent};
+use parley_server::Config;
+use parley_widget::protocol::Theme;
+
+use super::open_db;
+
+#[derive(clap::Args)]
+pub struct CreateAgent {
+    /// Public key used in the embed snippet.
+    #[arg(long)]
+    key: String,
+    #[arg(long)]
+    name: String,
+    #[arg(long, default_value = "help_center")]
+    vertical: String,
+    /// Comma-separated capabilities, e.g. `ticket_escalation,news`.
+    #[arg(long, value_delimiter = ',')]
+    capabilities: Vec<String>,
+    /// Comma-separated tool names to narrow the capabilities' tools.
+    #[arg(long, value_delimiter = ',')]
+    enabled_tools: Option<Vec<String>>,
+    /// `demo`, `openai` or `anthropic` (the last two need `--base-url`).
+    #[arg(long, default_value = "demo")]
+    provider: String,
+    #[arg(long)]
+    base_url: Option<String>,
+    #[arg(long, env = "PARLEY_AGENT_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    #[arg(long, default_value = "gpt-4o-mini")]
+    model: String,
+    #[arg(long)]
+    fallback_model: Option<String>,
+    #[arg(long, default_value = "You are a helpful assistant.")]
+    system_prompt: String,
+    #[arg(long, default_value = "Hi! How can I help?")]
+    greeting: String,
+    /// Comma-separated origins allowed to embed the agent (empty: any).
+    #[arg(long, value_delimiter = ',')]
+    allowed_origins: Vec<String>,
+}
+
+#[derive(clap::Args)]
+pub struct CreateUser {
+    #[arg(long)]
+    email: String,
+    #[arg(long, default_value = "Administrator")]
+    name: String,
+    /// `admin` (everything) or `operator` (conversations, leads, orders).
+    #[arg(long, default_value = "admin", value_parser = ["admin", "operator"])]
+    role: String,
+    /// The password (10 characters or more); a random one is made and printed when absent.
+    #[arg(long, env = "PARLEY_USER_PASSWORD", hide_env_values = true)]
+    password: Option<String>,
+}
+
+pub async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()> {
+    let theme = Theme::default();
+    let input = AgentInput {
+        key: a.key,
+        name: a.name,
+        vertical: a.vertical,
+        capabilities: a.capabilities,
+        enabled_tools: a.enabled_tools,
+        provider: a.provider,
+        base_url: a.base_url.unwrap_or_default(),
+        api_key: a.api_key.unwrap_or_default(),
+        model: a.model,
+        fallback_model: a.fallback_model.unwrap_or_default(),
+        system_prompt: a.system_prompt,
+        greeting: a.greeting,
+        theme_color: theme.color,
+        launcher_position: theme.position,
+        allowed_origins: a.allowed_origins,
+    };
+    let db = open_db(config).await?;
+    let catalogue = parley_app::server::seed::tool_catalogue(&db).await.context("reading the experts")?;
+    let new = NewAgent::parse(&input, &catalogue).map_err(|errors| {
+        let lines: Vec<String> =
+            errors.iter().map(|e| format!("  --{}: {}", e.field.replace('_', "-"), e.message)).collect();
+        anyhow::anyhow!("the agent was not created:\n{}", lines.join("\n"))
+    })?;
+    let agent = agents::insert(&db, &new, SystemClock.now_ms()).await.context("creating the agent")?;
+    println!("created agent {} (key {})", agent.id, agent.public_key);
+    Ok(())
+}
+
+pub async fn create_user(config: &Config, a: CreateUser) -> anyhow::Result<()> {
+    use parley_app::server::{auth, store::users};
+    let role = users::Role::parse(&a.role).context("--role must be `admin` or `operator`")?;
+    if !a.email.contains('@') {
+        anyhow::bail!("--email must be an email address");
+    }
+    let (password, generated) = match a.password {
+        Some(p) if p.chars().count() >= 10 => (p, false),
+        Some(_) => anyhow::bail!("the password needs at least 10 characters"),
+        None => (auth::one_time_password(), true),
+    };
+    let db = open_db(config).await?;
+    let hash = auth::hash_password(password.clone()).await;
+    match users::with_hash(&db, &a.email).await? {
+        Some((user, _)) => {
+            users::set_password(&db, &user.id, &hash).await?;
+            println!("new password set for {} ({})", user.email, user.role.as_str());
+        }
+        None => {
+            let user = users::insert(&db, &a.email, &a.name, role, &hash, SystemClock.now_ms()).await?;
+            println!("created {} {} ({})", user.role.as_str(), user.email, user.id);
+        }
+    }
+    if generated {
+        println!("password: {password}");
+    }
+    Ok(())
+}

@@ -1,0 +1,79 @@
+//! `import-knowledge` and `import-news`.
+
+use anyhow::Context;
+use parley_app::server::engine::clock::{Clock, SystemClock};
+use parley_app::server::store::agents;
+use parley_server::Config;
+
+use super::open_db;
+
+#[derive(clap::Args)]
+pub struct ImportKnowledge {
+    /// Public key of the agent.
+    #[arg(long)]
+    agent: String,
+    /// Name of the knowledge base.
+    #[arg(long, default_value = "Knowledge")]
+    base: String,
+    /// Markdown files or directories of them.
+    paths: Vec<std::path::PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct ImportNews {
+    /// Public key of the agent (all agents when omitted).
+    #[arg(long)]
+    agent: Option<String>,
+    /// The JSON file.
+    file: std::path::PathBuf,
+}
+
+pub async fn import_knowledge(config: Config, a: ImportKnowledge) -> anyhow::Result<()> {
+    use parley_app::server::engine::knowledge::Knowledge;
+    use parley_app::server::store::knowledge;
+    let db = open_db(&config).await?;
+    let agent =
+        agents::by_public_key(&db, &a.agent).await?.with_context(|| format!("no agent with key {}", a.agent))?;
+    let now = SystemClock.now_ms();
+    let base = match knowledge::bases_of_agent(&db, &agent.id).await?.into_iter().find(|b| b.name == a.base) {
+        Some(base) => base,
+        None => knowledge::create_base(&db, &agent.id, &a.base, "", now).await?,
+    };
+    let mut files = Vec::new();
+    for path in &a.paths {
+        if path.is_dir() {
+            let mut entries: Vec<_> = std::fs::read_dir(path)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            entries.sort();
+            files.extend(entries.into_iter().filter(|p| p.extension().is_some_and(|e| e == "md")));
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut articles = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        articles.push(knowledge::parse_markdown(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
+    }
+    let embedder = parley_app::server::engine::knowledge::embeddings::Embedder::from_env(reqwest::Client::new());
+    let index = Knowledge::new(db.clone(), embedder);
+    index.add_articles(&base.id, &articles, now).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!("added {} articles to \"{}\" of {}", articles.len(), base.name, agent.public_key);
+    Ok(())
+}
+
+pub async fn import_news(config: &Config, a: ImportNews) -> anyhow::Result<()> {
+    use parley_app::server::store::news;
+    let db = open_db(config).await?;
+    let agent_id = match &a.agent {
+        Some(key) => {
+            Some(agents::by_public_key(&db, key).await?.with_context(|| format!("no agent with key {key}"))?.id)
+        }
+        None => None,
+    };
+    let text = std::fs::read_to_string(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
+    let items: Vec<news::NewsItem> =
+        serde_json::from_str(&text).context("the file must be a JSON array of news items")?;
+    let n = news::import(&db, agent_id.as_deref(), &items, SystemClock.now_ms()).await?;
+    println!("added {n} news items");
+    Ok(())
+}
