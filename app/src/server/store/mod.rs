@@ -18,6 +18,8 @@ pub mod messages;
 pub mod news;
 pub mod orders;
 pub mod prices;
+#[cfg(test)]
+mod schema_doc;
 pub mod script;
 pub mod sessions;
 #[cfg(test)]

@@ -1,0 +1,301 @@
+-- The current schema of every table, as the migrations in migrations/ leave it on SQLite
+-- (PostgreSQL has the same tables and columns). Generated: do not edit; a test in
+-- app/src/server/store/schema_doc.rs checks it (PARLEY_WRITE_SCHEMA=1 rewrites it).
+
+CREATE TABLE agents (
+    id TEXT PRIMARY KEY,
+    public_key TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    vertical TEXT NOT NULL,
+    capabilities TEXT NOT NULL,
+    enabled_tools TEXT,
+    provider TEXT NOT NULL,
+    base_url TEXT,
+    api_key TEXT,
+    model TEXT NOT NULL,
+    fallback_model TEXT,
+    system_prompt TEXT NOT NULL,
+    greeting TEXT NOT NULL,
+    theme_color TEXT NOT NULL,
+    launcher_position TEXT NOT NULL,
+    allowed_origins TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+, budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION);
+
+CREATE TABLE articles (
+    id TEXT PRIMARY KEY,
+    knowledge_base_id TEXT NOT NULL REFERENCES knowledge_bases (id) ON DELETE CASCADE,
+    title TEXT NOT NULL,
+    category TEXT,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    source_url TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX articles_by_knowledge_base ON articles (knowledge_base_id);
+
+CREATE TABLE attachments (
+    id TEXT PRIMARY KEY,
+    visitor_id TEXT NOT NULL REFERENCES visitors (id),
+    conversation_id TEXT REFERENCES conversations (id),
+    message_id TEXT REFERENCES messages (id),
+    mime TEXT NOT NULL,
+    size_bytes BIGINT NOT NULL,
+    data BYTEA NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX attachments_by_conversation ON attachments (conversation_id);
+
+CREATE INDEX attachments_by_visitor ON attachments (visitor_id, created_at);
+
+CREATE TABLE chunks (
+    id TEXT PRIMARY KEY,
+    article_id TEXT NOT NULL REFERENCES articles (id) ON DELETE CASCADE,
+    knowledge_base_id TEXT NOT NULL,
+    ordinal BIGINT NOT NULL,
+    text TEXT NOT NULL,
+    embedding TEXT
+);
+
+CREATE INDEX chunks_by_article ON chunks (article_id);
+
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    visitor_id TEXT NOT NULL REFERENCES visitors (id),
+    status TEXT NOT NULL,
+    lead_submitted BIGINT NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT);
+
+CREATE INDEX conversations_by_agent ON conversations (agent_id, updated_at);
+
+CREATE INDEX conversations_by_status ON conversations (status, updated_at);
+
+CREATE INDEX conversations_by_visitor ON conversations (visitor_id, updated_at);
+
+CREATE TABLE events (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    seq BIGINT NOT NULL,
+    last_seq BIGINT NOT NULL,
+    name TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+);
+
+CREATE TABLE experts (
+    name TEXT PRIMARY KEY,
+    -- What the coordinator reads about when to call the expert (the tool's description).
+    description TEXT NOT NULL,
+    -- JSON Schema of the tool's input.
+    input_schema TEXT NOT NULL,
+    system_prompt TEXT NOT NULL,
+    -- JSON list of tool names the expert may call (among those its agent has).
+    tools TEXT NOT NULL,
+    -- NULL: the coordinator's model.
+    model TEXT,
+    max_tokens BIGINT NOT NULL,
+    enabled BIGINT NOT NULL DEFAULT 1,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE knowledge_bases (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX knowledge_bases_by_agent ON knowledge_bases (agent_id);
+
+CREATE TABLE leads (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    visitor_id TEXT NOT NULL REFERENCES visitors (id),
+    name TEXT NOT NULL,
+    email TEXT,
+    phone TEXT,
+    message TEXT NOT NULL,
+    status TEXT NOT NULL,
+    notes TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX leads_by_agent ON leads (agent_id, created_at);
+
+CREATE TABLE mcp_tokens (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    name TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    -- The first characters of the token, to recognise it in a list.
+    token_prefix TEXT NOT NULL,
+    feature_set TEXT NOT NULL,
+    output_format TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    last_used_at BIGINT,
+    revoked_at BIGINT
+);
+
+CREATE INDEX mcp_tokens_by_agent ON mcp_tokens (agent_id, created_at);
+
+CREATE TABLE memories (
+    id TEXT PRIMARY KEY,
+    visitor_id TEXT NOT NULL REFERENCES visitors (id),
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    kind TEXT NOT NULL,
+    content TEXT NOT NULL,
+    category TEXT,
+    importance BIGINT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX memories_by_visitor ON memories (visitor_id, importance);
+
+CREATE TABLE messages (
+    id TEXT PRIMARY KEY,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    blocks TEXT NOT NULL,
+    status TEXT NOT NULL,
+    client_message_id TEXT,
+    reply_to TEXT,
+    author TEXT,
+    start_seq BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE UNIQUE INDEX messages_by_client_id ON messages (client_message_id, conversation_id)
+    WHERE client_message_id IS NOT NULL;
+
+CREATE INDEX messages_by_conversation ON messages (conversation_id, created_at);
+
+CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
+
+CREATE TABLE model_prices (
+    model_prefix TEXT PRIMARY KEY,
+    input_per_mtok DOUBLE PRECISION NOT NULL,
+    cached_per_mtok DOUBLE PRECISION NOT NULL,
+    output_per_mtok DOUBLE PRECISION NOT NULL,
+    -- Tokens the model reads at most; compaction starts near it.
+    context_window BIGINT NOT NULL,
+    -- Whether the model accepts images.
+    vision BIGINT NOT NULL DEFAULT 0,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE news_items (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT REFERENCES agents (id),
+    category TEXT NOT NULL,
+    title TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    published_on TEXT NOT NULL,
+    source TEXT NOT NULL,
+    url TEXT,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX news_by_date ON news_items (published_on);
+
+CREATE TABLE orders (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    visitor_id TEXT NOT NULL REFERENCES visitors (id),
+    message_id TEXT NOT NULL,
+    service_type TEXT NOT NULL,
+    category TEXT NOT NULL,
+    amount_minor BIGINT NOT NULL,
+    currency TEXT NOT NULL,
+    method TEXT NOT NULL,
+    status TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    pay_url TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    paid_at BIGINT,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX orders_by_agent ON orders (agent_id, created_at);
+
+CREATE INDEX orders_pending ON orders (expires_at) WHERE status = 'pending';
+
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    expiry BIGINT NOT NULL
+);
+
+CREATE INDEX sessions_by_expiry ON sessions (expiry);
+
+CREATE TABLE tool_calls (
+    id TEXT PRIMARY KEY,
+    message_id TEXT NOT NULL REFERENCES messages (id),
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    call_id TEXT NOT NULL,
+    hop BIGINT NOT NULL,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    result TEXT,
+    status TEXT NOT NULL,
+    error TEXT,
+    duration_ms BIGINT,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX tool_calls_by_message ON tool_calls (message_id);
+
+CREATE TABLE usage_ledger (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    conversation_id TEXT,
+    message_id TEXT,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL,
+    cached_tokens BIGINT NOT NULL,
+    cost_usd DOUBLE PRECISION NOT NULL,
+    latency_ms BIGINT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX usage_by_agent ON usage_ledger (agent_id, created_at);
+
+CREATE INDEX usage_by_conversation ON usage_ledger (conversation_id);
+
+CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    -- `admin` or `operator`.
+    role TEXT NOT NULL,
+    password_hash TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    last_login_at BIGINT
+);
+
+CREATE TABLE visitors (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    token_hash TEXT NOT NULL UNIQUE,
+    host_origin TEXT,
+    created_at BIGINT NOT NULL,
+    last_seen_at BIGINT NOT NULL
+);
