@@ -43,6 +43,10 @@ pub struct Config {
     /// Model for that provider.
     #[arg(long, global = true, env = "PARLEY_MODEL", default_value = "gpt-4o-mini")]
     pub model: String,
+    /// Proxies (addresses or CIDR ranges, comma-separated) whose `X-Forwarded-For` header names
+    /// the client; without it the client is the socket's peer and the header is ignored.
+    #[arg(long, global = true, env = "PARLEY_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: String,
 }
 
 impl Config {
@@ -61,6 +65,7 @@ impl Config {
             openai_api_key: None,
             payment_webhook_secret: Some("test-webhook-secret".into()),
             model: "gpt-4o-mini".into(),
+            trusted_proxies: String::new(),
         }
     }
 

@@ -26,6 +26,25 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     }
 }
 
+/// The client's IP address: the socket's peer, or the `X-Forwarded-For` hop named by the trusted
+/// proxies (see [`parley_app::server::net`]).
+pub struct ClientIp(pub std::net::IpAddr);
+
+impl FromRequestParts<AppState> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        // Every listener serves with connect info; a request built without it (an in-process
+        // call) counts as coming from the unspecified address.
+        let peer = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0)
+            .unwrap_or_else(|| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
+        Ok(ClientIp(state.http.trusted_proxies.client_ip(peer, &parts.headers)))
+    }
+}
+
 /// The visitor identified by `Authorization: Bearer <token>`.
 pub struct VisitorAuth(pub Visitor);
 

@@ -25,6 +25,7 @@ use parley_app::server::engine::knowledge::embeddings::Embedder;
 use parley_app::server::engine::payments::sandbox::Sandbox;
 use parley_app::server::engine::tools::registry::Registry;
 use parley_app::server::engine::{Engine, EngineSettings, Services};
+use parley_app::server::net::TrustedProxies;
 use parley_app::server::state::{AppState, HttpSettings};
 use parley_app::server::store::Db;
 use parley_app::server::store::agents::{ProviderConfig, ProviderKind};
@@ -159,7 +160,11 @@ pub async fn build_state(
     Ok(AppState {
         leptos_options,
         engine,
-        http: Arc::new(HttpSettings { public_url, max_body_bytes: 64 * 1024 }),
+        http: Arc::new(HttpSettings {
+            public_url,
+            max_body_bytes: 64 * 1024,
+            trusted_proxies: TrustedProxies::parse(&config.trusted_proxies).map_err(anyhow::Error::msg)?,
+        }),
         auth: Arc::new(auth::Auth::new().await),
     })
 }
@@ -179,7 +184,7 @@ pub fn serve_in_background(listener: tokio::net::TcpListener, app: axum::Router,
         let _ = tcp.set_nodelay(true);
     });
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
+        if let Err(e) = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await {
             tracing::error!(error = %e, "{what} stopped");
         }
     });

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod demo_data;
 pub mod engine;
 pub mod mcp;
+pub mod net;
 pub mod secret;
 pub mod seed;
 pub mod state;

@@ -14,6 +14,8 @@ pub struct HttpSettings {
     pub public_url: String,
     /// Largest request body, in bytes.
     pub max_body_bytes: usize,
+    /// Proxies whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: super::net::TrustedProxies,
 }
 
 /// Shared application state, handed to `leptos_routes` and to every axum handler.
