@@ -86,6 +86,10 @@ export default defineConfig({
       // No request leaves this machine: the live rate API is a closed local port, so the
       // reference table answers (as it would offline).
       PARLEY_EXCHANGE_RATE_BASE_URL: 'http://127.0.0.1:9',
+      // Every test's browser comes from the same loopback address: the per-address rates would
+      // count the whole suite as one client. Per-visitor limits stay as shipped.
+      PARLEY_LIMIT_VISITORS_PER_IP: '0',
+      PARLEY_LIMIT_SENDS_PER_IP: '0',
     },
   },
 });

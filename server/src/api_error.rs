@@ -7,6 +7,7 @@ use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use parley_app::server::engine::chat::ChatError;
+use parley_app::server::limits::Refused;
 use parley_app::server::store::DbError;
 use parley_widget::protocol::{ApiCode, ApiError, FieldError};
 
@@ -14,6 +15,8 @@ use parley_widget::protocol::{ApiCode, ApiError, FieldError};
 #[derive(Debug)]
 pub struct ApiFailure {
     pub body: ApiError,
+    /// Seconds for `Retry-After` (refused by a limit).
+    pub retry_after: Option<u64>,
 }
 
 /// The HTTP status each code is answered with.
@@ -30,14 +33,23 @@ pub fn status_of(code: &ApiCode) -> StatusCode {
         EmptyMessage | BadClientMessageId | InvalidForm | InvalidBody | ImagesNotSupported | TooManyAttachments => {
             StatusCode::UNPROCESSABLE_ENTITY
         }
-        TooManyWaitingImages => StatusCode::TOO_MANY_REQUESTS,
+        TooManyWaitingImages | RateLimited => StatusCode::TOO_MANY_REQUESTS,
         Internal | Other(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
 impl ApiFailure {
     pub fn new(code: ApiCode, message: impl Into<String>) -> Self {
-        ApiFailure { body: ApiError { error: code, message: message.into(), fields: Vec::new() } }
+        ApiFailure { body: ApiError { error: code, message: message.into(), fields: Vec::new() }, retry_after: None }
+    }
+
+    /// Refused by a limit: 429 with `Retry-After`.
+    pub fn limited(refused: Refused) -> Self {
+        let secs = refused.retry_after_secs();
+        ApiFailure {
+            retry_after: Some(secs),
+            ..ApiFailure::new(ApiCode::RateLimited, format!("Too many {}. Try again in {secs} s.", refused.reason))
+        }
     }
 
     pub fn not_found(what: &str) -> Self {
@@ -55,7 +67,11 @@ impl ApiFailure {
 
 impl IntoResponse for ApiFailure {
     fn into_response(self) -> Response {
-        (self.status(), Json(self.body)).into_response()
+        let mut response = (self.status(), Json(self.body)).into_response();
+        if let Some(secs) = self.retry_after {
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, secs.into());
+        }
+        response
     }
 }
 
@@ -77,6 +93,7 @@ impl From<ChatError> for ApiFailure {
             ChatError::Closed => ApiFailure::new(ApiCode::ConversationClosed, "This conversation is closed."),
             ChatError::Invalid(code, message) => ApiFailure::new(code, message),
             ChatError::InvalidForm(problems) => ApiFailure {
+                retry_after: None,
                 body: ApiError {
                     error: ApiCode::InvalidForm,
                     message: "Please check the form.".into(),

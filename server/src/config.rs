@@ -3,6 +3,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use parley_app::server::limits::LimitSettings;
+
 /// Settings of `parley serve` (also used by tests through [`crate::spawn`]).
 #[derive(clap::Args, Clone, Debug)]
 pub struct Config {
@@ -47,6 +49,104 @@ pub struct Config {
     /// the client; without it the client is the socket's peer and the header is ignored.
     #[arg(long, global = true, env = "PARLEY_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: String,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// Abuse limits of the public API (0 turns a rate off). See `docs/security.md`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct LimitArgs {
+    /// Turn every rate and stream cap off (benchmarks against a local fake upstream only).
+    #[arg(long, global = true, env = "PARLEY_NO_LIMITS", default_value_t = false)]
+    pub no_limits: bool,
+    /// New visitors per IP address per minute.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_VISITORS_PER_IP", default_value_t = LimitSettings::default().visitors_per_ip)]
+    pub limit_visitors_per_ip: u32,
+    /// Messages per IP address per minute.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_SENDS_PER_IP", default_value_t = LimitSettings::default().sends_per_ip)]
+    pub limit_sends_per_ip: u32,
+    /// Messages per visitor per minute.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_SENDS_PER_VISITOR", default_value_t = LimitSettings::default().sends_per_visitor)]
+    pub limit_sends_per_visitor: u32,
+    /// Image uploads per visitor per minute.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_UPLOADS_PER_VISITOR", default_value_t = LimitSettings::default().uploads_per_visitor)]
+    pub limit_uploads_per_visitor: u32,
+    /// Stream resumes per visitor per minute.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_RESUMES_PER_VISITOR", default_value_t = LimitSettings::default().resumes_per_visitor)]
+    pub limit_resumes_per_visitor: u32,
+    /// Lead forms per visitor per hour.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_LEADS_PER_VISITOR_PER_HOUR", default_value_t = LimitSettings::default().leads_per_visitor_per_hour)]
+    pub limit_leads_per_visitor_per_hour: u32,
+    /// Turns one agent may start per minute.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_TURNS_PER_AGENT", default_value_t = LimitSettings::default().turns_per_agent)]
+    pub limit_turns_per_agent: u32,
+    /// Answer streams open at once on this server (0: no cap).
+    #[arg(long, global = true, env = "PARLEY_LIMIT_STREAMS", default_value_t = LimitSettings::default().max_streams)]
+    pub limit_streams: usize,
+    /// Answer streams one visitor may hold open at once (0: no cap).
+    #[arg(long, global = true, env = "PARLEY_LIMIT_STREAMS_PER_VISITOR", default_value_t = LimitSettings::default().max_streams_per_visitor)]
+    pub limit_streams_per_visitor: usize,
+}
+
+impl LimitArgs {
+    /// The defaults.
+    pub fn defaults() -> Self {
+        LimitArgs::from(LimitSettings::default())
+    }
+
+    /// Every rate and cap off (benchmarks).
+    pub fn off() -> Self {
+        LimitArgs::from(LimitSettings {
+            visitors_per_ip: 0,
+            sends_per_ip: 0,
+            sends_per_visitor: 0,
+            uploads_per_visitor: 0,
+            resumes_per_visitor: 0,
+            leads_per_visitor_per_hour: 0,
+            turns_per_agent: 0,
+            max_streams: 0,
+            max_streams_per_visitor: 0,
+        })
+    }
+
+    /// The settings the server runs with.
+    pub fn settings(&self) -> LimitSettings {
+        if self.no_limits {
+            return LimitArgs::off().settings_as_given();
+        }
+        self.settings_as_given()
+    }
+
+    fn settings_as_given(&self) -> LimitSettings {
+        LimitSettings {
+            visitors_per_ip: self.limit_visitors_per_ip,
+            sends_per_ip: self.limit_sends_per_ip,
+            sends_per_visitor: self.limit_sends_per_visitor,
+            uploads_per_visitor: self.limit_uploads_per_visitor,
+            resumes_per_visitor: self.limit_resumes_per_visitor,
+            leads_per_visitor_per_hour: self.limit_leads_per_visitor_per_hour,
+            turns_per_agent: self.limit_turns_per_agent,
+            max_streams: self.limit_streams,
+            max_streams_per_visitor: self.limit_streams_per_visitor,
+        }
+    }
+}
+
+impl From<LimitSettings> for LimitArgs {
+    fn from(s: LimitSettings) -> Self {
+        LimitArgs {
+            no_limits: false,
+            limit_visitors_per_ip: s.visitors_per_ip,
+            limit_sends_per_ip: s.sends_per_ip,
+            limit_sends_per_visitor: s.sends_per_visitor,
+            limit_uploads_per_visitor: s.uploads_per_visitor,
+            limit_resumes_per_visitor: s.resumes_per_visitor,
+            limit_leads_per_visitor_per_hour: s.leads_per_visitor_per_hour,
+            limit_turns_per_agent: s.turns_per_agent,
+            limit_streams: s.max_streams,
+            limit_streams_per_visitor: s.max_streams_per_visitor,
+        }
+    }
 }
 
 impl Config {
@@ -66,6 +166,7 @@ impl Config {
             payment_webhook_secret: Some("test-webhook-secret".into()),
             model: "gpt-4o-mini".into(),
             trusted_proxies: String::new(),
+            limits: LimitArgs::defaults(),
         }
     }
 

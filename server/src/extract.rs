@@ -45,7 +45,8 @@ impl FromRequestParts<AppState> for ClientIp {
     }
 }
 
-/// The visitor identified by `Authorization: Bearer <token>`.
+/// The visitor identified by `Authorization: Bearer <token>`, calling from a page its agent
+/// allows (see [`check_origin`]; the page the visitor was created on must still be allowed).
 pub struct VisitorAuth(pub Visitor);
 
 impl FromRequestParts<AppState> for VisitorAuth {
@@ -60,10 +61,19 @@ impl FromRequestParts<AppState> for VisitorAuth {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or_else(|| ApiFailure::new(ApiCode::TokenRequired, "A visitor token is required."))?;
-        match state.engine.visitor_by_token(token).await? {
-            Some(v) => Ok(VisitorAuth(v)),
-            None => Err(ApiFailure::new(ApiCode::BadToken, "This visitor token is not valid.")),
+        let visitor = state
+            .engine
+            .visitor_by_token(token)
+            .await?
+            .ok_or_else(|| ApiFailure::new(ApiCode::BadToken, "This visitor token is not valid."))?;
+        let agent = state.engine.agent_by_id(&visitor.agent_id).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
+        check_origin(&parts.headers, &agent)?;
+        if let Some(host) = &visitor.host_origin
+            && !agent.allows_origin(host)
+        {
+            return Err(not_allowed());
         }
+        Ok(VisitorAuth(visitor))
     }
 }
 
@@ -79,13 +89,24 @@ pub fn foreign_origin(headers: &HeaderMap) -> Option<String> {
     }
 }
 
-/// Browser requests from another origin must come from one the agent allows (the widget's own
-/// panel runs on this server's origin; server-to-server calls send no `Origin`).
+/// Browser requests from another origin must come from one the agent allows. The widget's own
+/// panel runs on this server's origin. A browser request without `Origin` (browsers say what they
+/// are with `Sec-Fetch-Site`) passes only from this server's own pages; server-to-server calls
+/// send neither header.
 pub fn check_origin(headers: &HeaderMap, agent: &Agent) -> Result<(), ApiFailure> {
     match foreign_origin(headers) {
-        Some(origin) if !agent.allows_origin(&origin) => {
-            Err(ApiFailure::new(ApiCode::OriginNotAllowed, "This website is not allowed to use this agent."))
+        Some(origin) if !agent.allows_origin(&origin) => Err(not_allowed()),
+        Some(_) => Ok(()),
+        None if headers.get(header::ORIGIN).is_none() => {
+            match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+                Some("same-origin") | None => Ok(()),
+                Some(_) => Err(not_allowed()),
+            }
         }
-        _ => Ok(()),
+        None => Ok(()),
     }
+}
+
+fn not_allowed() -> ApiFailure {
+    ApiFailure::new(ApiCode::OriginNotAllowed, "This website is not allowed to use this agent.")
 }

@@ -25,6 +25,7 @@ use parley_app::server::engine::knowledge::embeddings::Embedder;
 use parley_app::server::engine::payments::sandbox::Sandbox;
 use parley_app::server::engine::tools::registry::Registry;
 use parley_app::server::engine::{Engine, EngineSettings, Services};
+use parley_app::server::limits::Limits;
 use parley_app::server::net::TrustedProxies;
 use parley_app::server::state::{AppState, HttpSettings};
 use parley_app::server::store::Db;
@@ -123,6 +124,21 @@ pub async fn build_state(
             }
         });
     }
+    // Rate-limit keys back to full are dropped every half minute.
+    let limits = Arc::new(Limits::new(config.limits.settings()));
+    {
+        let limits = Arc::downgrade(&limits);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(parley_app::server::limits::PRUNE_EVERY);
+            loop {
+                tick.tick().await;
+                match limits.upgrade() {
+                    Some(limits) => limits.prune(),
+                    None => break,
+                }
+            }
+        });
+    }
     // Images uploaded but never sent are deleted after a day (checked hourly).
     {
         let engine = engine.clone();
@@ -166,6 +182,7 @@ pub async fn build_state(
             trusted_proxies: TrustedProxies::parse(&config.trusted_proxies).map_err(anyhow::Error::msg)?,
         }),
         auth: Arc::new(auth::Auth::new().await),
+        limits,
     })
 }
 

@@ -16,6 +16,18 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// An SSE response of `frames`; `hello` is written first when set (a comment, so nothing waits
 /// for the first event to know the stream is open).
+/// `frames`, holding `permit` (room in the stream limits) until the stream is dropped.
+pub fn held_while_open<S, P>(frames: S, permit: P) -> impl Stream<Item = Arc<Frame>> + Send + 'static
+where
+    S: Stream<Item = Arc<Frame>> + Send + 'static,
+    P: Send + Sync + 'static,
+{
+    frames.map(move |frame| {
+        let _held = &permit;
+        frame
+    })
+}
+
 pub fn sse_response<S>(frames: S, hello: bool) -> Response
 where
     S: Stream<Item = Arc<Frame>> + Send + 'static,

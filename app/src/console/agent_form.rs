@@ -110,7 +110,7 @@ pub fn AgentFormView(form: AgentForm, tools: Vec<ToolInfo>) -> impl IntoView {
                 kind="color" />
             <SelectField id="a-position" label="Launcher position" field="launcher_position"
                 value=bind!(f.launcher_position) errors options=POSITIONS />
-            <TextArea id="a-origins" label="Allowed origins (one per line; empty: any website)" field="allowed_origins"
+            <TextArea id="a-origins" label="Allowed origins (one per line; none: no website can embed it yet; * for any)" field="allowed_origins"
                 value=Bound::new(move || origins.get(), move |v| origins.set(v)) errors rows="3" />
             <div class="c-field">
                 <label for="a-budget">"Budget per conversation (US$)"</label>

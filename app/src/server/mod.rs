@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod demo_data;
 pub mod engine;
+pub mod limits;
 pub mod mcp;
 pub mod net;
 pub mod secret;

@@ -29,6 +29,8 @@ pub struct AppState {
     pub http: Arc<HttpSettings>,
     /// Console sign-in: throttling of failed attempts.
     pub auth: Arc<super::auth::Auth>,
+    /// Abuse limits of the public API.
+    pub limits: Arc<super::limits::Limits>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -202,7 +202,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     children.0.push(spawn_child(
         &["serve", "--addr", &parley.to_string()],
-        &[("PARLEY_DATA_DIR", data.clone()), ("LEPTOS_ENV", "PROD".into())],
+        &[("PARLEY_DATA_DIR", data.clone()), ("LEPTOS_ENV", "PROD".into()), ("PARLEY_NO_LIMITS", "1".into())],
     )?);
     wait_ready(&format!("http://{parley}/healthz")).await?;
     wait_ready(&format!("http://{upstream}/v1/chat/completions")).await?;

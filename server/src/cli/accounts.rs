@@ -38,7 +38,8 @@ pub struct CreateAgent {
     system_prompt: String,
     #[arg(long, default_value = "Hi! How can I help?")]
     greeting: String,
-    /// Comma-separated origins allowed to embed the agent (empty: any).
+    /// Comma-separated origins allowed to embed the agent (none: no website until one is listed;
+    /// `*`: any).
     #[arg(long, value_delimiter = ',')]
     allowed_origins: Vec<String>,
 }
@@ -85,6 +86,9 @@ pub async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()>
     })?;
     let agent = agents::insert(&db, &new, SystemClock.now_ms()).await.context("creating the agent")?;
     println!("created agent {} (key {})", agent.id, agent.public_key);
+    if agent.allowed_origins.is_empty() {
+        println!("no website may embed it yet: list the sites with --allowed-origins (or in the console)");
+    }
     Ok(())
 }
 

@@ -11,12 +11,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use parley_app::server::engine::attachments::UploadError;
+use parley_app::server::limits::Action;
 use parley_app::server::state::AppState;
-use parley_app::server::store::agents;
 use parley_widget::protocol::{ATTACHMENT_TYPES, ApiCode, AttachmentCreated, MAX_ATTACHMENT_BYTES};
 
 use crate::api_error::ApiFailure;
-use crate::extract::{VisitorAuth, check_origin};
+use crate::extract::{ClientIp, VisitorAuth};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -55,13 +55,13 @@ impl From<UploadError> for ApiFailure {
 
 async fn upload(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     VisitorAuth(visitor): VisitorAuth,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<AttachmentCreated>), ApiFailure> {
-    let agent =
-        agents::by_id(state.engine.db(), &visitor.agent_id).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
-    check_origin(&headers, &agent)?;
+    // (The visitor's agent allows the calling page: checked with the token.)
+    state.limits.check(Action::Upload, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
     let declared = content_type.and_then(|c| c.split(';').next()).unwrap_or_default().trim().to_ascii_lowercase();
     // Refused before the body is read: a type that is never accepted, a declared size too large.

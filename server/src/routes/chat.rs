@@ -9,8 +9,10 @@ use parley_app::server::state::AppState;
 use parley_widget::protocol::SendMessage;
 
 use crate::api_error::ApiFailure;
-use crate::extract::{ApiJson, VisitorAuth, check_origin};
-use crate::sse_body::sse_response;
+use parley_app::server::limits::Action;
+
+use crate::extract::{ApiJson, ClientIp, VisitorAuth, check_origin};
+use crate::sse_body::{held_while_open, sse_response};
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/chat", post(send))
@@ -18,12 +20,16 @@ pub fn router() -> Router<AppState> {
 
 async fn send(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     VisitorAuth(visitor): VisitorAuth,
     headers: HeaderMap,
     ApiJson(body): ApiJson<SendMessage>,
 ) -> Result<Response, ApiFailure> {
+    state.limits.check(Action::Send, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
     let agent = state.engine.agent_by_key(&body.agent).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
     check_origin(&headers, &agent)?;
+    state.limits.turn(&agent.id).map_err(ApiFailure::limited)?;
+    let permit = state.limits.stream(&visitor.id).map_err(ApiFailure::limited)?;
     let started = state
         .engine
         .send(
@@ -35,7 +41,7 @@ async fn send(
             &body.attachments,
         )
         .await?;
-    let mut response = sse_response(started.events, false);
+    let mut response = sse_response(held_while_open(started.events, permit), false);
     if let Ok(v) = HeaderValue::from_str(&started.conversation_id) {
         response.headers_mut().insert("x-parley-conversation", v);
     }

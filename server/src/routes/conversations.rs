@@ -11,8 +11,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api_error::ApiFailure;
-use crate::extract::{ApiJson, VisitorAuth};
-use crate::sse_body::sse_response;
+use parley_app::server::limits::Action;
+
+use crate::extract::{ApiJson, ClientIp, VisitorAuth};
+use crate::sse_body::{held_while_open, sse_response};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -39,6 +41,7 @@ struct After {
 /// Follows the stream after `Last-Event-ID` (or `?after=`), replaying what was missed.
 async fn events(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     VisitorAuth(visitor): VisitorAuth,
     Path(id): Path<String>,
     Query(query): Query<After>,
@@ -51,8 +54,10 @@ async fn events(
         }
         _ => query.after.unwrap_or(0),
     };
+    state.limits.check(Action::Resume, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
+    let permit = state.limits.stream(&visitor.id).map_err(ApiFailure::limited)?;
     let frames = state.engine.follow(&visitor, &id, after).await?;
-    Ok(sse_response(frames, true))
+    Ok(sse_response(held_while_open(frames, permit), true))
 }
 
 async fn stop(
@@ -66,10 +71,12 @@ async fn stop(
 
 async fn lead(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     VisitorAuth(visitor): VisitorAuth,
     Path(id): Path<String>,
     ApiJson(form): ApiJson<LeadForm>,
 ) -> Result<(StatusCode, Json<Value>), ApiFailure> {
+    state.limits.check(Action::Lead, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
     let lead_id = state.engine.submit_lead(&visitor, &id, &form).await?;
     Ok((StatusCode::CREATED, Json(json!({ "lead_id": lead_id }))))
 }

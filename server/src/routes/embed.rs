@@ -37,7 +37,8 @@ pub async fn frame_policy(State(state): State<AppState>, request: Request, next:
     {
         return (StatusCode::FORBIDDEN, "This website is not allowed to embed this agent.").into_response();
     }
-    let ancestors = if agent.allowed_origins.is_empty() || agent.allowed_origins.iter().any(|o| o == "*") {
+    // No listed origin: only Parley's own pages (the console's preview) may frame it.
+    let ancestors = if agent.allowed_origins.iter().any(|o| o == "*") {
         "*".to_owned()
     } else {
         let mut list = vec!["'self'".to_owned()];

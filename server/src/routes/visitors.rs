@@ -8,7 +8,9 @@ use parley_app::server::state::AppState;
 use parley_widget::protocol::{ApiCode, CreateVisitor, VisitorCreated};
 
 use crate::api_error::ApiFailure;
-use crate::extract::{ApiJson, check_origin};
+use parley_app::server::limits::Action;
+
+use crate::extract::{ApiJson, ClientIp, check_origin};
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/visitors", post(create))
@@ -16,9 +18,11 @@ pub fn router() -> Router<AppState> {
 
 async fn create(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     headers: HeaderMap,
     ApiJson(body): ApiJson<CreateVisitor>,
 ) -> Result<(StatusCode, Json<VisitorCreated>), ApiFailure> {
+    state.limits.check(Action::CreateVisitor, ip, None).map_err(ApiFailure::limited)?;
     let agent = state.engine.agent_by_key(&body.agent).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
     check_origin(&headers, &agent)?;
     let host_origin = body.host_origin.as_deref().map(|o| o.trim_end_matches('/'));

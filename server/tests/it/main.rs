@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod abuse;
 mod anthropic;
 mod api_access;
 mod api_input;

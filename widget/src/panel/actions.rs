@@ -30,6 +30,17 @@ fn random_id() -> String {
 
 impl Panel {
     /// The visitor's token, created on first use.
+    /// What the visitor reads when a call failed: a limit in the panel's language, otherwise
+    /// the server's message.
+    fn error_text(&self, e: &ClientError) -> String {
+        match e {
+            ClientError::Api { error, .. } if error.error == ApiCode::RateLimited => {
+                self.labels.rate_limited.to_owned()
+            }
+            other => other.to_string(),
+        }
+    }
+
     async fn ensure_token(&self) -> Result<String, ClientError> {
         if let Some(t) = self.token.get_value() {
             return Ok(t);
@@ -115,7 +126,7 @@ impl Panel {
                 let token = match self.ensure_token().await {
                     Ok(t) => t,
                     Err(e) => {
-                        visitor_msg.error.set(Some(e.to_string()));
+                        visitor_msg.error.set(Some(self.error_text(&e)));
                         break;
                     }
                 };
@@ -123,7 +134,7 @@ impl Panel {
                 let attachments = match uploads.ensure(&token, &images).await {
                     Ok(ids) => ids,
                     Err(e) => {
-                        visitor_msg.error.set(Some(e.to_string()));
+                        visitor_msg.error.set(Some(self.error_text(&e)));
                         break;
                     }
                 };
@@ -186,7 +197,7 @@ impl Panel {
                     }
                     Err(ClientError::Network(_)) if attempts < 3 => sleep_ms(800 * attempts).await,
                     Err(e) => {
-                        visitor_msg.error.set(Some(e.to_string()));
+                        visitor_msg.error.set(Some(self.error_text(&e)));
                         break;
                     }
                 }

@@ -108,6 +108,9 @@ codes! {
         Forbidden = "forbidden",
         /// Console routes: a state-changing call from another site.
         CrossSite = "cross_site",
+        /// Too many calls: wait `Retry-After` seconds (visitors, messages, uploads, resumes,
+        /// lead forms, an agent's turns, open streams).
+        RateLimited = "rate_limited",
         /// Something failed on the server; details are in its log only.
         Internal = "internal",
     }

@@ -270,6 +270,18 @@ impl Engine {
         Ok(agent)
     }
 
+    /// An agent by its id (cached briefly, beside the keys).
+    pub async fn agent_by_id(&self, id: &str) -> Result<Option<Arc<Agent>>, DbError> {
+        // Public keys are lower-case letters, digits and dashes: `#` cannot clash with one.
+        let cache_key = format!("#{id}");
+        if let Some(hit) = self.0.agents.get(&cache_key) {
+            return Ok(hit);
+        }
+        let agent = agents::by_id(&self.0.db, id).await?.map(Arc::new);
+        self.0.agents.put(&cache_key, agent.clone());
+        Ok(agent)
+    }
+
     /// Forget cached agents (after an edit).
     pub fn agents_changed(&self) {
         self.0.agents.clear();

@@ -113,9 +113,10 @@ impl Agent {
     }
 
     /// Whether a page on `origin` may embed this agent.
+    /// Whether a page of `origin` may use this agent. An agent allows no website until its
+    /// owner lists one (`*` allows all); Parley's own pages need no listing.
     pub fn allows_origin(&self, origin: &str) -> bool {
-        self.allowed_origins.is_empty()
-            || self.allowed_origins.iter().any(|o| o == "*" || o.trim_end_matches('/') == origin)
+        self.allowed_origins.iter().any(|o| o == "*" || o.trim_end_matches('/') == origin)
     }
 }
 

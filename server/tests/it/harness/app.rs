@@ -38,6 +38,7 @@ pub struct TestAppBuilder {
     registry: Option<Registry>,
     anthropic: bool,
     users: Vec<User>,
+    configure: Vec<fn(&mut Config)>,
 }
 
 /// The server with every default: the system clock, the built-in tools, no console users.
@@ -79,11 +80,20 @@ impl TestAppBuilder {
         self
     }
 
+    /// Changes a setting of the server (limits, proxies, …) before it starts.
+    pub fn configure(mut self, change: fn(&mut Config)) -> Self {
+        self.configure.push(change);
+        self
+    }
+
     pub async fn spawn(self) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let database_url = fresh_database(dir.path()).await;
         let registry = self.registry.unwrap_or_else(|| Registry::builtin(&reqwest::Client::new()));
-        let config = Config::for_tests(database_url.clone(), dir.path().to_path_buf());
+        let mut config = Config::for_tests(database_url.clone(), dir.path().to_path_buf());
+        for change in &self.configure {
+            change(&mut config);
+        }
         let running = spawn_with(config, self.clock, registry).await.expect("server starts");
         let fake = FakeOpenAi::start().await;
         let anthropic = if self.anthropic { Some(FakeAnthropic::start().await) } else { None };
@@ -112,7 +122,13 @@ async fn fresh_database(dir: &std::path::Path) -> String {
 
 impl TestApp {
     pub fn builder() -> TestAppBuilder {
-        TestAppBuilder { clock: Arc::new(SystemClock), registry: None, anthropic: false, users: Vec::new() }
+        TestAppBuilder {
+            clock: Arc::new(SystemClock),
+            registry: None,
+            anthropic: false,
+            users: Vec::new(),
+            configure: Vec::new(),
+        }
     }
 
     /// A second server on the same database and data directory, as after a restart (the system
