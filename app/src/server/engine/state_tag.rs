@@ -3,11 +3,18 @@
 //! visitor may see: text that could still turn out to be the start of the tag is held back until
 //! the next piece settles it, and everything inside the tag is kept aside. The visitor never sees
 //! the tag, not even for a moment.
+//!
+//! A tag that is never closed cannot hide the answer: past [`MAX_STATE`] bytes what it holds is
+//! shown after all (a state is a small JSON object), and when the text ends inside the tag, a
+//! JSON object at its start is taken as the state and the rest is shown (a state cut off in the
+//! middle of its JSON is dropped).
 
 use serde_json::{Value, json};
 
 const OPEN: &str = "<consulting_state>";
 const CLOSE: &str = "</consulting_state>";
+/// The most a state may hold before the tag is taken for text.
+pub const MAX_STATE: usize = 4096;
 
 /// The stages a consultation goes through.
 pub const STAGES: &[&str] = &["opening", "needs", "info_collection", "assessment", "objection_handling", "conversion"];
@@ -49,6 +56,12 @@ impl StateFilter {
                     let cut = self.held.len() - keep;
                     inside.push_str(&self.held[..cut]);
                     self.held.drain(..cut);
+                    if inside.len() > MAX_STATE {
+                        // Not a state: an opened tag was left open. Show what it held.
+                        visible.push_str(&std::mem::take(inside));
+                        self.inside = None;
+                        continue;
+                    }
                     break;
                 }
                 None => {
@@ -69,13 +82,24 @@ impl StateFilter {
         visible
     }
 
-    /// The model's text ended: what was held back and is not a tag. An unclosed tag is dropped.
+    /// The model's text ended: what was held back and is not a tag. In a tag left open, a JSON
+    /// object at its start is the state and the text after it is shown; otherwise all it holds is
+    /// shown (without the tag).
     pub fn finish(&mut self) -> String {
-        if self.inside.take().is_some() {
-            self.held.clear();
-            return String::new();
+        let Some(mut inside) = self.inside.take() else { return std::mem::take(&mut self.held) };
+        inside.push_str(&std::mem::take(&mut self.held));
+        let body = inside.trim_start();
+        let mut values = serde_json::Deserializer::from_str(body).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(Value::Object(_))) => {
+                let end = values.byte_offset();
+                self.found.push(body[..end].to_owned());
+                body[end..].trim_start().to_owned()
+            }
+            // A state cut off in the middle of its JSON.
+            Some(Err(e)) if body.starts_with('{') && e.is_eof() => String::new(),
+            _ => inside,
         }
-        std::mem::take(&mut self.held)
     }
 
     /// The last complete state reported, parsed; taken (the next reply starts afresh).
@@ -147,11 +171,29 @@ mod tests {
     }
 
     #[test]
-    fn text_after_the_tag_is_shown_and_unclosed_tags_are_dropped() {
+    fn text_after_the_tag_is_shown_and_cut_off_states_are_dropped() {
         let (all, _, state) = run(&["x<consulting_state>{\"stage\":\"opening\"}</consulting_state>y"]);
         assert_eq!((all.as_str(), state), ("xy", Some(json!({"stage": "opening"}))));
         let (all, _, state) = run(&["x<consulting_state>{\"stage\":", "\"open"]);
         assert_eq!((all.as_str(), state), ("x", None));
+    }
+
+    #[test]
+    fn a_tag_left_open_does_not_hide_the_answer() {
+        // The state, then the answer, and the tag never closed.
+        let (all, _, state) = run(&["Hi. <consulting_state>{\"stage\":\"needs\"} ", "Which visa?"]);
+        assert_eq!((all.as_str(), state), ("Hi. Which visa?", Some(json!({"stage": "needs"}))));
+        // Text that is no state at all, e.g. quoted from a web page.
+        let (all, _, state) = run(&["a <consulting_state> b ", "c"]);
+        assert_eq!((all.as_str(), state), ("a  b c", None));
+        // A long answer after an open tag shows as it streams, not only at the end.
+        let mut f = StateFilter::default();
+        let mut shown = f.push("<consulting_state>");
+        for _ in 0..300 {
+            shown.push_str(&f.push("more words of the answer "));
+        }
+        assert!(shown.len() > MAX_STATE, "shown while streaming: {} bytes", shown.len());
+        assert!(!shown.contains("consulting_state"));
     }
 
     #[test]

@@ -87,7 +87,7 @@ impl Tool for CollectAssessmentInfo {
             ctx.clock.now_ms(),
         )
         .await
-        .map_err(|e| ToolError::Failed(format!("could not store the details: {e}")))?;
+        .map_err(|e| ToolError::internal("could not store the details", e))?;
         Ok(ToolOutput::result(json!({
             "success": true,
             "collectedInfo": Value::Object(info),
@@ -122,6 +122,6 @@ mod tests {
         let t = testing::context().await;
         t.ctx.db.close().await;
         let err = CollectAssessmentInfo.execute(&t.ctx, json!({"category": "GEP"})).await.unwrap_err();
-        assert!(matches!(err, ToolError::Failed(_)));
+        assert!(matches!(err, ToolError::Internal(_)), "{err:?}");
     }
 }

@@ -90,7 +90,7 @@ impl Tool for GeneratePayment {
         let key = format!("{}:{service}:{category}:{method}", ctx.message_id);
         let order = orders::create_once(&ctx.db, &order, &key)
             .await
-            .map_err(|e| ToolError::Failed(format!("could not create the order: {e}")))?;
+            .map_err(|e| ToolError::internal("could not create the order", e))?;
         let qr = payments::qr_svg(&order.pay_url).map_err(|e| ToolError::Failed(e.to_string()))?;
         let price = format_amount(order.amount_minor, &order.currency);
         let intent = format!("用户有意购买{category}类别的移民资格评估服务（{}，{price}）", method_name(method));

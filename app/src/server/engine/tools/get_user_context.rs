@@ -38,7 +38,7 @@ impl Tool for GetUserContext {
         let query = args["query"].as_str().unwrap_or_default();
         let (relevant, important) =
             tokio::join!(related_memories(ctx, query, 3), memories::of_visitor(&ctx.db, &ctx.visitor_id));
-        let important = important.map_err(|e| ToolError::Failed(format!("could not read memories: {e}")))?;
+        let important = important.map_err(|e| ToolError::internal("could not read memories", e))?;
         let mut merged = relevant;
         for m in important.into_iter().take(5) {
             if !merged.iter().any(|x| x.id == m.id) {

@@ -57,6 +57,44 @@ pub enum ToolError {
     Timeout,
     #[error("the tool failed: {0}")]
     Failed(String),
+    /// A failure inside Parley (the database, an outside service): its detail is logged, never
+    /// shown to the model or the visitor.
+    #[error("the tool failed on our side ({0}); try again later")]
+    Internal(&'static str),
+}
+
+impl ToolError {
+    /// A failure inside Parley: logs `detail` and keeps only `what` (e.g. "could not store the details").
+    pub fn internal(what: &'static str, detail: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %detail, "tool: {what}");
+        ToolError::Internal(what)
+    }
+}
+
+/// The most of one tool result the model reads, in bytes.
+pub const MAX_RESULT_BYTES: usize = 16 * 1024;
+
+/// A tool's outcome as the model reads it: the result's JSON, or `{"ok": false, "error": …}`. A
+/// result longer than [`MAX_RESULT_BYTES`] is cut, and says so, so that one tool (a web page, a
+/// large document) cannot fill the model's context or the bill.
+pub fn for_model(result: &Result<ToolOutput, ToolError>) -> String {
+    let text = match result {
+        Ok(output) => output.result.to_string(),
+        Err(e) => serde_json::json!({"ok": false, "error": e.to_string()}).to_string(),
+    };
+    if text.len() <= MAX_RESULT_BYTES {
+        return text;
+    }
+    let mut cut = MAX_RESULT_BYTES - 256;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    serde_json::json!({
+        "truncated": true,
+        "note": format!("The result was {} KiB; only its first {} KiB are here.", text.len() / 1024, cut / 1024),
+        "partial": &text[..cut],
+    })
+    .to_string()
 }
 
 /// Everything a tool may use while it runs.
@@ -87,4 +125,29 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
     /// Runs the tool with arguments that already passed the schema.
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError>;
+}
+
+#[cfg(test)]
+mod result_tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_result_is_cut_and_says_so() {
+        let big = "x".repeat(1024 * 1024);
+        let text = for_model(&Ok(ToolOutput::result(serde_json::json!({"page": big}))));
+        assert!(text.len() <= MAX_RESULT_BYTES + 512, "{} bytes", text.len());
+        let v: Value = serde_json::from_str(&text).expect("still JSON");
+        assert_eq!(v["truncated"], true);
+        assert!(v["note"].as_str().unwrap().contains("1024 KiB"), "{}", v["note"]);
+        let small = for_model(&Ok(ToolOutput::result(serde_json::json!({"ok": true}))));
+        assert_eq!(small, r#"{"ok":true}"#);
+    }
+
+    #[test]
+    fn internal_failures_keep_their_detail_to_the_log() {
+        let e = ToolError::internal("could not store the details", "error returned from database: password=hunter2");
+        let text = for_model(&Err(e));
+        assert!(!text.contains("hunter2") && !text.contains("database"), "{text}");
+        assert!(text.contains("could not store the details"));
+    }
 }

@@ -53,7 +53,7 @@ impl Tool for SaveUserMemory {
             ctx.clock.now_ms(),
         )
         .await
-        .map_err(|e| ToolError::Failed(format!("could not remember that: {e}")))?;
+        .map_err(|e| ToolError::internal("could not remember that", e))?;
         Ok(ToolOutput::result(json!({
             "success": true,
             "memoryId": memory.id,

@@ -4,10 +4,9 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::super::experts::Expert;
 use super::super::provider::{ModelMessage, ModelRequest};
+use super::super::tools::ToolError;
 use super::super::tools::registry::AgentTools;
 use super::call::Caller;
 use super::{HopEnd, Stop};
@@ -60,11 +59,7 @@ pub(super) async fn run(
                 for call in calls {
                     let result =
                         tokio::time::timeout(tool_timeout, tools.call(caller.ctx, &call.name, &call.arguments)).await;
-                    let content = match result {
-                        Ok(Ok(output)) => output.result.to_string(),
-                        Ok(Err(e)) => json!({"ok": false, "error": e.to_string()}).to_string(),
-                        Err(_) => json!({"ok": false, "error": "the tool took too long"}).to_string(),
-                    };
+                    let content = crate::server::engine::tools::for_model(&result.unwrap_or(Err(ToolError::Timeout)));
                     messages.push(ModelMessage::Tool { call_id: call.id, content });
                 }
             }

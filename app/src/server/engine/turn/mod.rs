@@ -213,16 +213,13 @@ impl Hops<'_> {
                 results = run => results,
             };
             for (call, result) in calls.iter().zip(results) {
-                let content = match result {
-                    Ok(output) => {
-                        for block in output.blocks {
-                            out.block(block.clone());
-                            answer.blocks.push(block);
-                        }
-                        output.result.to_string()
+                let content = crate::server::engine::tools::for_model(&result);
+                if let Ok(output) = result {
+                    for block in output.blocks {
+                        out.block(block.clone());
+                        answer.blocks.push(block);
                     }
-                    Err(e) => serde_json::json!({"ok": false, "error": e.to_string()}).to_string(),
-                };
+                }
                 messages.push(ModelMessage::Tool { call_id: call.id.clone(), content });
             }
         }

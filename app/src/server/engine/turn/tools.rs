@@ -30,8 +30,11 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Runs one hop's tool calls concurrently, each in its own task (a panic stays inside it) and
-/// with a timeout.
+/// How many of one hop's tools run at once (the rest wait their turn).
+pub const TOOLS_AT_ONCE: usize = 4;
+
+/// Runs one hop's tool calls concurrently ([`TOOLS_AT_ONCE`] at a time, experts [`CONCURRENT`]),
+/// each in its own task (a panic stays inside it) and with a timeout.
 pub(super) async fn run(
     caller: &Caller<'_>,
     tools: &AgentTools,
@@ -45,6 +48,7 @@ pub(super) async fn run(
     let expert_of =
         |call: &ModelToolCall| call.name.strip_prefix(INVOKE).and_then(|name| experts.iter().find(|e| e.name == name));
     let gate = tokio::sync::Semaphore::new(CONCURRENT);
+    let tool_gate = tokio::sync::Semaphore::new(TOOLS_AT_ONCE);
     let arguments: Vec<Value> = calls
         .iter()
         .map(|c| serde_json::from_str(&c.arguments).unwrap_or_else(|_| Value::String(c.arguments.clone())))
@@ -67,6 +71,7 @@ pub(super) async fn run(
     let runs = calls.iter().map(|call| {
         let expert = expert_of(call);
         let gate = &gate;
+        let tool_gate = &tool_gate;
         let tools = tools.clone();
         let ctx = ctx.clone();
         let call = call.clone();
@@ -86,8 +91,12 @@ pub(super) async fn run(
                         blocks: Vec::new(),
                     })
                     .map_err(|e| ToolError::Failed(e.to_string()));
+                // (Expert errors are fixed texts: no detail of a provider reaches anyone.)
                 return (result, started.elapsed());
             }
+            let Ok(_permit) = tool_gate.acquire().await else {
+                return (Err(ToolError::Failed("cancelled".into())), started.elapsed());
+            };
             let name = call.name.clone();
             let mut handle = tokio::spawn(async move { tools.call(&ctx, &call.name, &call.arguments).await });
             // A stopped turn drops this future: the tool stops with it.
