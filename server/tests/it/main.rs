@@ -20,4 +20,5 @@ mod context;
 mod experts;
 mod guards;
 mod mcp;
+mod payments;
 mod turns;
