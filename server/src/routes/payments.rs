@@ -94,11 +94,16 @@ async fn visible_order(
 }
 
 /// A state-changing request a browser sent from another site: `Sec-Fetch-Site` other than
-/// same-origin, or an `Origin` that is not this server.
-fn from_another_site(headers: &HeaderMap) -> bool {
+/// same-origin, or an `Origin` that is neither the `Host` it was sent to nor the public URL (a
+/// proxy may rewrite `Host`).
+fn from_another_site(headers: &HeaderMap, public_url: &str) -> bool {
     let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
     if fetch_site.is_some_and(|s| s != "same-origin" && s != "none") {
         return true;
+    }
+    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    if origin.is_some_and(|o| o.eq_ignore_ascii_case(public_url.trim_end_matches('/'))) {
+        return false;
     }
     is_cross_site(headers)
 }
@@ -172,7 +177,7 @@ async fn confirm(
     Query(link): Query<Link>,
     headers: HeaderMap,
 ) -> Result<Response, ApiFailure> {
-    if from_another_site(&headers) {
+    if from_another_site(&headers, &state.http.public_url) {
         return Err(ApiFailure::new(ApiCode::CrossSite, "Cross-site request refused."));
     }
     check_link(&state, &order_id, &link)?;

@@ -105,7 +105,8 @@ impl Engine {
         .await
     }
 
-    /// Background work: expire orders, notice knowledge edited by another server.
+    /// Background work: expire orders, forget webhook ids past keeping (hourly), notice knowledge
+    /// edited by another server.
     pub fn spawn_background(&self) {
         let engine = self.clone();
         tokio::spawn(async move {
