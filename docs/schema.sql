@@ -235,6 +235,20 @@ CREATE INDEX orders_by_agent ON orders (agent_id, created_at);
 
 CREATE INDEX orders_pending ON orders (expires_at) WHERE status = 'pending';
 
+CREATE TABLE payment_keys (
+    name TEXT PRIMARY KEY,
+    secret TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE TABLE payment_webhooks (
+    id TEXT PRIMARY KEY,
+    order_id TEXT NOT NULL,
+    received_at BIGINT NOT NULL
+);
+
+CREATE INDEX payment_webhooks_by_time ON payment_webhooks (received_at);
+
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
     data TEXT NOT NULL,

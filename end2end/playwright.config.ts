@@ -82,6 +82,8 @@ export default defineConfig({
       PARLEY_SITE_ROOT: siteRoot,
       LEPTOS_ENV: 'PROD',
       PARLEY_DEMO_TOKEN_DELAY_MS: process.env.PARLEY_E2E_TOKEN_DELAY_MS ?? '40',
+      // As in the demo of ./run.sh: the sandbox payment provider (the payment test pays with it).
+      PARLEY_PAYMENTS_SANDBOX: '1',
       RUST_LOG: process.env.RUST_LOG ?? 'info',
       // No request leaves this machine: the live rate API is a closed local port, so the
       // reference table answers (as it would offline).

@@ -141,12 +141,15 @@ test('payment QR: pending with a countdown, paid on the sandbox page, updated li
   await expect.poll(async () => (await state.textContent())!.trim(), { message: 'the countdown ticks', timeout: 5_000 }).not.toBe(first);
   await expect(state).toHaveText(/^剩余\s*\d{2}:\d{2}$/);
 
-  // The pay link: the sandbox provider's hosted page on the app origin.
+  // The pay link: the sandbox provider's hosted page on the app origin, signed and expiring.
   const link = block.locator('a.pw-pay-link');
-  await expect(link).toHaveAttribute('href', new RegExp(`^${APP_URL.replace(/\./g, '\\.')}/pay/ORD_[A-Za-z0-9_-]+$`));
+  await expect(link).toHaveAttribute(
+    'href',
+    new RegExp(`^${APP_URL.replace(/\./g, '\\.')}/pay/ORD_[0-9a-f]{32}\\?exp=\\d+&sig=[A-Za-z0-9_-]+$`),
+  );
   await expect(link).toHaveAttribute('target', '_blank');
   const payUrl = (await link.getAttribute('href'))!;
-  const orderId = payUrl.split('/pay/')[1];
+  const orderId = new URL(payUrl).pathname.split('/pay/')[1];
   await expect(link).toHaveText(orderId);
 
   // Marks: if either document were reloaded, these would be gone.

@@ -26,13 +26,13 @@ pub fn status_of(code: &ApiCode) -> StatusCode {
         TokenRequired | BadToken | BadSignature | Unauthorized => StatusCode::UNAUTHORIZED,
         OriginNotAllowed | Forbidden | CrossSite => StatusCode::FORBIDDEN,
         NotFound | AttachmentNotFound => StatusCode::NOT_FOUND,
-        ReplyInProgress | ConversationClosed => StatusCode::CONFLICT,
+        ReplyInProgress | ConversationClosed | WebhookReplayed => StatusCode::CONFLICT,
+        LinkExpired => StatusCode::GONE,
         MessageTooLong | BodyTooLarge | AttachmentTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         JsonRequired | UnsupportedImage => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         BadLastEventId | MalformedJson | UnreadableBody | EmptyAttachment | BadMcpSetting => StatusCode::BAD_REQUEST,
-        EmptyMessage | BadClientMessageId | InvalidForm | InvalidBody | ImagesNotSupported | TooManyAttachments => {
-            StatusCode::UNPROCESSABLE_ENTITY
-        }
+        EmptyMessage | BadClientMessageId | InvalidForm | InvalidBody | ImagesNotSupported | TooManyAttachments
+        | OrderMismatch => StatusCode::UNPROCESSABLE_ENTITY,
         TooManyWaitingImages | RateLimited => StatusCode::TOO_MANY_REQUESTS,
         Internal | Other(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }

@@ -38,8 +38,8 @@ pub struct Config {
     /// API key for that provider.
     #[arg(long, global = true, env = "PARLEY_OPENAI_API_KEY", hide_env_values = true)]
     pub openai_api_key: Option<String>,
-    /// Secret that payment providers sign webhooks with (HMAC-SHA256); random when unset, which
-    /// leaves only the sandbox page able to mark orders paid.
+    /// Secret that payment webhooks are signed with, Standard Webhooks style: `whsec_<base64 of 24
+    /// to 64 random bytes>`. Without it the webhook route is not mounted.
     #[arg(long, global = true, env = "PARLEY_PAYMENT_WEBHOOK_SECRET", hide_env_values = true)]
     pub payment_webhook_secret: Option<String>,
     /// Model for that provider.
@@ -49,6 +49,10 @@ pub struct Config {
     /// the client; without it the client is the socket's peer and the header is ignored.
     #[arg(long, global = true, env = "PARLEY_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: String,
+    /// Turns on the sandbox payment provider (a test page that marks orders paid, no money
+    /// moves). Off by default: without it (and without a real provider) payments are off.
+    #[arg(long, global = true, env = "PARLEY_PAYMENTS_SANDBOX", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub payments_sandbox: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -149,6 +153,9 @@ impl From<LimitSettings> for LimitArgs {
     }
 }
 
+/// The webhook secret of [`Config::for_tests`].
+pub const TEST_WEBHOOK_SECRET: &str = "whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIzNDU2Nzg5YWI=";
+
 impl Config {
     /// Defaults for tests: port 0, the given database, no demo host, a fast demo model.
     pub fn for_tests(database_url: String, data_dir: PathBuf) -> Config {
@@ -163,10 +170,11 @@ impl Config {
             tool_timeout_ms: 2_000,
             openai_base_url: None,
             openai_api_key: None,
-            payment_webhook_secret: Some("test-webhook-secret".into()),
+            payment_webhook_secret: Some(TEST_WEBHOOK_SECRET.into()),
             model: "gpt-4o-mini".into(),
             trusted_proxies: String::new(),
             limits: LimitArgs::defaults(),
+            payments_sandbox: false,
         }
     }
 

@@ -22,7 +22,7 @@ use leptos::config::{Env, LeptosOptions};
 use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::engine::knowledge::Knowledge;
 use parley_app::server::engine::knowledge::embeddings::Embedder;
-use parley_app::server::engine::payments::sandbox::Sandbox;
+use parley_app::server::engine::payments::{PayLinks, Payments, WebhookSecret};
 use parley_app::server::engine::tools::registry::Registry;
 use parley_app::server::engine::{Engine, EngineSettings, Services};
 use parley_app::server::limits::Limits;
@@ -75,13 +75,13 @@ pub async fn build_state(
         ..EngineSettings::default()
     };
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
-    let webhook_secret = match config.payment_webhook_secret.as_deref() {
-        Some(secret) if !secret.is_empty() => secret.as_bytes().to_vec(),
-        _ => rand::random::<[u8; 32]>().to_vec(),
-    };
+    let payments = payments(config, &db, &public_url, clock.now_ms()).await?;
+    for line in payments_notice(&payments) {
+        tracing::warn!("{line}");
+    }
     let services = Services {
         knowledge: Knowledge::new(db.clone(), Embedder::from_env(http.clone())),
-        payments: Arc::new(Sandbox::new(&public_url, &webhook_secret)),
+        payments,
         public_url: public_url.clone(),
     };
     let engine = Engine::new(db.clone(), clock.clone(), http, registry, settings, services);
@@ -184,6 +184,41 @@ pub async fn build_state(
         auth: Arc::new(auth::Auth::new().await),
         limits,
     })
+}
+
+/// Payments as configured: the sandbox provider only when asked for; webhooks only with a secret
+/// (a malformed one stops the start with the reason); pay links signed with the database's key.
+pub async fn payments(config: &Config, db: &Db, public_url: &str, now: i64) -> anyhow::Result<Payments> {
+    let secret = match config.payment_webhook_secret.as_deref().map(str::trim) {
+        Some(text) if !text.is_empty() => Some(WebhookSecret::parse(text).map_err(anyhow::Error::msg)?),
+        _ => None,
+    };
+    let key = parley_app::server::store::orders::link_key(db, &rand::random::<[u8; 32]>(), now)
+        .await
+        .context("reading the key that signs pay links")?;
+    let links = PayLinks::new(public_url, &key);
+    Ok(if config.payments_sandbox { Payments::sandbox(links, secret) } else { Payments::off(links) })
+}
+
+/// What start-up says about payments that are off or half on.
+pub fn payments_notice(payments: &Payments) -> Vec<&'static str> {
+    let mut lines = Vec::new();
+    if payments.provider.is_none() {
+        lines.push(
+            "payments are off: the sandbox payment provider is off (PARLEY_PAYMENTS_SANDBOX=1 turns it on, for \
+             demos and tests only) and no other provider is configured",
+        );
+    } else if payments.sandbox {
+        lines.push(
+            "the SANDBOX payment provider is on: anyone holding an order's pay link can mark it paid, no money moves",
+        );
+    }
+    if payments.provider.is_some() && !payments.webhooks {
+        lines.push(
+            "no PARLEY_PAYMENT_WEBHOOK_SECRET: the payment webhook route /api/v1/payments/webhook is not mounted",
+        );
+    }
+    lines
 }
 
 /// A listening socket with a backlog large enough for thousands of connections at once.

@@ -115,7 +115,6 @@ pub async fn mcp_stdio(config: Config, a: McpStdio) -> anyhow::Result<()> {
 
     use parley_app::server::engine::knowledge::Knowledge;
     use parley_app::server::engine::knowledge::embeddings::Embedder;
-    use parley_app::server::engine::payments::sandbox::Sandbox;
     use parley_app::server::engine::tools::registry::Registry;
     use parley_app::server::engine::{Engine, EngineSettings, Services};
     // Not `build_state`: it also recovers interrupted answers and seeds demo agents, which is the
@@ -123,12 +122,10 @@ pub async fn mcp_stdio(config: Config, a: McpStdio) -> anyhow::Result<()> {
     let db = open_db(&config).await?;
     let http = reqwest::Client::new();
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{}", config.addr));
-    let secret: [u8; 32] = rand::random();
-    let services = Services {
-        knowledge: Knowledge::new(db.clone(), Embedder::from_env(http.clone())),
-        payments: Arc::new(Sandbox::new(&public_url, &secret)),
-        public_url,
-    };
+    // The same payments as the server on this database: its pay links open there.
+    let payments = parley_server::payments(&config, &db, &public_url, SystemClock.now_ms()).await?;
+    let services =
+        Services { knowledge: Knowledge::new(db.clone(), Embedder::from_env(http.clone())), payments, public_url };
     let settings =
         EngineSettings { tool_timeout: Duration::from_millis(config.tool_timeout_ms), ..EngineSettings::default() };
     let registry = Registry::builtin(&http);

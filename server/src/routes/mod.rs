@@ -53,7 +53,7 @@ pub fn router(state: AppState) -> Router {
         .merge(attachments::router())
         .merge(widget_js::router())
         .merge(health::router())
-        .merge(payments::router())
+        .merge(payments::router(&state.engine.services().payments))
         .merge(mcp::router(&state))
         .merge(app)
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))

@@ -1,52 +1,149 @@
-//! Payments: the sandbox provider's hosted page (`/pay/ORDER`, where a tester marks the order
-//! paid) and the webhook real providers call, verified by an HMAC signature.
+//! Payments: the order's pay page (`/pay/ORDER`, opened by its owner's bearer token or by a signed,
+//! expiring link; on a sandbox server it has the button that marks the order paid) and the webhook
+//! providers call, signed the Standard Webhooks way. The confirm route exists only with the sandbox
+//! provider, the webhook route only with a provider and a webhook secret.
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
+use parley_app::server::auth::is_cross_site;
+use parley_app::server::engine::payments::{LinkError, Payments, WebhookError, WebhookFailure};
 use parley_app::server::state::AppState;
-use parley_app::server::store::orders;
+use parley_app::server::store::orders::{self, Order};
 use parley_widget::protocol::{ApiCode, format_amount};
 use serde_json::json;
 
 use crate::api_error::ApiFailure;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/pay/{order_id}", get(page))
-        .route("/pay/{order_id}/confirm", post(confirm))
-        .route("/api/v1/payments/webhook", post(webhook))
+/// The largest webhook body read.
+const MAX_WEBHOOK_BODY: usize = 16 * 1024;
+
+pub fn router(payments: &Payments) -> Router<AppState> {
+    let mut router = Router::new().route("/pay/{order_id}", get(page));
+    if payments.sandbox {
+        router = router.route("/pay/{order_id}/confirm", post(confirm));
+    }
+    if payments.webhooks {
+        router = router.route("/api/v1/payments/webhook", post(webhook).layer(DefaultBodyLimit::max(MAX_WEBHOOK_BODY)));
+    }
+    router
+}
+
+/// The signed part of a pay link.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Link {
+    exp: Option<String>,
+    sig: Option<String>,
+}
+
+impl Link {
+    fn given(&self) -> bool {
+        self.exp.is_some() || self.sig.is_some()
+    }
 }
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-async fn page(State(state): State<AppState>, Path(order_id): Path<String>) -> Result<Response, ApiFailure> {
-    let order = orders::by_id(state.engine.db(), &order_id).await?.ok_or_else(|| ApiFailure::not_found("Order"))?;
+/// One answer for "no such order" and "not yours", so that a guess learns nothing.
+fn no_order() -> ApiFailure {
+    ApiFailure::not_found("Order")
+}
+
+/// The link must be this server's, for this order, and not expired.
+fn check_link(state: &AppState, order_id: &str, link: &Link) -> Result<(), ApiFailure> {
+    let now = state.engine.now_ms();
+    match state.engine.services().payments.links.check(order_id, link.exp.as_deref(), link.sig.as_deref(), now) {
+        Ok(()) => Ok(()),
+        Err(LinkError::Forged) => Err(no_order()),
+        Err(LinkError::Expired) => Err(ApiFailure::new(
+            ApiCode::LinkExpired,
+            "This payment link has expired. Ask the assistant for a new one.",
+        )),
+    }
+}
+
+/// The order, if the caller may see it: through a signed link, or as the visitor it was made for.
+async fn visible_order(
+    state: &AppState,
+    order_id: &str,
+    link: &Link,
+    headers: &HeaderMap,
+) -> Result<Order, ApiFailure> {
+    if link.given() {
+        check_link(state, order_id, link)?;
+        return orders::by_id(state.engine.db(), order_id).await?.ok_or_else(no_order);
+    }
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(no_order)?;
+    let visitor = state.engine.visitor_by_token(token).await?.ok_or_else(no_order)?;
+    let order = orders::by_id(state.engine.db(), order_id).await?.ok_or_else(no_order)?;
+    if order.visitor_id != visitor.id {
+        return Err(no_order());
+    }
+    Ok(order)
+}
+
+/// A state-changing request a browser sent from another site: `Sec-Fetch-Site` other than
+/// same-origin, or an `Origin` that is neither the `Host` it was sent to nor the public URL (a
+/// proxy may rewrite `Host`).
+fn from_another_site(headers: &HeaderMap, public_url: &str) -> bool {
+    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    if fetch_site.is_some_and(|s| s != "same-origin" && s != "none") {
+        return true;
+    }
+    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    if origin.is_some_and(|o| o.eq_ignore_ascii_case(public_url.trim_end_matches('/'))) {
+        return false;
+    }
+    is_cross_site(headers)
+}
+
+async fn page(
+    State(state): State<AppState>,
+    Path(order_id): Path<String>,
+    Query(link): Query<Link>,
+    headers: HeaderMap,
+) -> Result<Response, ApiFailure> {
+    let order = visible_order(&state, &order_id, &link, &headers).await?;
     let now = state.engine.now_ms();
     let status = if order.status == "pending" && order.expires_at <= now { "expired" } else { order.status.as_str() };
     let minutes_left = ((order.expires_at - now).max(0) + 59_999) / 60_000;
+    let sandbox = state.engine.services().payments.sandbox;
     let action = match status {
-        "pending" => format!(
+        "pending" if sandbox && link.given() => format!(
             "<p>Expires in about {minutes_left} min.</p>\
-             <form method=\"post\" action=\"/pay/{id}/confirm\"><button type=\"submit\">Mark as paid (sandbox)</button></form>",
-            id = escape(&order.id)
+             <form method=\"post\" action=\"/pay/{id}/confirm?exp={exp}&amp;sig={sig}\"><button type=\"submit\">Mark as paid (sandbox)</button></form>",
+            id = escape(&order.id),
+            exp = escape(link.exp.as_deref().unwrap_or_default()),
+            sig = escape(link.sig.as_deref().unwrap_or_default()),
         ),
+        "pending" => format!("<p>Expires in about {minutes_left} min.</p>"),
         "paid" => "<p class=\"ok\">✓ Paid. You can close this page.</p>".to_owned(),
         _ => "<p class=\"bad\">This order has expired. Ask the assistant for a new one.</p>".to_owned(),
     };
+    let note = if sandbox {
+        "<p class=\"note\">Sandbox payment provider — no money moves. A real provider would show its own page here.</p>"
+    } else {
+        ""
+    };
     let html = format!(
         r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,"><title>Pay {id} — Parley sandbox</title>
+<link rel="icon" href="data:,"><title>Pay {id} — Parley</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem;color:#111}}
 .box{{border:1px solid #ddd;border-radius:12px;padding:1rem 1.2rem}} .note{{background:#fef3c7;padding:.5rem .7rem;border-radius:8px;font-size:.9rem}}
 button{{font:inherit;padding:.6rem 1rem;border:0;border-radius:8px;background:#0f766e;color:#fff;cursor:pointer}}
 .ok{{color:#047857;font-weight:600}} .bad{{color:#b91c1c}} dt{{color:#666;font-size:.85rem}} dd{{margin:0 0 .5rem}}</style></head>
-<body><h1>Payment</h1><p class="note">Sandbox payment provider — no money moves. A real provider would show its own page here.</p>
+<body><h1>Payment</h1>{note}
 <div class="box"><dl><dt>Order</dt><dd>{id}</dd><dt>Service</dt><dd>{service} — {category}</dd>
 <dt>Amount</dt><dd>{amount}</dd><dt>Method</dt><dd>{method}</dd><dt>Status</dt><dd data-status="{status}">{status}</dd></dl>{action}</div></body></html>"#,
         id = escape(&order.id),
@@ -56,27 +153,71 @@ button{{font:inherit;padding:.6rem 1rem;border:0;border-radius:8px;background:#0
         method = escape(&order.method),
         status = status,
         action = action,
+        note = note,
     );
-    Ok(([(header::CACHE_CONTROL, "no-store")], Html(html)).into_response())
+    Ok((
+        [
+            (header::CACHE_CONTROL, "no-store"),
+            // The link is a capability: never sent on as a referrer; the page is never framed.
+            (header::REFERRER_POLICY, "no-referrer"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'",
+            ),
+        ],
+        Html(html),
+    )
+        .into_response())
 }
 
-async fn confirm(State(state): State<AppState>, Path(order_id): Path<String>) -> Result<Response, ApiFailure> {
-    orders::by_id(state.engine.db(), &order_id).await?.ok_or_else(|| ApiFailure::not_found("Order"))?;
+/// The sandbox's "Mark as paid": only with the order's signed link, only from this site.
+async fn confirm(
+    State(state): State<AppState>,
+    Path(order_id): Path<String>,
+    Query(link): Query<Link>,
+    headers: HeaderMap,
+) -> Result<Response, ApiFailure> {
+    if from_another_site(&headers, &state.http.public_url) {
+        return Err(ApiFailure::new(ApiCode::CrossSite, "Cross-site request refused."));
+    }
+    check_link(&state, &order_id, &link)?;
+    orders::by_id(state.engine.db(), &order_id).await?.ok_or_else(no_order)?;
     // Paid, or already paid/expired: either way the page shows the order as it now is.
     state.engine.order_paid(&order_id).await?;
-    Ok(Redirect::to(&format!("/pay/{order_id}")).into_response())
+    let back = format!(
+        "/pay/{order_id}?exp={}&sig={}",
+        link.exp.as_deref().unwrap_or_default(),
+        link.sig.as_deref().unwrap_or_default()
+    );
+    Ok(Redirect::to(&back).into_response())
 }
 
 async fn webhook(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<Response, ApiFailure> {
-    let signature = headers.get("x-parley-signature").and_then(|v| v.to_str().ok());
-    let event = state.engine.services().payments.verify_webhook(signature, &body).map_err(|e| {
-        tracing::warn!(error = %e, "payment webhook refused");
-        ApiFailure::new(ApiCode::BadSignature, "The webhook signature is not valid.")
+    let changed = state.engine.payment_webhook(&headers, &body).await.map_err(|e| {
+        if !matches!(e, WebhookFailure::Db(_)) {
+            tracing::warn!(error = %e, "payment webhook refused");
+        }
+        match e {
+            WebhookFailure::Off => no_order(),
+            WebhookFailure::Invalid(WebhookError::BadBody(_)) => {
+                ApiFailure::new(ApiCode::InvalidBody, "The body must be {order_id, status, amount_minor, currency}.")
+            }
+            WebhookFailure::Invalid(WebhookError::StaleTimestamp) => ApiFailure::new(
+                ApiCode::BadSignature,
+                "The webhook timestamp is more than 5 minutes from the server's time.",
+            ),
+            WebhookFailure::Invalid(_) => ApiFailure::new(ApiCode::BadSignature, "The webhook signature is not valid."),
+            WebhookFailure::UnknownOrder(_) => no_order(),
+            WebhookFailure::Mismatch { .. } => ApiFailure::new(
+                ApiCode::OrderMismatch,
+                "The webhook's amount or currency is not the order's; nothing was changed.",
+            ),
+            WebhookFailure::Replayed(_) => ApiFailure::new(
+                ApiCode::WebhookReplayed,
+                "A webhook with this id was already accepted; nothing was changed.",
+            ),
+            WebhookFailure::Db(e) => e.into(),
+        }
     })?;
-    if event.status != "paid" {
-        return Ok((StatusCode::OK, axum::Json(json!({"ok": true, "changed": false}))).into_response());
-    }
-    orders::by_id(state.engine.db(), &event.order_id).await?.ok_or_else(|| ApiFailure::not_found("Order"))?;
-    let changed = state.engine.order_paid(&event.order_id).await?;
     Ok((StatusCode::OK, axum::Json(json!({"ok": true, "changed": changed}))).into_response())
 }

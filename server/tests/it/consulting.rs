@@ -4,17 +4,16 @@
 
 use crate::harness::*;
 use parley_app::server::engine::clock::{Clock, ManualClock};
-use parley_app::server::engine::payments::sign;
 use parley_app::server::store::orders;
 use parley_widget::protocol::{Block, PaymentStatus, StreamEvent, Transcript};
 use serde_json::{Value, json};
 
 const AGENT: &str = "demo-immigration";
 
-/// The server, with the seeded immigration agent pointed at the fake upstream, and a visitor's
-/// token.
+/// The server (with the sandbox payment provider), with the seeded immigration agent pointed at
+/// the fake upstream, and a visitor's token.
 async fn setup(builder: TestAppBuilder) -> (TestApp, String) {
-    let app = builder.spawn().await;
+    let app = builder.payments_sandbox().spawn().await;
     sqlx::query("UPDATE agents SET provider = 'openai', base_url = $1, model = 'gpt-4o-mini' WHERE public_key = $2")
         .bind(app.fake.base_url())
         .bind(AGENT)
@@ -97,31 +96,31 @@ async fn payment_amount_comes_from_the_price_table_and_a_signed_webhook_pays_it_
     let (events, order_id) = pay_turn(&app, &token).await;
     let Block::PaymentQr(qr) = &blocks(&events)[0] else { panic!() };
     assert_eq!((qr.amount_minor, qr.currency.as_str(), qr.status), (9900, "CNY", PaymentStatus::Pending));
-    assert!(qr.pay_url.ends_with(&format!("/pay/{order_id}")));
+    assert_eq!(link_parts(&qr.pay_url).0, order_id, "a signed link to the order: {}", qr.pay_url);
     assert!(qr.qr_svg.contains("<svg"));
     assert_eq!(tool_result(&app, 1)["amount"], 99.0, "the model's amount of 1 is ignored");
     let conv = conversation_id(&events);
     let last = events.last().unwrap().0;
     let live = follow(&app, &token, &conv, last).await;
 
-    let body = json!({"order_id": order_id, "status": "paid"}).to_string();
-    let hook = |sig: String, body: String| {
-        app.client.post(app.url("/api/v1/payments/webhook")).header("x-parley-signature", sig).body(body).send()
-    };
-    let bad = hook(sign(b"wrong-secret", body.as_bytes()), body.clone()).await.unwrap();
+    let body = webhook_body(&order_id, "paid", 9900, "CNY");
+    let now_s = app.engine().now_ms() / 1000;
+    let wrong_secret = format!("whsec_{}", "d3JvbmctdGVzdC1zZWNyZXQtMDEyMzQ1Njc4OWFi");
+    let bad = app.webhook_with(&wrong_secret, "msg_bad", now_s, &body).await;
     assert_eq!(bad.status(), 401);
-    let unsigned = app.client.post(app.url("/api/v1/payments/webhook")).body(body.clone()).send().await.unwrap();
+    let unsigned = app.client.post(app.url("/api/v1/payments/webhook")).body(body.to_string()).send().await.unwrap();
     assert_eq!(unsigned.status(), 401);
     assert_eq!(orders::by_id(app.db(), &order_id).await.unwrap().unwrap().status, "pending", "unchanged");
 
-    let good = hook(sign(b"test-webhook-secret", body.as_bytes()), body.clone()).await.unwrap();
+    let good = app.webhook("msg_1", &body).await;
     assert_eq!(good.status(), 200);
     assert_eq!(good.json::<Value>().await.unwrap()["changed"], true);
     match next_block_update(live).await {
         Block::PaymentQr(b) => assert_eq!((b.order_id.as_str(), b.status), (order_id.as_str(), PaymentStatus::Paid)),
         other => panic!("{other:?}"),
     }
-    let again = hook(sign(b"test-webhook-secret", body.as_bytes()), body).await.unwrap();
+    // Another call about the paid order changes nothing.
+    let again = app.webhook("msg_2", &body).await;
     assert_eq!(again.json::<Value>().await.unwrap()["changed"], false);
     let t: Transcript = app.get(&token, &format!("/api/v1/conversations/{conv}")).await.json().await.unwrap();
     assert!(matches!(&t.messages[1].blocks[0], Block::PaymentQr(b) if b.status == PaymentStatus::Paid));
@@ -130,13 +129,13 @@ async fn payment_amount_comes_from_the_price_table_and_a_signed_webhook_pays_it_
 #[tokio::test]
 async fn the_sandbox_page_marks_an_order_paid() {
     let (app, token) = setup(TestApp::builder()).await;
-    let (_, order_id) = pay_turn(&app, &token).await;
-    let page = app.client.get(app.url(&format!("/pay/{order_id}"))).send().await.unwrap();
+    let (events, order_id) = pay_turn(&app, &token).await;
+    let Block::PaymentQr(qr) = &blocks(&events)[0] else { panic!() };
+    let page = app.client.get(&qr.pay_url).send().await.unwrap();
     assert_eq!(page.status(), 200);
     let html = page.text().await.unwrap();
     assert!(html.contains(&order_id) && html.contains("¥99.00") && html.contains("Mark as paid"));
-    let no_redirect = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let r = no_redirect.post(app.url(&format!("/pay/{order_id}/confirm"))).send().await.unwrap();
+    let r = app.confirm(&qr.pay_url).await;
     assert_eq!(r.status(), 303);
     assert_eq!(orders::by_id(app.db(), &order_id).await.unwrap().unwrap().status, "paid");
     let missing = app.client.get(app.url("/pay/ORD_nope")).send().await.unwrap();
@@ -159,16 +158,9 @@ async fn orders_expire_after_thirty_minutes_on_the_server() {
         other => panic!("{other:?}"),
     }
     // Too late: neither the sandbox page nor a webhook can pay it now.
-    let _ = app.client.post(app.url(&format!("/pay/{order_id}/confirm"))).send().await.unwrap();
-    let body = json!({"order_id": order_id, "status": "paid"}).to_string();
-    let r = app
-        .client
-        .post(app.url("/api/v1/payments/webhook"))
-        .header("x-parley-signature", sign(b"test-webhook-secret", body.as_bytes()))
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let Block::PaymentQr(qr) = &blocks(&events)[0] else { panic!() };
+    assert_eq!(app.confirm(&qr.pay_url).await.status(), 303);
+    let r = app.webhook("msg_late", &webhook_body(&order_id, "paid", 9900, "CNY")).await;
     assert_eq!(r.json::<Value>().await.unwrap()["changed"], false);
     let order = orders::by_id(app.db(), &order_id).await.unwrap().unwrap();
     assert_eq!(order.status, "expired");

@@ -21,4 +21,5 @@ mod context;
 mod experts;
 mod guards;
 mod mcp;
+mod payments;
 mod turns;

@@ -98,8 +98,15 @@ codes! {
         TooManyWaitingImages = "too_many_waiting_images",
         AttachmentNotFound = "attachment_not_found",
         ImagesNotSupported = "images_not_supported",
-        /// A payment webhook whose signature does not match.
+        /// A payment webhook whose signature does not match, or whose timestamp is outside the
+        /// 5-minute window.
         BadSignature = "bad_signature",
+        /// A payment webhook whose id was already accepted (a replay).
+        WebhookReplayed = "webhook_replayed",
+        /// A payment webhook whose amount or currency is not its order's.
+        OrderMismatch = "order_mismatch",
+        /// A pay link that was signed by this server but has expired.
+        LinkExpired = "link_expired",
         /// An MCP setting (`feature_set`, `output`) with a value it does not take.
         BadMcpSetting = "bad_mcp_setting",
         /// Console routes: no session.

@@ -109,7 +109,7 @@ impl<T: Clone> TtlCache<T> {
 #[derive(Debug)]
 pub struct Services {
     pub knowledge: knowledge::Knowledge,
-    pub payments: Arc<dyn payments::PaymentProvider>,
+    pub payments: payments::Payments,
     /// Where visitors reach this server (payment links).
     pub public_url: String,
 }

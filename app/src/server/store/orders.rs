@@ -1,5 +1,7 @@
 //! Payment orders. Amounts come from the server's price table only; an order is created at most
-//! once per idempotency key (the answer it was made in plus what was ordered).
+//! once per idempotency key (the answer it was made in plus what was ordered). Also what protects
+//! them: the ids of webhook calls already accepted (`payment_webhooks`) and the key that signs pay
+//! links (`payment_keys`).
 
 use sqlx::FromRow;
 
@@ -64,7 +66,7 @@ pub async fn create_once(db: &Db, order: &Order, idempotency_key: &str) -> Resul
     }
 }
 
-async fn by_key(db: &Db, key: &str) -> Result<Option<Order>, DbError> {
+pub async fn by_key(db: &Db, key: &str) -> Result<Option<Order>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM orders WHERE idempotency_key = $1");
     sqlx::query_as(&sql).bind(key).fetch_optional(&mut *db.read().await?).await
 }
@@ -112,4 +114,73 @@ pub async fn expire_due(db: &Db, now: i64) -> Result<Vec<Order>, DbError> {
 pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Order>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM orders WHERE conversation_id = $1 ORDER BY created_at");
     sqlx::query_as(&sql).bind(conversation_id).fetch_all(&mut *db.read().await?).await
+}
+
+/// What a verified webhook call did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WebhookApplied {
+    /// A call with this id was accepted before: nothing changed.
+    Replayed,
+    /// Recorded; `paid` is true when it marked a pending, unexpired order paid.
+    Recorded { paid: bool },
+}
+
+/// Records webhook call `webhook_id` about `order_id` and, when it says `paid`, marks the order
+/// paid — both or neither. A call id already recorded changes nothing.
+pub async fn apply_webhook(
+    db: &Db,
+    webhook_id: &str,
+    order_id: &str,
+    paid: bool,
+    now: i64,
+) -> Result<WebhookApplied, DbError> {
+    let mut tx = db.writer().begin().await?;
+    let recorded = sqlx::query(
+        "INSERT INTO payment_webhooks (id, order_id, received_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(webhook_id)
+    .bind(order_id)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    if recorded.rows_affected() != 1 {
+        tx.rollback().await?;
+        return Ok(WebhookApplied::Replayed);
+    }
+    let mut changed = false;
+    if paid {
+        let done = sqlx::query(
+            "UPDATE orders SET status = 'paid', paid_at = $2, updated_at = $2 \
+             WHERE id = $1 AND status = 'pending' AND expires_at > $2",
+        )
+        .bind(order_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        changed = done.rows_affected() == 1;
+    }
+    tx.commit().await?;
+    Ok(WebhookApplied::Recorded { paid: changed })
+}
+
+/// Forgets webhook call ids received before `cutoff` (long past the replay window).
+pub async fn forget_webhooks_before(db: &Db, cutoff: i64) -> Result<u64, DbError> {
+    let done =
+        sqlx::query("DELETE FROM payment_webhooks WHERE received_at < $1").bind(cutoff).execute(db.writer()).await?;
+    Ok(done.rows_affected())
+}
+
+/// The key that signs pay links: the stored one, or `fresh` stored now when there is none yet
+/// (two servers starting at once agree on whichever was stored first).
+pub async fn link_key(db: &Db, fresh: &[u8], now: i64) -> Result<Vec<u8>, DbError> {
+    sqlx::query(
+        "INSERT INTO payment_keys (name, secret, created_at) VALUES ('pay_link', $1, $2) ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(hex::encode(fresh))
+    .bind(now)
+    .execute(db.writer())
+    .await?;
+    let stored: String =
+        sqlx::query_scalar("SELECT secret FROM payment_keys WHERE name = 'pay_link'").fetch_one(db.writer()).await?;
+    hex::decode(stored).map_err(|e| DbError::Decode(Box::new(e)))
 }

@@ -27,6 +27,8 @@ pub struct TestApp {
     pub fake: FakeOpenAi,
     anthropic: Option<FakeAnthropic>,
     pub client: reqwest::Client,
+    /// The server's configuration (a restart uses it again).
+    pub config: Config,
     pub database_url: String,
     /// The server's data directory (and the SQLite file).
     pub dir: tempfile::TempDir,
@@ -39,6 +41,8 @@ pub struct TestAppBuilder {
     anthropic: bool,
     users: Vec<User>,
     configure: Vec<fn(&mut Config)>,
+    payments_sandbox: bool,
+    webhook_secret: Option<String>,
 }
 
 /// The server with every default: the system clock, the built-in tools, no console users.
@@ -86,18 +90,33 @@ impl TestAppBuilder {
         self
     }
 
+    /// Turns the sandbox payment provider on (`PARLEY_PAYMENTS_SANDBOX`; off by default, as in a
+    /// plain `parley serve`).
+    pub fn payments_sandbox(mut self) -> Self {
+        self.payments_sandbox = true;
+        self
+    }
+
+    /// The payment webhook secret (`Config::for_tests`'s by default; `None`: no webhook route).
+    pub fn webhook_secret(mut self, secret: Option<&str>) -> Self {
+        self.webhook_secret = secret.map(str::to_owned);
+        self
+    }
+
     pub async fn spawn(self) -> TestApp {
         let dir = tempfile::tempdir().expect("temp dir");
         let database_url = fresh_database(dir.path()).await;
         let registry = self.registry.unwrap_or_else(|| Registry::builtin(&reqwest::Client::new()));
         let mut config = Config::for_tests(database_url.clone(), dir.path().to_path_buf());
+        config.payments_sandbox = self.payments_sandbox;
+        config.payment_webhook_secret = self.webhook_secret;
         for change in &self.configure {
             change(&mut config);
         }
-        let running = spawn_with(config, self.clock, registry).await.expect("server starts");
+        let running = spawn_with(config.clone(), self.clock, registry).await.expect("server starts");
         let fake = FakeOpenAi::start().await;
         let anthropic = if self.anthropic { Some(FakeAnthropic::start().await) } else { None };
-        let app = TestApp { running, fake, anthropic, client: reqwest::Client::new(), database_url, dir };
+        let app = TestApp { running, fake, anthropic, client: reqwest::Client::new(), config, database_url, dir };
         for user in &self.users {
             app.add_user(user).await;
         }
@@ -106,13 +125,20 @@ impl TestAppBuilder {
 }
 
 /// A fresh database URL: SQLite in `dir`, or a new PostgreSQL database.
-async fn fresh_database(dir: &std::path::Path) -> String {
+pub async fn fresh_database(dir: &std::path::Path) -> String {
     match std::env::var("PARLEY_TEST_POSTGRES") {
         Ok(base) if !base.is_empty() => {
             let name = format!("parley_t_{}", uuid::Uuid::new_v4().simple());
             sqlx::any::install_default_drivers();
             let mut conn = sqlx::AnyConnection::connect(&base).await.expect("connect to PostgreSQL");
             sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create test database");
+            // The harness never drops its databases; this file lists them for whoever cleans up.
+            if let Ok(list) = std::env::var("PARLEY_TEST_POSTGRES_CREATED") {
+                use std::io::Write;
+                if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(list) {
+                    let _ = writeln!(f, "{name}");
+                }
+            }
             let (prefix, _) = base.rsplit_once('/').expect("database URL with a database name");
             format!("{prefix}/{name}")
         }
@@ -128,14 +154,15 @@ impl TestApp {
             anthropic: false,
             users: Vec::new(),
             configure: Vec::new(),
+            payments_sandbox: false,
+            webhook_secret: Some(parley_server::config::TEST_WEBHOOK_SECRET.to_owned()),
         }
     }
 
-    /// A second server on the same database and data directory, as after a restart (the system
-    /// clock, the built-in tools).
+    /// A second server on the same database and data directory, as after a restart (the same
+    /// settings, the system clock, the built-in tools).
     pub async fn restart(&self) -> Running {
-        let config = Config::for_tests(self.database_url.clone(), self.dir.path().to_path_buf());
-        parley_server::spawn(config).await.expect("second server starts")
+        parley_server::spawn(self.config.clone()).await.expect("second server starts")
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -5,10 +5,12 @@
 mod app;
 mod browser;
 pub mod fixtures;
+mod pay;
 mod read;
 mod tools;
 
 pub use app::*;
 pub use browser::Browser;
+pub use pay::*;
 pub use read::*;
 pub use tools::*;

@@ -1,13 +1,19 @@
 //! Payments for the paid assessment: the server's price table, order creation (idempotent, the
 //! amount never from the model), and payment providers behind [`PaymentProvider`]. The shipped
-//! provider is a sandbox whose hosted page lets a tester mark an order paid; real providers call
-//! the HMAC-verified webhook.
+//! provider is a sandbox, on only where the operator asks for it, whose page lets a tester mark an
+//! order paid; providers call the webhook, signed the Standard Webhooks way ([`webhooks`]). The
+//! pay page opens through signed, expiring links ([`links`]).
 
+pub mod links;
 pub mod sandbox;
 mod status;
+pub mod webhooks;
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use std::sync::Arc;
+
+pub use links::{LinkError, PayLinks};
+pub use status::WebhookFailure;
+pub use webhooks::WebhookSecret;
 
 /// What one assessment costs, in CNY fen, by immigration category.
 pub const PRICES: &[(&str, i64)] =
@@ -24,55 +30,110 @@ pub fn price_minor(category: &str) -> Option<i64> {
     PRICES.iter().find(|(c, _)| *c == category).map(|(_, p)| *p)
 }
 
-/// A payment confirmed by a provider.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+/// A provider's word on an order, read from a webhook call that verified.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WebhookEvent {
+    /// The call's id (`webhook-id`): each is accepted once.
+    pub id: String,
     pub order_id: String,
     /// Only `paid` changes anything.
     pub status: String,
+    /// Must equal the order's amount and currency.
+    pub amount_minor: i64,
+    pub currency: String,
 }
 
-/// Why a webhook was refused.
-#[derive(Debug, PartialEq, thiserror::Error)]
+/// The body of a payment webhook call (Standard Webhooks signs it as sent).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+pub struct WebhookBody {
+    pub order_id: String,
+    pub status: String,
+    pub amount_minor: i64,
+    pub currency: String,
+}
+
+/// Why a webhook call did not verify.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum WebhookError {
-    #[error("missing or malformed signature")]
-    MissingSignature,
+    #[error("missing or malformed `{0}` header")]
+    MissingHeader(&'static str),
     #[error("signature does not match")]
     BadSignature,
+    #[error("timestamp outside the {} s window", webhooks::TOLERANCE_S)]
+    StaleTimestamp,
     #[error("body is not a payment event: {0}")]
     BadBody(String),
+    #[error("this provider takes no webhooks (no secret configured)")]
+    NotConfigured,
 }
 
-/// A payment provider.
+/// Why a payment could not be started at the provider.
+#[derive(Debug, thiserror::Error)]
+#[error("the payment provider failed: {0}")]
+pub struct CheckoutError(pub String);
+
+/// What a provider is asked to take payment for.
+#[derive(Clone, Debug)]
+pub struct CheckoutRequest<'a> {
+    pub order_id: &'a str,
+    pub amount_minor: i64,
+    pub currency: &'a str,
+    /// `ALIPAY`, `WECHAT`, `CREDIT_CARD`.
+    pub method: &'a str,
+    /// What is bought, for the provider's page.
+    pub description: &'a str,
+    /// When the order can no longer be paid (Unix ms).
+    pub expires_at: i64,
+    /// Parley's own page for the order (a signed, expiring link): where a provider with a hosted
+    /// page of its own sends the visitor back.
+    pub order_page: &'a str,
+}
+
+/// A payment provider: a hosted page where the visitor pays, and signed webhooks that say an
+/// order was paid. A real provider (Stripe-like) implements the same two calls: `checkout`
+/// creates its session and returns its page; `verify_webhook` checks its signature scheme and
+/// reads its event. Replays and the order's amount are checked by the engine, for every provider.
+#[async_trait::async_trait]
 pub trait PaymentProvider: Send + Sync + std::fmt::Debug {
     /// Stored on the order (`sandbox`, …).
     fn name(&self) -> &'static str;
-    /// Where the visitor pays (what the QR code encodes).
-    fn pay_url(&self, order_id: &str) -> String;
-    /// Checks a webhook call and reads its event.
-    fn verify_webhook(&self, signature: Option<&str>, body: &[u8]) -> Result<WebhookEvent, WebhookError>;
+    /// Starts paying for an order; returns where the visitor pays (what the QR code encodes).
+    async fn checkout(&self, order: &CheckoutRequest<'_>) -> Result<String, CheckoutError>;
+    /// Checks a webhook call (its headers and raw body) at `now_ms` and reads its event.
+    fn verify_webhook(&self, headers: &http::HeaderMap, body: &[u8], now_ms: i64)
+    -> Result<WebhookEvent, WebhookError>;
 }
 
-/// `sha256=<hex>` of the body under `secret`.
-pub fn sign(secret: &[u8], body: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes keys of any size");
-    mac.update(body);
-    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+/// Payments as this server runs them.
+#[derive(Clone, Debug)]
+pub struct Payments {
+    /// None: payments are off (`generate_payment` says so).
+    pub provider: Option<Arc<dyn PaymentProvider>>,
+    /// Signs and checks the links to Parley's pay page.
+    pub links: PayLinks,
+    /// The sandbox's "Mark as paid" button is on (only with the sandbox provider).
+    pub sandbox: bool,
+    /// The webhook route is mounted (a provider and a webhook secret).
+    pub webhooks: bool,
 }
 
-/// Verifies a `sha256=<hex>` signature in constant time.
-pub fn verify_signature(secret: &[u8], signature: Option<&str>, body: &[u8]) -> Result<(), WebhookError> {
-    let hex_sig = signature.and_then(|s| s.trim().strip_prefix("sha256=")).ok_or(WebhookError::MissingSignature)?;
-    let expected = hex::decode(hex_sig).map_err(|_| WebhookError::MissingSignature)?;
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes keys of any size");
-    mac.update(body);
-    mac.verify_slice(&expected).map_err(|_| WebhookError::BadSignature)
+impl Payments {
+    /// No provider: payments off.
+    pub fn off(links: PayLinks) -> Self {
+        Payments { provider: None, links, sandbox: false, webhooks: false }
+    }
+
+    /// The sandbox provider; webhooks only with a secret.
+    pub fn sandbox(links: PayLinks, webhook_secret: Option<WebhookSecret>) -> Self {
+        let webhooks = webhook_secret.is_some();
+        Payments { provider: Some(Arc::new(sandbox::Sandbox::new(webhook_secret))), links, sandbox: true, webhooks }
+    }
 }
 
-/// An order id like the seed's `ORD_1706012345678`, with random digits so two in the same
-/// millisecond differ.
-pub fn new_order_id(now_ms: i64) -> String {
-    format!("ORD_{now_ms}{:04}", rand::random::<u16>() % 10_000)
+/// A new order id: `ORD_` and 128 random bits (from the operating system's generator, through
+/// `rand`'s thread generator), in hex.
+pub fn new_order_id() -> String {
+    format!("ORD_{}", hex::encode(rand::random::<[u8; 16]>()))
 }
 
 /// The SVG QR code of `data`.
@@ -94,14 +155,13 @@ mod tests {
     }
 
     #[test]
-    fn signatures_verify_and_reject() {
-        let body = br#"{"order_id":"ORD_1","status":"paid"}"#;
-        let sig = sign(b"secret", body);
-        assert!(verify_signature(b"secret", Some(&sig), body).is_ok());
-        assert_eq!(verify_signature(b"other", Some(&sig), body), Err(WebhookError::BadSignature));
-        assert_eq!(verify_signature(b"secret", Some(&sig), b"{}"), Err(WebhookError::BadSignature));
-        assert_eq!(verify_signature(b"secret", None, body), Err(WebhookError::MissingSignature));
-        assert_eq!(verify_signature(b"secret", Some("md5=00"), body), Err(WebhookError::MissingSignature));
+    fn order_ids_carry_128_random_bits() {
+        let a = new_order_id();
+        let b = new_order_id();
+        assert_ne!(a, b);
+        let hex_part = a.strip_prefix("ORD_").unwrap();
+        assert_eq!(hex_part.len(), 32);
+        assert!(hex_part.bytes().all(|c| c.is_ascii_hexdigit()));
     }
 
     #[test]

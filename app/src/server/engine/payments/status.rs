@@ -1,12 +1,38 @@
 //! Orders changing state after the turn that made them: paid (sandbox page or provider webhook)
 //! or expired (a sweeper; the countdown in the widget is only a hint). Each change is announced
 //! on the conversation's stream as a `block_update`, so an open widget updates at once.
+//!
+//! A webhook call is believed only when its provider verified it (signature and time window), its
+//! id was never accepted before, and it names the order's own amount and currency.
 
 use parley_widget::protocol::{Block, BlockEvent, PaymentQr, PaymentStatus, StreamEvent};
 
+use super::WebhookError;
 use crate::server::engine::Engine;
-use crate::server::store::orders::{self, Order};
+use crate::server::store::orders::{self, Order, WebhookApplied};
 use crate::server::store::{DbError, messages};
+
+/// How long accepted webhook ids are kept (far beyond the 5-minute window), in ms.
+const WEBHOOK_IDS_KEPT_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// Why a webhook call was refused; nothing changed.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookFailure {
+    #[error("no payment provider takes webhooks on this server")]
+    Off,
+    #[error(transparent)]
+    Invalid(#[from] WebhookError),
+    #[error("no order {0}")]
+    UnknownOrder(String),
+    /// The call's amount or currency is not the order's.
+    #[error("the call says {got}, the order is {want}")]
+    Mismatch { got: String, want: String },
+    /// A call with this id was accepted before.
+    #[error("webhook id {0} was already accepted")]
+    Replayed(String),
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
 
 impl Engine {
     /// Marks an order paid if it is still payable. False when unknown, already paid or expired.
@@ -18,6 +44,35 @@ impl Engine {
             self.announce_order(&order).await?;
         }
         Ok(true)
+    }
+
+    /// A payment provider's webhook call: verified, checked against the order, accepted once.
+    /// Returns whether it marked the order paid (false for another status, or an order already
+    /// paid or expired).
+    pub async fn payment_webhook(&self, headers: &http::HeaderMap, body: &[u8]) -> Result<bool, WebhookFailure> {
+        let payments = &self.services().payments;
+        let provider = payments.provider.as_ref().filter(|_| payments.webhooks).ok_or(WebhookFailure::Off)?;
+        let now = self.now_ms();
+        let event = provider.verify_webhook(headers, body, now)?;
+        let order = orders::by_id(self.db(), &event.order_id)
+            .await?
+            .ok_or(WebhookFailure::UnknownOrder(event.order_id.clone()))?;
+        if event.amount_minor != order.amount_minor || event.currency != order.currency {
+            return Err(WebhookFailure::Mismatch {
+                got: format!("{} {}", event.amount_minor, event.currency),
+                want: format!("{} {}", order.amount_minor, order.currency),
+            });
+        }
+        match orders::apply_webhook(self.db(), &event.id, &order.id, event.status == "paid", now).await? {
+            WebhookApplied::Replayed => Err(WebhookFailure::Replayed(event.id)),
+            WebhookApplied::Recorded { paid: false } => Ok(false),
+            WebhookApplied::Recorded { paid: true } => {
+                if let Some(order) = orders::by_id(self.db(), &order.id).await? {
+                    self.announce_order(&order).await?;
+                }
+                Ok(true)
+            }
+        }
     }
 
     /// Expires every order whose 30 minutes are over; returns how many.
@@ -50,7 +105,8 @@ impl Engine {
         .await
     }
 
-    /// Background work: expire orders, notice knowledge edited by another server.
+    /// Background work: expire orders, forget webhook ids past keeping (hourly), notice knowledge
+    /// edited by another server.
     pub fn spawn_background(&self) {
         let engine = self.clone();
         tokio::spawn(async move {
@@ -62,6 +118,12 @@ impl Engine {
                 n += 1;
                 if let Err(e) = engine.expire_orders().await {
                     tracing::warn!(error = %e, "expiring orders");
+                }
+                if n.is_multiple_of(1800)
+                    && let Err(e) =
+                        orders::forget_webhooks_before(engine.db(), engine.now_ms() - WEBHOOK_IDS_KEPT_MS).await
+                {
+                    tracing::warn!(error = %e, "forgetting old payment webhook ids");
                 }
                 if n.is_multiple_of(5)
                     && let Err(e) = engine.services().knowledge.refresh_if_changed().await

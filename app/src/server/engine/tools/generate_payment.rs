@@ -66,31 +66,56 @@ impl Tool for GeneratePayment {
         let amount_minor = payments::price_minor(category)
             .ok_or_else(|| ToolError::InvalidArguments(format!("no price for category {category}")))?;
         let now = ctx.clock.now_ms();
-        let provider = &ctx.services.payments;
-        let id = payments::new_order_id(now);
-        let order = orders::Order {
-            id: id.clone(),
-            agent_id: ctx.agent.id.clone(),
-            conversation_id: ctx.conversation_id.clone(),
-            visitor_id: ctx.visitor_id.clone(),
-            message_id: ctx.message_id.clone(),
-            service_type: service.to_owned(),
-            category: category.to_owned(),
-            amount_minor,
-            currency: "CNY".into(),
-            method: method.to_owned(),
-            status: "pending".into(),
-            provider: provider.name().to_owned(),
-            pay_url: provider.pay_url(&id),
-            created_at: now,
-            expires_at: now + ORDER_TTL_MS,
-            paid_at: None,
-        };
+        let payments = &ctx.services.payments;
+        let provider = payments
+            .provider
+            .as_ref()
+            .ok_or_else(|| ToolError::Failed("payments are not enabled on this server".into()))?;
         // One order per answer and item: a repeated call returns the first order.
         let key = format!("{}:{service}:{category}:{method}", ctx.message_id);
-        let order = orders::create_once(&ctx.db, &order, &key)
-            .await
-            .map_err(|e| ToolError::internal("could not create the order", e))?;
+        let stored =
+            orders::by_key(&ctx.db, &key).await.map_err(|e| ToolError::internal("could not read the order", e))?;
+        let order = match stored {
+            Some(order) => order,
+            None => {
+                let id = payments::new_order_id();
+                let expires_at = now + ORDER_TTL_MS;
+                let order_page = payments.links.page_url(&id, expires_at);
+                let pay_url = provider
+                    .checkout(&payments::CheckoutRequest {
+                        order_id: &id,
+                        amount_minor,
+                        currency: "CNY",
+                        method,
+                        description: &format!("{service} {category}"),
+                        expires_at,
+                        order_page: &order_page,
+                    })
+                    .await
+                    .map_err(|e| ToolError::Failed(e.to_string()))?;
+                let order = orders::Order {
+                    id,
+                    agent_id: ctx.agent.id.clone(),
+                    conversation_id: ctx.conversation_id.clone(),
+                    visitor_id: ctx.visitor_id.clone(),
+                    message_id: ctx.message_id.clone(),
+                    service_type: service.to_owned(),
+                    category: category.to_owned(),
+                    amount_minor,
+                    currency: "CNY".into(),
+                    method: method.to_owned(),
+                    status: "pending".into(),
+                    provider: provider.name().to_owned(),
+                    pay_url,
+                    created_at: now,
+                    expires_at,
+                    paid_at: None,
+                };
+                orders::create_once(&ctx.db, &order, &key)
+                    .await
+                    .map_err(|e| ToolError::internal("could not create the order", e))?
+            }
+        };
         let qr = payments::qr_svg(&order.pay_url).map_err(|e| ToolError::Failed(e.to_string()))?;
         let price = format_amount(order.amount_minor, &order.currency);
         let intent = format!("用户有意购买{category}类别的移民资格评估服务（{}，{price}）", method_name(method));
@@ -149,7 +174,11 @@ mod tests {
         assert_eq!(r["currency"], "CNY");
         assert_eq!(r["paymentMethod"], "WECHAT");
         assert!(r["orderId"].as_str().unwrap().starts_with("ORD_"));
-        assert!(r["qrCodeUrl"].as_str().unwrap().starts_with("http://parley.test/pay/ORD_"));
+        let url = r["qrCodeUrl"].as_str().unwrap();
+        let id = r["orderId"].as_str().unwrap();
+        assert!(url.starts_with(&format!("http://parley.test/pay/{id}?exp=")), "a signed link: {url}");
+        let (exp, sig) = url.split_once("?exp=").unwrap().1.split_once("&sig=").unwrap();
+        assert_eq!(t.ctx.services.payments.links.check(id, Some(exp), Some(sig), t.clock.now_ms()), Ok(()));
         assert!(r["message"].as_str().unwrap().contains("¥79.00"));
         let Block::PaymentQr(b) = &out.blocks[0] else { panic!() };
         assert_eq!((b.amount_minor, b.status), (7900, PaymentStatus::Pending));
@@ -170,6 +199,18 @@ mod tests {
         assert_eq!(a.result["orderId"], b.result["orderId"]);
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders").fetch_one(t.ctx.db.pool()).await.unwrap();
         assert_eq!(n, 1);
+    }
+
+    #[tokio::test]
+    async fn without_a_provider_no_order_is_made() {
+        let mut t = testing::context().await;
+        let services = std::sync::Arc::get_mut(&mut t.ctx.services).unwrap();
+        services.payments = payments::Payments::off(services.payments.links.clone());
+        let args = json!({"serviceType": "ASSESSMENT", "category": "QMAS", "paymentMethod": "ALIPAY"});
+        let err = GeneratePayment.execute(&t.ctx, args).await.unwrap_err();
+        assert!(err.to_string().contains("not enabled"), "{err}");
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders").fetch_one(t.ctx.db.pool()).await.unwrap();
+        assert_eq!(n, 0);
     }
 
     #[tokio::test]

@@ -6,7 +6,7 @@ use super::ToolContext;
 use crate::server::engine::Services;
 use crate::server::engine::clock::ManualClock;
 use crate::server::engine::knowledge::Knowledge;
-use crate::server::engine::payments::sandbox::Sandbox;
+use crate::server::engine::payments::{PayLinks, Payments};
 use crate::server::store::knowledge::{self as kstore, NewArticle};
 use crate::server::store::{self, visitors};
 
@@ -32,7 +32,7 @@ pub async fn context() -> TestCtx {
     .expect("conversation");
     let services = Services {
         knowledge: Knowledge::new(db.clone(), None),
-        payments: Arc::new(Sandbox::new("http://parley.test", b"secret")),
+        payments: Payments::sandbox(PayLinks::new("http://parley.test", b"link-key"), None),
         public_url: "http://parley.test".into(),
     };
     let ctx = ToolContext {
