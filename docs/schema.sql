@@ -235,6 +235,12 @@ CREATE INDEX orders_by_agent ON orders (agent_id, created_at);
 
 CREATE INDEX orders_pending ON orders (expires_at) WHERE status = 'pending';
 
+CREATE TABLE secret_key_check (
+    id BIGINT PRIMARY KEY,
+    sealed TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
     data TEXT NOT NULL,
@@ -298,4 +304,4 @@ CREATE TABLE visitors (
     host_origin TEXT,
     created_at BIGINT NOT NULL,
     last_seen_at BIGINT NOT NULL
-);
+, revoked_at BIGINT);
