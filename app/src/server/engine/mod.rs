@@ -39,6 +39,9 @@ use crate::server::store::agents::{self, Agent, ProviderKind};
 use crate::server::store::visitors::{self, Visitor};
 use crate::server::store::{Db, DbError};
 
+/// How often a visitor token's `last_seen_at` is moved forward while it is used.
+const TOUCH_EVERY_MS: i64 = 60_000;
+
 /// Tunables of the engine.
 #[derive(Clone, Debug)]
 pub struct EngineSettings {
@@ -285,8 +288,10 @@ impl Engine {
     pub async fn visitor_by_token(&self, token: &str) -> Result<Option<Visitor>, DbError> {
         let now = self.now_ms();
         let idle_ms = i64::try_from(self.0.settings.visitor_idle.as_millis()).unwrap_or(i64::MAX);
+        // A cached visitor seen in the last minute; past that the database is asked again (for a
+        // revocation by another process, the idle time, and to mark the token as used).
         if let Some(hit) = self.0.visitors.get(token)
-            && now.saturating_sub(hit.last_seen_at) <= idle_ms
+            && now.saturating_sub(hit.last_seen_at) < TOUCH_EVERY_MS.min(idle_ms)
         {
             return Ok(Some(hit));
         }
@@ -294,7 +299,7 @@ impl Engine {
         if visitor.revoked_at.is_some() || now.saturating_sub(visitor.last_seen_at) > idle_ms {
             return Ok(None);
         }
-        if now - visitor.last_seen_at >= 60_000 {
+        if now - visitor.last_seen_at >= TOUCH_EVERY_MS {
             visitors::touch(&self.0.db, &visitor.id, now).await?;
             visitor.last_seen_at = now;
         }

@@ -38,6 +38,7 @@ pub struct TestAppBuilder {
     registry: Option<Registry>,
     anthropic: bool,
     users: Vec<User>,
+    configure: Vec<Box<dyn FnOnce(&mut Config)>>,
 }
 
 /// The server with every default: the system clock, the built-in tools, no console users.
@@ -73,6 +74,12 @@ impl TestAppBuilder {
         self
     }
 
+    /// Changes the server's settings before it starts.
+    pub fn config(mut self, change: impl FnOnce(&mut Config) + 'static) -> Self {
+        self.configure.push(Box::new(change));
+        self
+    }
+
     /// Console users, created once the server runs.
     pub fn with_users(mut self, users: &[User]) -> Self {
         self.users.extend_from_slice(users);
@@ -83,7 +90,10 @@ impl TestAppBuilder {
         let dir = tempfile::tempdir().expect("temp dir");
         let database_url = fresh_database(dir.path()).await;
         let registry = self.registry.unwrap_or_else(|| Registry::builtin(&reqwest::Client::new()));
-        let config = Config::for_tests(database_url.clone(), dir.path().to_path_buf());
+        let mut config = Config::for_tests(database_url.clone(), dir.path().to_path_buf());
+        for change in self.configure {
+            change(&mut config);
+        }
         let running = spawn_with(config, self.clock, registry).await.expect("server starts");
         let fake = FakeOpenAi::start().await;
         let anthropic = if self.anthropic { Some(FakeAnthropic::start().await) } else { None };
@@ -96,7 +106,7 @@ impl TestAppBuilder {
 }
 
 /// A fresh database URL: SQLite in `dir`, or a new PostgreSQL database.
-async fn fresh_database(dir: &std::path::Path) -> String {
+pub async fn fresh_database(dir: &std::path::Path) -> String {
     match std::env::var("PARLEY_TEST_POSTGRES") {
         Ok(base) if !base.is_empty() => {
             let name = format!("parley_t_{}", uuid::Uuid::new_v4().simple());
@@ -112,7 +122,13 @@ async fn fresh_database(dir: &std::path::Path) -> String {
 
 impl TestApp {
     pub fn builder() -> TestAppBuilder {
-        TestAppBuilder { clock: Arc::new(SystemClock), registry: None, anthropic: false, users: Vec::new() }
+        TestAppBuilder {
+            clock: Arc::new(SystemClock),
+            registry: None,
+            anthropic: false,
+            users: Vec::new(),
+            configure: Vec::new(),
+        }
     }
 
     /// A second server on the same database and data directory, as after a restart (the system
@@ -132,6 +148,11 @@ impl TestApp {
 
     pub fn engine(&self) -> &Engine {
         &self.running.state.engine
+    }
+
+    /// The console's sign-in state (verification counts).
+    pub fn auth(&self) -> &parley_app::server::auth::Auth {
+        &self.running.state.auth
     }
 
     /// The fake Anthropic upstream of a server built with [`TestAppBuilder::anthropic`].
