@@ -38,8 +38,11 @@ pub struct TestAppBuilder {
     registry: Option<Registry>,
     anthropic: bool,
     users: Vec<User>,
-    configure: Vec<Box<dyn FnOnce(&mut Config)>>,
+    configure: Vec<ConfigChange>,
 }
+
+/// A change to the server's settings ([`TestAppBuilder::config`]).
+type ConfigChange = Box<dyn FnOnce(&mut Config)>;
 
 /// The server with every default: the system clock, the built-in tools, no console users.
 pub async fn spawn_app() -> TestApp {
