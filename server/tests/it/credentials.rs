@@ -189,3 +189,35 @@ async fn idle_and_revoked_visitor_tokens_are_refused() {
         .unwrap();
     assert!(revoked_at.is_some());
 }
+
+#[tokio::test]
+async fn the_revoke_visitor_command_revokes_a_token() {
+    let clock = ManualClock::new();
+    let app = TestApp::builder().clock(clock.clone()).spawn().await;
+    app.agent("cli", &[]).await;
+    let (token, other) = (app.visitor("cli").await, app.visitor("cli").await);
+    let visitor = app.engine().visitor_by_token(&token).await.unwrap().expect("valid");
+    let run = |id: String| {
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))
+            .args(["revoke-visitor", &id])
+            .env("DATABASE_URL", &app.database_url)
+            .env("PARLEY_DATA_DIR", app.dir.path())
+            .env("RUST_LOG", "off")
+            .output()
+    };
+    let done = run(visitor.id.clone()).await.unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(String::from_utf8_lossy(&done.stdout).contains(&visitor.id));
+    let again = run(visitor.id.clone()).await.unwrap();
+    assert!(!again.status.success(), "a second revocation says there is nothing to revoke");
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("no visitor"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    // The running server refuses it once its one-minute cache has passed.
+    clock.advance_ms(61_000);
+    let (status, body) = ask(&app, &token).await;
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(ask(&app, &other).await.0, 404, "another visitor is unaffected");
+}
