@@ -73,6 +73,11 @@ impl Throttle {
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() > 10_000 {
             map.retain(|_, a| a.last.elapsed() < FORGET_AFTER || a.next_at > now);
+            // Still large (guesses spread over many emails): keep only the emails that are slowed
+            // down, so memory stays bounded.
+            if map.len() > 100_000 {
+                map.retain(|_, a| a.count > 3);
+            }
         }
         let entry = map.entry(email.to_owned()).or_insert(Attempts { count: 0, last: now, next_at: now });
         if entry.last.elapsed() >= FORGET_AFTER && entry.next_at <= now {
