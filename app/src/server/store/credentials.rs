@@ -36,23 +36,28 @@ pub async fn sealed_before(db: &Db) -> Result<bool, DbError> {
 /// how many were sealed. Nothing is changed when the key is wrong.
 pub async fn prepare(db: &Db, now: i64) -> Result<usize, CredentialsError> {
     let secrets = db.secrets().ok_or(CredentialsError::NoKey)?;
-    let check: Option<String> = sqlx::query_scalar("SELECT sealed FROM secret_key_check WHERE id = 1")
-        .fetch_optional(&mut *db.read().await?)
-        .await?;
-    match check {
-        Some(sealed) => opens(secrets, &sealed)?,
-        None => {
-            sqlx::query("INSERT INTO secret_key_check (id, sealed, created_at) VALUES (1, $1, $2)")
-                .bind(secrets.seal(CHECK))
-                .bind(now)
-                .execute(db.writer())
-                .await?;
-        }
-    }
     let stored = agents::stored_keys(db).await?;
-    // Every sealed key must open before any plain one is sealed.
+    // Every sealed key must open before anything is written.
     for (_, key) in stored.iter().filter(|(_, k)| SecretBox::is_sealed(k)) {
         secrets.open(key).map_err(|_| CredentialsError::WrongKey)?;
+    }
+    // The first start writes the check value; a process starting at the same moment keeps the
+    // one written first, and both then check against it.
+    let existing: Option<String> =
+        sqlx::query_scalar("SELECT sealed FROM secret_key_check WHERE id = 1").fetch_optional(db.writer()).await?;
+    if let Some(check) = &existing {
+        opens(secrets, check)?;
+    } else {
+        sqlx::query(
+            "INSERT INTO secret_key_check (id, sealed, created_at) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(secrets.seal(CHECK))
+        .bind(now)
+        .execute(db.writer())
+        .await?;
+        let check: String =
+            sqlx::query_scalar("SELECT sealed FROM secret_key_check WHERE id = 1").fetch_one(db.writer()).await?;
+        opens(secrets, &check)?;
     }
     let mut sealed = 0;
     for (id, key) in stored.iter().filter(|(_, k)| !SecretBox::is_sealed(k)) {
