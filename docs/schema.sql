@@ -249,6 +249,12 @@ CREATE TABLE payment_webhooks (
 
 CREATE INDEX payment_webhooks_by_time ON payment_webhooks (received_at);
 
+CREATE TABLE secret_key_check (
+    id BIGINT PRIMARY KEY,
+    sealed TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
     data TEXT NOT NULL,
@@ -312,4 +318,4 @@ CREATE TABLE visitors (
     host_origin TEXT,
     created_at BIGINT NOT NULL,
     last_seen_at BIGINT NOT NULL
-);
+, revoked_at BIGINT);

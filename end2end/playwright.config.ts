@@ -85,6 +85,8 @@ export default defineConfig({
       // As in the demo of ./run.sh: the sandbox payment provider (the payment test pays with it).
       PARLEY_PAYMENTS_SANDBOX: '1',
       RUST_LOG: process.env.RUST_LOG ?? 'info',
+      // Every browser test signs in from 127.0.0.1: the per-IP sign-in limit is for strangers.
+      PARLEY_SIGNIN_PER_IP_PER_MINUTE: '600',
       // No request leaves this machine: the live rate API is a closed local port, so the
       // reference table answers (as it would offline).
       PARLEY_EXCHANGE_RATE_BASE_URL: 'http://127.0.0.1:9',

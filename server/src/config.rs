@@ -55,6 +55,21 @@ pub struct Config {
     pub payments_sandbox: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// The key that encrypts provider keys at rest: 32 bytes as base64 or hex. Unset: the file
+    /// `secret.key` in the data directory, created (mode 0600) on the first start.
+    #[arg(long, global = true, env = "PARLEY_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<String>,
+    /// Console sign-in attempts allowed per client IP per minute (a burst of as many, then one
+    /// every 60/N seconds); more answer 429.
+    #[arg(long, global = true, env = "PARLEY_SIGNIN_PER_IP_PER_MINUTE", default_value_t = 10)]
+    pub signin_per_ip_per_minute: u32,
+    /// Password verifications (Argon2, about 19 MiB each) that run at once; other sign-ins wait
+    /// up to 5 seconds for a turn, then answer 429.
+    #[arg(long, global = true, env = "PARLEY_SIGNIN_CONCURRENCY", default_value_t = 4)]
+    pub signin_concurrency: usize,
+    /// A visitor token unused for this many hours stops working (the visitor gets a new one).
+    #[arg(long, global = true, env = "PARLEY_VISITOR_IDLE_HOURS", default_value_t = 720)]
+    pub visitor_idle_hours: u64,
 }
 
 /// Abuse limits of the public API (0 turns a rate off). See `docs/security.md`.
@@ -175,6 +190,10 @@ impl Config {
             trusted_proxies: String::new(),
             limits: LimitArgs::defaults(),
             payments_sandbox: false,
+            secret_key: None,
+            signin_per_ip_per_minute: 10,
+            signin_concurrency: 4,
+            visitor_idle_hours: 720,
         }
     }
 

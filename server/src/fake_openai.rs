@@ -61,6 +61,8 @@ pub struct Rules {
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
+    /// The `Authorization` header of each request (the key the server sent).
+    authorizations: Mutex<Vec<String>>,
     rules: Option<Rules>,
     served: AtomicU64,
     open_streams: AtomicU64,
@@ -89,6 +91,7 @@ impl FakeOpenAi {
         let shared = Arc::new(Shared {
             script: Mutex::new(VecDeque::new()),
             requests: Mutex::new(Vec::new()),
+            authorizations: Mutex::new(Vec::new()),
             rules,
             served: AtomicU64::new(0),
             open_streams: AtomicU64::new(0),
@@ -134,6 +137,11 @@ impl FakeOpenAi {
     }
 
     /// How many requests were answered.
+    /// The `Authorization` header of every scripted request so far, in order.
+    pub fn authorizations(&self) -> Vec<String> {
+        self.shared.authorizations.lock().expect("authorizations").clone()
+    }
+
     pub fn served(&self) -> u64 {
         self.shared.served.load(Ordering::SeqCst)
     }
@@ -149,8 +157,12 @@ impl FakeOpenAi {
     }
 }
 
-async fn completions(State(shared): State<Arc<Shared>>, Json(body): Json<Value>) -> Response {
+async fn completions(State(shared): State<Arc<Shared>>, headers: http::HeaderMap, Json(body): Json<Value>) -> Response {
     shared.served.fetch_add(1, Ordering::SeqCst);
+    if shared.rules.is_none() {
+        let auth = headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        shared.authorizations.lock().expect("authorizations").push(auth.to_owned());
+    }
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let usage = body.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false);
     let reply = match &shared.rules {

@@ -55,14 +55,7 @@ pub async fn build_state(
     clock: Arc<dyn Clock>,
     registry: Registry,
 ) -> anyhow::Result<AppState> {
-    if config.database_url.is_none() {
-        std::fs::create_dir_all(&config.data_dir)
-            .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
-    }
-    let url = config.database_url();
-    let db = Db::connect(&url)
-        .await
-        .with_context(|| format!("opening the database {}", parley_app::server::store::redact(&url)))?;
+    let db = open_database(config, clock.now_ms()).await?;
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
@@ -72,6 +65,7 @@ pub async fn build_state(
     let settings = EngineSettings {
         demo_token_delay: Duration::from_millis(config.demo_token_delay_ms),
         tool_timeout: Duration::from_millis(config.tool_timeout_ms),
+        visitor_idle: Duration::from_secs(config.visitor_idle_hours.saturating_mul(3600)),
         ..EngineSettings::default()
     };
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
@@ -169,9 +163,15 @@ pub async fn build_state(
     if let Some((email, password)) =
         auth::ensure_first_admin(&engine).await.context("creating the first administrator")?
     {
-        // Shown once: the only copy of this password.
-        tracing::warn!("first start: sign in to {public_url}/admin as {email} with the one-time password {password}");
-        println!("\n  Console: {public_url}/admin — first sign-in: {email} / {password} (shown once)\n");
+        // The password goes to a file only its owner can read, never to a log or the terminal.
+        let path = auth::write_password_file(&config.data_dir, &email, &password)
+            .context("writing the first administrator's password file")?;
+        tracing::warn!(
+            "first start: sign in to {public_url}/admin as {email}; the one-time password is in {} (readable by \
+             this user only; delete it after signing in)",
+            path.display()
+        );
+        println!("\n  Console: {public_url}/admin — first sign-in: {email}, password in {}\n", path.display());
     }
     Ok(AppState {
         leptos_options,
@@ -181,9 +181,79 @@ pub async fn build_state(
             max_body_bytes: 64 * 1024,
             trusted_proxies: TrustedProxies::parse(&config.trusted_proxies).map_err(anyhow::Error::msg)?,
         }),
-        auth: Arc::new(auth::Auth::new().await),
+        auth: Arc::new(
+            auth::Auth::new(auth::SignInLimits {
+                per_ip_per_minute: config.signin_per_ip_per_minute,
+                concurrency: config.signin_concurrency,
+                ..auth::SignInLimits::default()
+            })
+            .await,
+        ),
         limits,
     })
+}
+
+/// Opens the configured database (making the data directory of a default SQLite file first),
+/// applies the migrations, and gives it the secret key that seals provider keys: the key is
+/// checked against what the database holds (a wrong key stops here, changing nothing) and keys
+/// still stored as plain text are sealed.
+pub async fn open_database(config: &Config, now: i64) -> anyhow::Result<Db> {
+    use parley_app::server::store::credentials;
+    if config.database_url.is_none() {
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
+    }
+    let url = config.database_url();
+    let db = Db::connect(&url)
+        .await
+        .with_context(|| format!("opening the database {}", parley_app::server::store::redact(&url)))?;
+    let secrets = secret_key(config, &db).await?;
+    let db = db.with_secrets(secrets);
+    let sealed = credentials::prepare(&db, now).await.context("checking the secret key (PARLEY_SECRET_KEY)")?;
+    if sealed > 0 {
+        tracing::info!(sealed, "provider keys stored as plain text were encrypted");
+    }
+    Ok(db)
+}
+
+/// The secret key: `PARLEY_SECRET_KEY`, else the data directory's `secret.key`, created (mode
+/// 0600) when the database has never been sealed; never a new key for a sealed database.
+async fn secret_key(config: &Config, db: &Db) -> anyhow::Result<parley_app::server::secret::SecretBox> {
+    use parley_app::server::secret::SecretBox;
+    if let Some(text) = config.secret_key.as_deref().filter(|t| !t.trim().is_empty()) {
+        return SecretBox::parse(text).map_err(|e| anyhow::anyhow!("PARLEY_SECRET_KEY: {e}"));
+    }
+    let path = config.data_dir.join("secret.key");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => return SecretBox::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).with_context(|| format!("reading the secret key file {}", path.display()));
+        }
+        Err(_) => {}
+    }
+    if parley_app::server::store::credentials::sealed_before(db).await? {
+        anyhow::bail!(
+            "this database holds provider keys encrypted with a secret key, but neither PARLEY_SECRET_KEY nor {} \
+             is there: give the key used before",
+            path.display()
+        );
+    }
+    let (secrets, text) = SecretBox::generate();
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path).with_context(|| format!("creating the secret key file {}", path.display()))?;
+    std::io::Write::write_all(&mut file, format!("{text}\n").as_bytes())
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("writing the secret key file {}", path.display()))?;
+    tracing::warn!(
+        "created the secret key {} (mode 0600): provider keys are encrypted with it; back it up with the database",
+        path.display()
+    );
+    Ok(secrets)
 }
 
 /// Payments as configured: the sandbox provider only when asked for; webhooks only with a secret

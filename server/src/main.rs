@@ -46,6 +46,9 @@ enum Command {
     McpToken(McpTokenCommand),
     /// Serve an agent's tools over MCP on stdin/stdout (for desktop clients that start a command).
     McpStdio(McpStdio),
+    /// Revoke a visitor's token (by visitor id, as the console's conversations show it); a
+    /// running server refuses it within a minute (its token cache).
+    RevokeVisitor(cli::accounts::RevokeVisitor),
 }
 
 #[derive(clap::Args)]
@@ -88,6 +91,7 @@ async fn main() -> anyhow::Result<()> {
         Command::ImportNews(args) => cli::content::import_news(&cli.config, args).await,
         Command::McpToken(command) => cli::mcp::mcp_token(&cli.config, command).await,
         Command::McpStdio(args) => cli::mcp::mcp_stdio(cli.config, args).await,
+        Command::RevokeVisitor(args) => cli::accounts::revoke_visitor(&cli.config, args).await,
     }
 }
 

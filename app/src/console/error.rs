@@ -28,6 +28,8 @@ pub enum ConsoleError {
     Invalid(Vec<FieldError>),
     /// The request clashes with the current state (e.g. someone else holds the conversation).
     Conflict(String),
+    /// Too many attempts (sign-in): try again after this many seconds (status 429).
+    TooMany(u64),
     /// Something failed on the server; the details are in the server's log only.
     Internal,
     /// The call itself failed: unreadable arguments, or no answer from the server.
@@ -56,6 +58,7 @@ impl ConsoleError {
             ConsoleError::Conflict(_) => 409,
             ConsoleError::Invalid(_) => 422,
             ConsoleError::Call(_) => 400,
+            ConsoleError::TooMany(_) => 429,
             ConsoleError::Internal => 500,
         }
     }
@@ -69,6 +72,7 @@ impl ConsoleError {
             ConsoleError::Invalid(_) => "invalid",
             ConsoleError::Conflict(_) => "conflict",
             ConsoleError::Internal => "internal",
+            ConsoleError::TooMany(_) => "too_many",
             ConsoleError::Call(_) => "call",
         }
     }
@@ -88,6 +92,7 @@ impl fmt::Display for ConsoleError {
             }
             ConsoleError::Conflict(message) | ConsoleError::Call(message) => f.write_str(message),
             ConsoleError::Internal => f.write_str("something went wrong"),
+            ConsoleError::TooMany(secs) => write!(f, "Too many sign-in attempts: try again in {secs} s."),
         }
     }
 }
@@ -101,16 +106,23 @@ struct Wire {
     message: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     fields: Vec<FieldError>,
+    /// Seconds to wait, for `too_many`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_after: Option<u64>,
 }
 
 impl From<ConsoleError> for Wire {
     fn from(e: ConsoleError) -> Self {
         let (error, message) = (e.kind().to_owned(), e.to_string());
+        let retry_after = match e {
+            ConsoleError::TooMany(secs) => Some(secs),
+            _ => None,
+        };
         let fields = match e {
             ConsoleError::Invalid(fields) => fields,
             _ => Vec::new(),
         };
-        Wire { error, message, fields }
+        Wire { error, message, fields, retry_after }
     }
 }
 
@@ -124,6 +136,7 @@ impl From<Wire> for ConsoleError {
             "invalid" => ConsoleError::Invalid(w.fields),
             "conflict" => ConsoleError::Conflict(w.message),
             "internal" => ConsoleError::Internal,
+            "too_many" => ConsoleError::TooMany(w.retry_after.unwrap_or(1)),
             _ => ConsoleError::Call(w.message),
         }
     }
@@ -145,6 +158,11 @@ impl FromServerFnError for ConsoleError {
             && let Ok(status) = http::StatusCode::from_u16(self.status())
         {
             response.set_status(status);
+            if let ConsoleError::TooMany(secs) = self
+                && let Ok(value) = http::HeaderValue::from_str(&secs.to_string())
+            {
+                response.insert_header(http::header::RETRY_AFTER, value);
+            }
         }
         JsonEncoding::encode(self)
             .unwrap_or_else(|_| Bytes::from_static(br#"{"error":"internal","message":"something went wrong"}"#))
@@ -176,6 +194,7 @@ mod tests {
             ConsoleError::invalid("name", "A name of 1 to 80 characters."),
             ConsoleError::Conflict("claim the conversation first".into()),
             ConsoleError::Internal,
+            ConsoleError::TooMany(3),
             ConsoleError::Call("error reaching server".into()),
         ] {
             let back: ConsoleError = serde_json::from_str(&wire(&e)).unwrap();

@@ -3,9 +3,14 @@
 //! function makes first — signed in, allowed by role, and not a cross-site request.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use tokio::sync::Semaphore;
 use tower_sessions::Session;
 
 use super::engine::Engine;
@@ -25,56 +30,178 @@ pub enum AuthError {
     Forbidden,
     #[error("cross-site request refused")]
     CrossSite,
+    /// Too many attempts (from this address, for this email, or at once): try again later.
+    #[error("too many sign-in attempts")]
+    TooMany { retry_after: Duration },
     #[error("something went wrong")]
     Internal,
 }
 
-/// Failed sign-ins by email: each failure beyond three doubles the wait before the next attempt
-/// is even checked (up to 30 s); a success clears it.
+/// Sign-in attempts by email. Every attempt is counted as a failure when it is let through (a
+/// success clears the count), and reserves its start time under the lock: beyond three, each
+/// attempt starts at least 500 ms, 1 s, 2 s, … (up to 30 s) after the previous one, so parallel
+/// guesses queue up like sequential ones. An attempt that would have to wait longer than the
+/// short wait is refused at once, unverified. Forgotten after 15 minutes without attempts.
 #[derive(Debug, Default)]
 pub struct Throttle {
-    failures: Mutex<HashMap<String, (u32, Instant)>>,
+    entries: Mutex<HashMap<String, Attempts>>,
+}
+
+#[derive(Debug)]
+struct Attempts {
+    count: u32,
+    last: Instant,
+    /// The earliest start of the next attempt's verification.
+    next_at: Instant,
+}
+
+const FORGET_AFTER: Duration = Duration::from_secs(900);
+
+/// The spacing after the `n`th attempt.
+fn spacing(n: u32) -> Duration {
+    if n <= 3 {
+        return Duration::ZERO;
+    }
+    Duration::from_millis(250u64.saturating_mul(1 << (n - 3).min(7))).min(Duration::from_secs(30))
 }
 
 impl Throttle {
-    /// How long to wait before checking an attempt for this email.
-    pub fn delay(&self, email: &str) -> Duration {
-        let map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        match map.get(email) {
-            // Forgotten after 15 minutes.
-            Some((n, at)) if at.elapsed() < Duration::from_secs(900) && *n > 3 => {
-                Duration::from_millis(250u64.saturating_mul(1 << (n - 3).min(7))).min(Duration::from_secs(30))
-            }
-            _ => Duration::ZERO,
-        }
-    }
-
-    pub fn failed(&self, email: &str) {
-        let mut map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+    /// Reserves the next start for this email: how long to wait before verifying, or — when that
+    /// would be longer than `max_wait` — `Err` with the time after which to try again.
+    pub fn reserve(&self, email: &str, max_wait: Duration) -> Result<Duration, Duration> {
+        let now = Instant::now();
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() > 10_000 {
-            map.retain(|_, (_, at)| at.elapsed() < Duration::from_secs(900));
+            map.retain(|_, a| a.last.elapsed() < FORGET_AFTER || a.next_at > now);
+            // Still large (guesses spread over many emails): keep only the emails that are slowed
+            // down, so memory stays bounded.
+            if map.len() > 100_000 {
+                map.retain(|_, a| a.count > 3);
+            }
         }
-        let entry = map.entry(email.to_owned()).or_insert((0, Instant::now()));
-        entry.0 += 1;
-        entry.1 = Instant::now();
+        let entry = map.entry(email.to_owned()).or_insert(Attempts { count: 0, last: now, next_at: now });
+        if entry.last.elapsed() >= FORGET_AFTER && entry.next_at <= now {
+            entry.count = 0;
+        }
+        let start = entry.next_at.max(now);
+        let wait = start - now;
+        if wait > max_wait {
+            return Err(wait);
+        }
+        entry.count += 1;
+        entry.last = now;
+        entry.next_at = start + spacing(entry.count);
+        Ok(wait)
     }
 
+    /// A correct password clears the email's attempts.
     pub fn succeeded(&self, email: &str) {
-        self.failures.lock().unwrap_or_else(|p| p.into_inner()).remove(email);
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).remove(email);
     }
 }
+
+/// The limits of sign-in (settings).
+#[derive(Clone, Copy, Debug)]
+pub struct SignInLimits {
+    /// Attempts per client IP per minute; 0 turns the limit off.
+    pub per_ip_per_minute: u32,
+    /// Password verifications running at once.
+    pub concurrency: usize,
+    /// How long an attempt may wait for its turn (per email, or for a verification slot)
+    /// before it is refused.
+    pub max_wait: Duration,
+}
+
+impl Default for SignInLimits {
+    fn default() -> Self {
+        SignInLimits { per_ip_per_minute: 10, concurrency: 4, max_wait: Duration::from_secs(5) }
+    }
+}
+
+type IpLimiter = governor::DefaultKeyedRateLimiter<IpAddr>;
 
 /// Auth state shared by every request.
 #[derive(Debug)]
 pub struct Auth {
     pub throttle: Throttle,
-    /// Verified when the email is unknown, so both cases take as long.
+    /// Verified when the email is unknown, so both cases do the same work.
     dummy_hash: String,
+    per_ip: Option<Arc<IpLimiter>>,
+    /// Permits for Argon2 verifications (each takes about 19 MiB while it runs).
+    verifying: Arc<Semaphore>,
+    max_wait: Duration,
+    stats: Arc<VerifyStats>,
+}
+
+/// Counts of password verifications (tests and diagnostics).
+#[derive(Debug, Default)]
+struct VerifyStats {
+    running: AtomicUsize,
+    peak: AtomicUsize,
+    total: AtomicUsize,
 }
 
 impl Auth {
-    pub async fn new() -> Auth {
-        Auth { throttle: Throttle::default(), dummy_hash: hash_password("not a real password".into()).await }
+    /// The sign-in state; a background task keeps the per-IP limiter's memory bounded (keys whose
+    /// allowance is full again are dropped every minute).
+    pub async fn new(limits: SignInLimits) -> Auth {
+        let per_ip = NonZeroU32::new(limits.per_ip_per_minute)
+            .map(|n| Arc::new(governor::RateLimiter::keyed(governor::Quota::per_minute(n))));
+        if let Some(limiter) = &per_ip {
+            let weak = Arc::downgrade(limiter);
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(60));
+                loop {
+                    tick.tick().await;
+                    let Some(limiter) = weak.upgrade() else { return };
+                    limiter.retain_recent();
+                    limiter.shrink_to_fit();
+                }
+            });
+        }
+        Auth {
+            throttle: Throttle::default(),
+            dummy_hash: hash_password("not a real password".into()).await,
+            per_ip,
+            verifying: Arc::new(Semaphore::new(limits.concurrency.max(1))),
+            max_wait: limits.max_wait,
+            stats: Arc::default(),
+        }
+    }
+
+    /// `(most verifications that ran at once, verifications so far)`.
+    pub fn verification_stats(&self) -> (usize, usize) {
+        (self.stats.peak.load(Ordering::SeqCst), self.stats.total.load(Ordering::SeqCst))
+    }
+
+    /// Counts an attempt from `ip` against the per-IP limit.
+    fn admit(&self, ip: IpAddr) -> Result<(), AuthError> {
+        use governor::clock::Clock as _;
+        let Some(limiter) = &self.per_ip else { return Ok(()) };
+        limiter.check_key(&ip).map_err(|not_until| AuthError::TooMany {
+            retry_after: not_until.wait_time_from(governor::clock::DefaultClock::default().now()),
+        })
+    }
+
+    /// Checks a password against a hash once a verification slot is free (waiting at most the
+    /// short wait), on a blocking thread.
+    pub async fn verify(&self, password: String, hash: String) -> Result<bool, AuthError> {
+        let permit = tokio::time::timeout(self.max_wait, self.verifying.clone().acquire_owned())
+            .await
+            .map_err(|_| AuthError::TooMany { retry_after: Duration::from_secs(1) })?
+            .map_err(|_| AuthError::Internal)?;
+        let stats = self.stats.clone();
+        tokio::task::spawn_blocking(move || {
+            let running = stats.running.fetch_add(1, Ordering::SeqCst) + 1;
+            stats.peak.fetch_max(running, Ordering::SeqCst);
+            stats.total.fetch_add(1, Ordering::SeqCst);
+            let ok = password_auth::verify_password(password, &hash).is_ok();
+            stats.running.fetch_sub(1, Ordering::SeqCst);
+            drop(permit);
+            ok
+        })
+        .await
+        .map_err(|_| AuthError::Internal)
     }
 }
 
@@ -83,37 +210,37 @@ pub async fn hash_password(password: String) -> String {
     tokio::task::spawn_blocking(move || password_auth::generate_hash(password)).await.unwrap_or_default()
 }
 
-/// Checks a password against a hash (on a blocking thread).
+/// Checks a password against a hash (on a blocking thread), outside the sign-in limits (the CLI
+/// and tests; requests go through [`Auth::verify`]).
 pub async fn verify_password(password: String, hash: String) -> bool {
     tokio::task::spawn_blocking(move || password_auth::verify_password(password, &hash).is_ok()).await.unwrap_or(false)
 }
 
-/// Signs in: checks the password, cycles the session id and stores the user in the session.
+/// Signs in: the per-IP limit, then the email's turn (awaited before anything is verified),
+/// then one verification slot; an unknown email is verified against a dummy hash so it costs the
+/// same. On success the session id is cycled and the user stored in the session.
 pub async fn sign_in(
     engine: &Engine,
     auth: &Auth,
     session: &Session,
+    ip: IpAddr,
     email: &str,
     password: &str,
 ) -> Result<User, AuthError> {
+    auth.admit(ip)?;
     let email = users::normalize_email(email);
-    let wait = auth.throttle.delay(&email);
+    let wait =
+        auth.throttle.reserve(&email, auth.max_wait).map_err(|retry_after| AuthError::TooMany { retry_after })?;
     if !wait.is_zero() {
         tokio::time::sleep(wait).await;
     }
     let found = users::with_hash(engine.db(), &email).await.map_err(|_| AuthError::Internal)?;
     let (user, hash) = match found {
-        Some(found) => found,
-        None => {
-            let _ = verify_password(password.to_owned(), auth.dummy_hash.clone()).await;
-            auth.throttle.failed(&email);
-            return Err(AuthError::BadCredentials);
-        }
+        Some((user, hash)) => (Some(user), hash),
+        None => (None, auth.dummy_hash.clone()),
     };
-    if !verify_password(password.to_owned(), hash).await {
-        auth.throttle.failed(&email);
-        return Err(AuthError::BadCredentials);
-    }
+    let verified = auth.verify(password.to_owned(), hash).await?;
+    let Some(user) = user.filter(|_| verified) else { return Err(AuthError::BadCredentials) };
     auth.throttle.succeeded(&email);
     session.cycle_id().await.map_err(|_| AuthError::Internal)?;
     session.insert(USER_KEY, &user.id).await.map_err(|_| AuthError::Internal)?;
@@ -177,6 +304,32 @@ pub async fn ensure_first_admin(engine: &Engine) -> Result<Option<(String, Strin
     Ok(Some((email, password)))
 }
 
+/// Writes the first administrator's one-time password to `<dir>/first-admin-password.txt`,
+/// readable by its owner only (mode 0600), and returns the file's path. The password goes to no
+/// log; the path does.
+pub fn write_password_file(dir: &Path, email: &str, password: &str) -> std::io::Result<PathBuf> {
+    use std::io::Write as _;
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("first-admin-password.txt");
+    // A file left from before could have wider permissions: start from a new one.
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path)?;
+    writeln!(
+        file,
+        "Parley console, first sign-in (one-time password: change it in the console, then delete this file)\n\
+         email: {email}\npassword: {password}"
+    )?;
+    file.sync_all()?;
+    Ok(path)
+}
+
 /// A random password of 16 URL-safe characters (96 bits).
 pub fn one_time_password() -> String {
     use base64::Engine as _;
@@ -188,23 +341,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn throttle_grows_after_three_failures_and_resets() {
+    fn attempts_are_spaced_after_three_and_a_success_resets() {
         let t = Throttle::default();
-        for _ in 0..3 {
-            t.failed("a@x");
+        let long = Duration::from_secs(3600);
+        for _ in 0..4 {
+            assert_eq!(t.reserve("a@x", long), Ok(Duration::ZERO));
         }
-        assert_eq!(t.delay("a@x"), Duration::ZERO);
-        t.failed("a@x");
-        assert_eq!(t.delay("a@x"), Duration::from_millis(500));
-        t.failed("a@x");
-        assert_eq!(t.delay("a@x"), Duration::from_millis(1000));
-        for _ in 0..20 {
-            t.failed("a@x");
-        }
-        assert_eq!(t.delay("a@x"), Duration::from_secs(30));
-        assert_eq!(t.delay("b@x"), Duration::ZERO);
+        // The fifth starts 500 ms after the fourth, the sixth 1 s after that: reserved at once,
+        // so attempts made in parallel wait as sequential ones would.
+        let fifth = t.reserve("a@x", long).unwrap();
+        assert!(fifth > Duration::from_millis(400) && fifth <= Duration::from_millis(500), "{fifth:?}");
+        let sixth = t.reserve("a@x", long).unwrap();
+        assert!(sixth > Duration::from_millis(1400) && sixth <= Duration::from_millis(1500), "{sixth:?}");
+        // Past the longest wait: refused at once, with when to try again, and not counted.
+        let refused = t.reserve("a@x", Duration::from_secs(1)).unwrap_err();
+        assert!(refused > Duration::from_millis(3400), "{refused:?}");
+        assert_eq!(t.reserve("b@x", long), Ok(Duration::ZERO));
         t.succeeded("a@x");
-        assert_eq!(t.delay("a@x"), Duration::ZERO);
+        assert_eq!(t.reserve("a@x", long), Ok(Duration::ZERO));
+        assert_eq!(spacing(30), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn the_password_file_is_for_its_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_password_file(dir.path(), "admin@x", "pw-1234").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("admin@x") && text.contains("pw-1234"), "{text}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        // Written again (a second first start), it replaces the old file.
+        write_password_file(dir.path(), "admin@x", "pw-5678").unwrap();
+        assert!(std::fs::read_to_string(&path).unwrap().contains("pw-5678"));
     }
 
     #[test]

@@ -120,3 +120,19 @@ pub async fn create_user(config: &Config, a: CreateUser) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[derive(clap::Args)]
+pub struct RevokeVisitor {
+    /// The visitor's id.
+    pub id: String,
+}
+
+pub async fn revoke_visitor(config: &Config, a: RevokeVisitor) -> anyhow::Result<()> {
+    use parley_app::server::store::visitors;
+    let db = open_db(config).await?;
+    if !visitors::revoke(&db, &a.id, SystemClock.now_ms()).await? {
+        anyhow::bail!("no visitor with id {} whose token is still valid", a.id);
+    }
+    println!("revoked the token of visitor {}", a.id);
+    Ok(())
+}

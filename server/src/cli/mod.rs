@@ -7,10 +7,8 @@ pub mod mcp;
 use parley_app::server::store::Db;
 use parley_server::Config;
 
-/// Opens the configured database (making the data directory of a default SQLite file first).
+/// Opens the configured database with its secret key (see [`parley_server::open_database`]).
 pub async fn open_db(config: &Config) -> anyhow::Result<Db> {
-    if config.database_url.is_none() {
-        std::fs::create_dir_all(&config.data_dir)?;
-    }
-    Ok(Db::connect(&config.database_url()).await?)
+    use parley_app::server::engine::clock::{Clock, SystemClock};
+    parley_server::open_database(config, SystemClock.now_ms()).await
 }

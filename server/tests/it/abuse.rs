@@ -38,7 +38,7 @@ async fn assert_limited(r: reqwest::Response) {
 
 #[tokio::test]
 async fn a_burst_from_one_visitor_is_refused_while_another_is_served() {
-    let app = TestApp::builder().configure(|c| c.limits.limit_sends_per_visitor = 3).spawn().await;
+    let app = TestApp::builder().config(|c| c.limits.limit_sends_per_visitor = 3).spawn().await;
     app.agent("burst", &[]).await;
     let (a, b) = (app.visitor("burst").await, app.visitor("burst").await);
     for _ in 0..3 {
@@ -57,7 +57,7 @@ async fn a_burst_from_one_visitor_is_refused_while_another_is_served() {
 #[tokio::test]
 async fn an_address_is_limited_across_its_visitors_and_behind_a_trusted_proxy_only() {
     let app = TestApp::builder()
-        .configure(|c| {
+        .config(|c| {
             c.limits.limit_sends_per_ip = 2;
             c.limits.limit_visitors_per_ip = 3;
             c.trusted_proxies = "127.0.0.1".into();
@@ -88,7 +88,7 @@ async fn an_address_is_limited_across_its_visitors_and_behind_a_trusted_proxy_on
 
 #[tokio::test]
 async fn a_forwarded_header_from_an_untrusted_peer_changes_nothing() {
-    let app = TestApp::builder().configure(|c| c.limits.limit_visitors_per_ip = 2).spawn().await;
+    let app = TestApp::builder().config(|c| c.limits.limit_visitors_per_ip = 2).spawn().await;
     app.agent("spoof", &[]).await;
     for n in 0..2 {
         assert_eq!(visitor_from(&app, "spoof", &format!("198.51.100.{n}")).await.status(), 201);
@@ -99,7 +99,7 @@ async fn a_forwarded_header_from_an_untrusted_peer_changes_nothing() {
 
 #[tokio::test]
 async fn open_streams_are_capped_per_visitor_and_freed_when_closed() {
-    let app = TestApp::builder().configure(|c| c.limits.limit_streams_per_visitor = 1).spawn().await;
+    let app = TestApp::builder().config(|c| c.limits.limit_streams_per_visitor = 1).spawn().await;
     app.agent("streams", &[]).await;
     let token = app.visitor("streams").await;
     let events = app.send(&token, "streams", None, "hello").await;
@@ -116,7 +116,7 @@ async fn open_streams_are_capped_per_visitor_and_freed_when_closed() {
 
 #[tokio::test]
 async fn an_agent_starts_a_bounded_number_of_turns_a_minute() {
-    let app = TestApp::builder().configure(|c| c.limits.limit_turns_per_agent = 2).spawn().await;
+    let app = TestApp::builder().config(|c| c.limits.limit_turns_per_agent = 2).spawn().await;
     app.agent("turns", &[]).await;
     for _ in 0..2 {
         let token = app.visitor("turns").await;
@@ -131,7 +131,7 @@ async fn an_agent_starts_a_bounded_number_of_turns_a_minute() {
 #[tokio::test]
 async fn lead_forms_and_uploads_are_limited_per_visitor() {
     let app = TestApp::builder()
-        .configure(|c| {
+        .config(|c| {
             c.limits.limit_leads_per_visitor_per_hour = 1;
             c.limits.limit_uploads_per_visitor = 1;
         })

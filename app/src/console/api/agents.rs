@@ -133,6 +133,15 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
         }
     };
     if new.provider.api_key.is_none() {
+        // The stored key is kept only for the host it was entered for: sending it to another
+        // base URL (or another provider's host) takes the key typed again.
+        if let Some(a) = &existing
+            && a.provider.api_key.is_some()
+            && (a.provider.base_url != new.provider.base_url || a.provider.kind != new.provider.kind)
+        {
+            let message = "Enter the API key again: the base URL or provider changed.";
+            return Ok(Saved { id: None, errors: vec![FieldError::new("new_api_key", message)] });
+        }
         new.provider.api_key = existing.as_ref().and_then(|a| a.provider.api_key.clone());
     }
     let now = state.engine.now_ms();
@@ -153,7 +162,8 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
     Ok(Saved { id: Some(id), errors: vec![] })
 }
 
-/// What the form says, as the store parses it (an empty API key keeps the stored one).
+/// What the form says, as the store parses it (an empty API key keeps the stored one, for the
+/// same base URL and provider only).
 #[cfg(feature = "ssr")]
 fn input(form: &AgentForm) -> crate::server::store::agents::AgentInput {
     crate::server::store::agents::AgentInput {

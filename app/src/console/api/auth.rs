@@ -15,13 +15,34 @@ fn me(u: crate::server::store::users::User) -> Me {
 /// Signs in; the answer is the person, or why not for the form.
 #[server]
 pub async fn sign_in(email: String, password: String) -> Result<Me, ConsoleError> {
-    use crate::server::auth::{self, AuthError};
+    use crate::server::auth;
     let SameSite { state, session } = SameSite::extract().await?;
-    match auth::sign_in(&state.engine, &state.auth, &session, &email, &password).await {
+    let ip = client_ip(&state).await?;
+    match auth::sign_in(&state.engine, &state.auth, &session, ip, &email, &password).await {
         Ok(u) => Ok(me(u)),
-        Err(AuthError::BadCredentials) => Err(ConsoleError::invalid("password", "Wrong email or password.")),
-        Err(e) => Err(ConsoleError::internal(e)),
+        Err(e) => Err(refusal(e)),
     }
+}
+
+/// Why a sign-in or a password check was refused, for the form.
+#[cfg(feature = "ssr")]
+fn refusal(e: crate::server::auth::AuthError) -> ConsoleError {
+    use crate::server::auth::AuthError;
+    match e {
+        AuthError::BadCredentials => ConsoleError::invalid("password", "Wrong email or password."),
+        AuthError::TooMany { retry_after } => ConsoleError::TooMany(retry_after.as_secs_f64().ceil().max(1.0) as u64),
+        e => ConsoleError::internal(e),
+    }
+}
+
+/// The client's address: the socket's peer, or behind a trusted proxy the address it names.
+#[cfg(feature = "ssr")]
+async fn client_ip(state: &crate::server::state::AppState) -> Result<std::net::IpAddr, ConsoleError> {
+    use axum::extract::ConnectInfo;
+    let ConnectInfo(peer) =
+        leptos_axum::extract::<ConnectInfo<std::net::SocketAddr>>().await.map_err(ConsoleError::internal)?;
+    let headers = leptos_axum::extract::<http::HeaderMap>().await.map_err(ConsoleError::internal)?;
+    Ok(state.http.trusted_proxies.client_ip(peer, &headers))
 }
 
 /// Signs out: the session is deleted.
@@ -51,7 +72,7 @@ pub async fn change_password(current: String, new_password: String) -> Result<()
         return Err(ConsoleError::invalid("new_password", "The new password needs at least 10 characters."));
     }
     let (_, hash) = users::with_hash(state.engine.db(), &user.email).await?.ok_or(ConsoleError::Unauthorized)?;
-    if !auth::verify_password(current, hash).await {
+    if !state.auth.verify(current, hash).await.map_err(refusal)? {
         return Err(ConsoleError::invalid("current", "The current password is wrong."));
     }
     let hash = auth::hash_password(new_password).await;

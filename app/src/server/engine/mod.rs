@@ -39,6 +39,9 @@ use crate::server::store::agents::{self, Agent, ProviderKind};
 use crate::server::store::visitors::{self, Visitor};
 use crate::server::store::{Db, DbError};
 
+/// How often a visitor token's `last_seen_at` is moved forward while it is used.
+const TOUCH_EVERY_MS: i64 = 60_000;
+
 /// Tunables of the engine.
 #[derive(Clone, Debug)]
 pub struct EngineSettings {
@@ -53,6 +56,8 @@ pub struct EngineSettings {
     pub writer_interval: Duration,
     /// How long agents and visitor tokens are cached.
     pub cache_ttl: Duration,
+    /// A visitor token unused this long is refused.
+    pub visitor_idle: Duration,
 }
 
 impl Default for EngineSettings {
@@ -64,6 +69,7 @@ impl Default for EngineSettings {
             transport: TransportSettings::default(),
             writer_interval: Duration::from_millis(50),
             cache_ttl: Duration::from_secs(10),
+            visitor_idle: Duration::from_secs(30 * 24 * 3600),
         }
     }
 }
@@ -288,15 +294,37 @@ impl Engine {
     }
 
     /// The visitor a bearer token belongs to (cached briefly).
+    /// The visitor holding `token`; `None` for an unknown, revoked or idle-expired token (unused
+    /// for [`EngineSettings::visitor_idle`]). Use keeps a token alive: its `last_seen_at` is
+    /// moved forward at most once a minute.
     pub async fn visitor_by_token(&self, token: &str) -> Result<Option<Visitor>, DbError> {
-        if let Some(hit) = self.0.visitors.get(token) {
+        let now = self.now_ms();
+        let idle_ms = i64::try_from(self.0.settings.visitor_idle.as_millis()).unwrap_or(i64::MAX);
+        // A cached visitor seen in the last minute; past that the database is asked again (for a
+        // revocation by another process, the idle time, and to mark the token as used).
+        if let Some(hit) = self.0.visitors.get(token)
+            && now.saturating_sub(hit.last_seen_at) < TOUCH_EVERY_MS.min(idle_ms)
+        {
             return Ok(Some(hit));
         }
-        let visitor = visitors::by_token(&self.0.db, token).await?;
-        if let Some(v) = &visitor {
-            self.0.visitors.put(token, v.clone());
+        let Some(mut visitor) = visitors::by_token(&self.0.db, token).await? else { return Ok(None) };
+        if visitor.revoked_at.is_some() || now.saturating_sub(visitor.last_seen_at) > idle_ms {
+            return Ok(None);
         }
-        Ok(visitor)
+        if now - visitor.last_seen_at >= TOUCH_EVERY_MS {
+            visitors::touch(&self.0.db, &visitor.id, now).await?;
+            visitor.last_seen_at = now;
+        }
+        self.0.visitors.put(token, visitor.clone());
+        Ok(Some(visitor))
+    }
+
+    /// Revokes a visitor's token at once (cached tokens are forgotten); `false` when there is no
+    /// such visitor or it was revoked before.
+    pub async fn revoke_visitor(&self, visitor_id: &str) -> Result<bool, DbError> {
+        let done = visitors::revoke(&self.0.db, visitor_id, self.now_ms()).await?;
+        self.0.visitors.clear();
+        Ok(done)
     }
 
     /// Creates a visitor and returns it with its token.

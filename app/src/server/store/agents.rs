@@ -159,9 +159,15 @@ struct AgentRow {
     daily_cap_usd: Option<f64>,
 }
 
-impl From<AgentRow> for Agent {
-    fn from(r: AgentRow) -> Self {
-        Agent {
+impl AgentRow {
+    /// The agent, its provider key opened with the database's secret key.
+    fn into_agent(self, db: &Db) -> Result<Agent, DbError> {
+        let r = self;
+        let api_key = match r.api_key {
+            Some(stored) => open_key(db, &stored)?,
+            None => None,
+        };
+        Ok(Agent {
             id: r.id,
             public_key: r.public_key,
             name: r.name,
@@ -171,7 +177,7 @@ impl From<AgentRow> for Agent {
             provider: ProviderConfig {
                 kind: ProviderKind::parse(&r.provider).unwrap_or(ProviderKind::Demo),
                 base_url: r.base_url,
-                api_key: r.api_key.and_then(ApiKey::new),
+                api_key,
                 model: r.model,
                 fallback_model: r.fallback_model,
             },
@@ -184,8 +190,33 @@ impl From<AgentRow> for Agent {
                 max_turns: r.max_turns.and_then(|n| u32::try_from(n).ok()),
                 daily_cap_usd: r.daily_cap_usd,
             },
-        }
+        })
     }
+}
+
+/// A stored provider key as the engine uses it: a sealed one opened (refused when it does not
+/// open), a plain one from before encryption as it is (sealed at the next start, see
+/// [`super::credentials::prepare`]).
+fn open_key(db: &Db, stored: &str) -> Result<Option<ApiKey>, DbError> {
+    use crate::server::secret::SecretBox;
+    if !SecretBox::is_sealed(stored) {
+        return Ok(ApiKey::new(stored));
+    }
+    let secrets = db.secrets().ok_or_else(no_secret_key)?;
+    let plain = secrets.open(stored).map_err(|e| DbError::Decode(Box::new(e)))?;
+    Ok(ApiKey::new(plain))
+}
+
+/// A provider key as it is stored: sealed with the database's secret key.
+pub(super) fn seal_key(db: &Db, key: Option<&ApiKey>) -> Result<Option<String>, DbError> {
+    match key {
+        None => Ok(None),
+        Some(key) => Ok(Some(db.secrets().ok_or_else(no_secret_key)?.seal(key.expose()))),
+    }
+}
+
+fn no_secret_key() -> DbError {
+    DbError::Configuration("no secret key to seal or open provider keys (see PARLEY_SECRET_KEY)".into())
 }
 
 const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_tools, provider, base_url, \
@@ -196,21 +227,21 @@ const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_too
 pub async fn by_public_key(db: &Db, key: &str) -> Result<Option<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents WHERE public_key = $1");
     let row: Option<AgentRow> = sqlx::query_as(&sql).bind(key).fetch_optional(&mut *db.read().await?).await?;
-    Ok(row.map(Agent::from))
+    row.map(|r| r.into_agent(db)).transpose()
 }
 
 /// The agent with this id.
 pub async fn by_id(db: &Db, id: &str) -> Result<Option<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents WHERE id = $1");
     let row: Option<AgentRow> = sqlx::query_as(&sql).bind(id).fetch_optional(&mut *db.read().await?).await?;
-    Ok(row.map(Agent::from))
+    row.map(|r| r.into_agent(db)).transpose()
 }
 
 /// Every agent, oldest first.
 pub async fn list(db: &Db) -> Result<Vec<Agent>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM agents ORDER BY created_at");
     let rows: Vec<AgentRow> = sqlx::query_as(&sql).fetch_all(&mut *db.read().await?).await?;
-    Ok(rows.into_iter().map(Agent::from).collect())
+    rows.into_iter().map(|r| r.into_agent(db)).collect()
 }
 
 /// How many agents there are.
@@ -246,7 +277,12 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, SaveErro
          base_url, api_key, model, fallback_model, system_prompt, greeting, theme_color, \
          launcher_position, allowed_origins, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)";
-    bind_editable(sqlx::query(sql).bind(&id), new).bind(now).execute(db.writer()).await.map_err(SaveError::from_db)?;
+    let key = seal_key(db, new.provider.api_key.as_ref())?;
+    bind_editable(sqlx::query(sql).bind(&id), new, key)
+        .bind(now)
+        .execute(db.writer())
+        .await
+        .map_err(SaveError::from_db)?;
     Ok(by_id(db, &id).await?.ok_or(DbError::RowNotFound)?)
 }
 
@@ -256,7 +292,8 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool,
          enabled_tools = $6, provider = $7, base_url = $8, api_key = $9, model = $10, \
          fallback_model = $11, system_prompt = $12, greeting = $13, theme_color = $14, \
          launcher_position = $15, allowed_origins = $16, updated_at = $17 WHERE id = $1";
-    let done = bind_editable(sqlx::query(sql).bind(id), new)
+    let key = seal_key(db, new.provider.api_key.as_ref())?;
+    let done = bind_editable(sqlx::query(sql).bind(id), new, key)
         .bind(now)
         .execute(db.writer())
         .await
@@ -265,8 +302,12 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool,
 }
 
 /// Binds the editable columns of an agent as `$2` to `$16` (`$1` is the id), in the order
-/// [`insert`] and [`update`] both name them.
-fn bind_editable<'q>(query: Query<'q, Any, AnyArguments<'q>>, new: &'q NewAgent) -> Query<'q, Any, AnyArguments<'q>> {
+/// [`insert`] and [`update`] both name them; `sealed_key` is the provider key as stored.
+fn bind_editable<'q>(
+    query: Query<'q, Any, AnyArguments<'q>>,
+    new: &'q NewAgent,
+    sealed_key: Option<String>,
+) -> Query<'q, Any, AnyArguments<'q>> {
     query
         .bind(&new.public_key)
         .bind(&new.name)
@@ -275,7 +316,7 @@ fn bind_editable<'q>(query: Query<'q, Any, AnyArguments<'q>>, new: &'q NewAgent)
         .bind(new.enabled_tools.as_ref().map(to_json_text))
         .bind(new.provider.kind.as_str())
         .bind(&new.provider.base_url)
-        .bind(new.provider.api_key.as_ref().map(ApiKey::expose))
+        .bind(sealed_key)
         .bind(&new.provider.model)
         .bind(&new.provider.fallback_model)
         .bind(&new.system_prompt)
@@ -283,6 +324,22 @@ fn bind_editable<'q>(query: Query<'q, Any, AnyArguments<'q>>, new: &'q NewAgent)
         .bind(&new.theme.color)
         .bind(&new.theme.position)
         .bind(to_json_text(&new.allowed_origins))
+}
+
+/// `(id, stored key)` of every agent with a provider key, as stored (for [`super::credentials`]).
+pub(super) async fn stored_keys(db: &Db) -> Result<Vec<(String, String)>, DbError> {
+    sqlx::query_as("SELECT id, api_key FROM agents WHERE api_key IS NOT NULL").fetch_all(&mut *db.read().await?).await
+}
+
+/// Replaces one agent's stored key (already sealed) if it is still `was`.
+pub(super) async fn replace_stored_key(db: &Db, id: &str, was: &str, sealed: &str) -> Result<(), DbError> {
+    sqlx::query("UPDATE agents SET api_key = $3 WHERE id = $1 AND api_key = $2")
+        .bind(id)
+        .bind(was)
+        .bind(sealed)
+        .execute(db.writer())
+        .await?;
+    Ok(())
 }
 
 /// Sets an agent's guards.

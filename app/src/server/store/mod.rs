@@ -8,6 +8,7 @@ pub mod attachments;
 pub mod batch;
 pub mod console;
 pub mod conversations;
+pub mod credentials;
 pub mod events;
 pub mod experts;
 pub mod knowledge;
@@ -63,6 +64,9 @@ pub struct Db {
     /// Read connections checked out of `read` and kept (see [`Held`]).
     held: Arc<HeldConnections>,
     kind: DbKind,
+    /// Seals and opens provider keys at the store's boundary ([`Db::with_secrets`]); without it a
+    /// provider key can be neither written nor read.
+    secrets: Option<Arc<crate::server::secret::SecretBox>>,
 }
 
 /// Connections kept out of sqlx's pool between uses. sqlx pings a connection every time it goes
@@ -174,7 +178,7 @@ impl Db {
             permits: Arc::new(Semaphore::new(READERS as usize)),
             closed: std::sync::atomic::AtomicBool::new(false),
         });
-        Db { read, write, held, kind }
+        Db { read, write, held, kind, secrets: None }
     }
 
     /// Moves the SQLite write-ahead log into the database file every second, off the writers.
@@ -219,6 +223,18 @@ impl Db {
 
     pub fn kind(&self) -> DbKind {
         self.kind
+    }
+
+    /// The same database, sealing provider keys with `secrets` when they are written and opening
+    /// them when they are read.
+    pub fn with_secrets(mut self, secrets: crate::server::secret::SecretBox) -> Db {
+        self.secrets = Some(Arc::new(secrets));
+        self
+    }
+
+    /// The key that seals provider keys, if one was given.
+    pub fn secrets(&self) -> Option<&crate::server::secret::SecretBox> {
+        self.secrets.as_deref()
     }
 
     /// Closes every connection (tests and shutdown).

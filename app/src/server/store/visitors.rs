@@ -11,6 +11,10 @@ pub struct Visitor {
     pub id: String,
     pub agent_id: String,
     pub host_origin: Option<String>,
+    /// When the token was last used (moved forward at most once a minute).
+    pub last_seen_at: i64,
+    /// When the token was revoked; a revoked token is refused.
+    pub revoked_at: Option<i64>,
 }
 
 /// A new random visitor token (`pv_` + 43 characters of base64url).
@@ -45,12 +49,38 @@ pub async fn create(
     .bind(now)
     .execute(db.writer())
     .await?;
-    Ok(Visitor { id, agent_id: agent_id.to_owned(), host_origin: host_origin.map(str::to_owned) })
+    Ok(Visitor {
+        id,
+        agent_id: agent_id.to_owned(),
+        host_origin: host_origin.map(str::to_owned),
+        last_seen_at: now,
+        revoked_at: None,
+    })
 }
 
 pub async fn by_token(db: &Db, token: &str) -> Result<Option<Visitor>, DbError> {
-    sqlx::query_as("SELECT id, agent_id, host_origin FROM visitors WHERE token_hash = $1")
+    sqlx::query_as("SELECT id, agent_id, host_origin, last_seen_at, revoked_at FROM visitors WHERE token_hash = $1")
         .bind(hash_token(token))
         .fetch_optional(&mut *db.read().await?)
         .await
+}
+
+/// Marks the token as used at `now`.
+pub async fn touch(db: &Db, id: &str, now: i64) -> Result<(), DbError> {
+    sqlx::query("UPDATE visitors SET last_seen_at = $2 WHERE id = $1 AND last_seen_at < $2")
+        .bind(id)
+        .bind(now)
+        .execute(db.writer())
+        .await?;
+    Ok(())
+}
+
+/// Revokes a visitor's token; `false` when there is no such visitor or it was revoked already.
+pub async fn revoke(db: &Db, id: &str, now: i64) -> Result<bool, DbError> {
+    let done = sqlx::query("UPDATE visitors SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+        .bind(id)
+        .bind(now)
+        .execute(db.writer())
+        .await?;
+    Ok(done.rows_affected() == 1)
 }

@@ -40,10 +40,13 @@ pub struct TestAppBuilder {
     registry: Option<Registry>,
     anthropic: bool,
     users: Vec<User>,
-    configure: Vec<fn(&mut Config)>,
+    configure: Vec<ConfigChange>,
     payments_sandbox: bool,
     webhook_secret: Option<String>,
 }
+
+/// A change to the server's settings ([`TestAppBuilder::config`]).
+type ConfigChange = Box<dyn FnOnce(&mut Config)>;
 
 /// The server with every default: the system clock, the built-in tools, no console users.
 pub async fn spawn_app() -> TestApp {
@@ -78,15 +81,15 @@ impl TestAppBuilder {
         self
     }
 
-    /// Console users, created once the server runs.
-    pub fn with_users(mut self, users: &[User]) -> Self {
-        self.users.extend_from_slice(users);
+    /// Changes the server's settings before it starts.
+    pub fn config(mut self, change: impl FnOnce(&mut Config) + 'static) -> Self {
+        self.configure.push(Box::new(change));
         self
     }
 
-    /// Changes a setting of the server (limits, proxies, …) before it starts.
-    pub fn configure(mut self, change: fn(&mut Config)) -> Self {
-        self.configure.push(change);
+    /// Console users, created once the server runs.
+    pub fn with_users(mut self, users: &[User]) -> Self {
+        self.users.extend_from_slice(users);
         self
     }
 
@@ -110,7 +113,7 @@ impl TestAppBuilder {
         let mut config = Config::for_tests(database_url.clone(), dir.path().to_path_buf());
         config.payments_sandbox = self.payments_sandbox;
         config.payment_webhook_secret = self.webhook_secret;
-        for change in &self.configure {
+        for change in self.configure {
             change(&mut config);
         }
         let running = spawn_with(config.clone(), self.clock, registry).await.expect("server starts");
@@ -175,6 +178,11 @@ impl TestApp {
 
     pub fn engine(&self) -> &Engine {
         &self.running.state.engine
+    }
+
+    /// The console's sign-in state (verification counts).
+    pub fn auth(&self) -> &parley_app::server::auth::Auth {
+        &self.running.state.auth
     }
 
     /// The fake Anthropic upstream of a server built with [`TestAppBuilder::anthropic`].

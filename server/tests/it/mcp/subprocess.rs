@@ -35,6 +35,8 @@ async fn mcp_stdio_subcommand_serves_the_same_tools() {
     let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))
         .args(["mcp-stdio", "--token", "pm_wrong"])
         .env("DATABASE_URL", &app.database_url)
+        // The secret key that opens the database's provider keys.
+        .env("PARLEY_DATA_DIR", app.dir.path())
         .env("RUST_LOG", "off")
         .stdin(std::process::Stdio::null())
         .output()

@@ -1,0 +1,248 @@
+//! Console sign-in under attack: parallel guesses wait their turn or are refused before any
+//! password is checked, at most N Argon2 verifications run at once, one address gets a limited
+//! number of attempts, unknown emails cost the same work, and the first administrator's password
+//! is in a file only its owner reads, in no log line.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::harness::fixtures::{ADMIN, PASSWORD};
+use crate::harness::*;
+use leptos::server_fn::ServerFn;
+use parley_app::console::api::auth;
+
+/// One answer to a sign-in: status, `Retry-After`, body.
+struct Answer {
+    status: u16,
+    retry_after: Option<String>,
+    body: String,
+}
+
+/// A sign-in from the console's own origin, through a trusted proxy that names the client
+/// `from` (when given).
+async fn attempt(base: &str, from: Option<&str>, email: &str, password: &str) -> Answer {
+    let mut r = reqwest::Client::new()
+        .post(format!("{base}{}", auth::SignIn::PATH))
+        .header("origin", base)
+        .form(&[("email", email), ("password", password)]);
+    if let Some(ip) = from {
+        r = r.header("x-forwarded-for", ip);
+    }
+    let r = r.send().await.unwrap();
+    let status = r.status().as_u16();
+    let retry_after = r.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    Answer { status, retry_after, body: r.text().await.unwrap() }
+}
+
+/// A server behind a trusted proxy on 127.0.0.1 (so each test client can have its own address)
+/// with the per-IP limit off unless `per_ip` is given.
+async fn behind_proxy(per_ip: u32) -> TestApp {
+    TestApp::builder()
+        .with_users(&[ADMIN])
+        .config(move |c| {
+            c.trusted_proxies = "127.0.0.1".into();
+            c.signin_per_ip_per_minute = per_ip;
+            c.signin_concurrency = 4;
+        })
+        .spawn()
+        .await
+}
+
+#[tokio::test]
+async fn a_hundred_parallel_sign_ins_run_at_most_four_verifications_at_once() {
+    let app = behind_proxy(0).await;
+    let base = app.url("");
+    let (_, before) = app.auth().verification_stats();
+    // Different emails from different addresses: neither the per-email turn nor the per-IP limit
+    // holds them back, only the cap on verifications (each Argon2 run takes about 19 MiB).
+    let attempts = (0..100).map(|i| {
+        let base = base.clone();
+        async move {
+            attempt(&base, Some(&format!("198.51.100.{}", i + 1)), &format!("guess{i}@example.com"), "wrong password")
+                .await
+        }
+    });
+    let answers = futures::future::join_all(attempts).await;
+    let (peak, total) = app.auth().verification_stats();
+    assert!(peak <= 4, "at most 4 verifications at once, saw {peak}");
+    assert!(peak >= 2, "the verifications did overlap (else this test proves nothing): {peak}");
+    let refused = answers.iter().filter(|a| a.status == 429).count();
+    let checked = answers.iter().filter(|a| a.status == 422).count();
+    assert_eq!(refused + checked, 100, "each is either checked (422) or refused (429)");
+    assert_eq!(total - before, checked, "every checked attempt ran one verification, no refused one did");
+    for a in answers.iter().filter(|a| a.status == 429) {
+        assert!(a.body.contains("too_many") && a.retry_after.is_some(), "{}", a.body);
+    }
+    for a in answers.iter().filter(|a| a.status == 422) {
+        assert!(a.body.contains("Wrong email or password."), "{}", a.body);
+    }
+}
+
+#[tokio::test]
+async fn parallel_guesses_at_one_email_wait_their_turn_before_any_check() {
+    let app = behind_proxy(0).await;
+    let base = app.url("");
+    let (_, before) = app.auth().verification_stats();
+    let started = Instant::now();
+    let attempts = (0..100).map(|i| {
+        let base = base.clone();
+        async move { attempt(&base, Some(&format!("203.0.113.{}", i + 1)), ADMIN.email, "wrong password").await }
+    });
+    let answers = futures::future::join_all(attempts).await;
+    let elapsed = started.elapsed();
+    let (_, total) = app.auth().verification_stats();
+    let checked = answers.iter().filter(|a| a.status == 422).count();
+    let refused = answers.iter().filter(|a| a.status == 429).count();
+    // Four attempts start at once, then each waits 0.5 s, 1 s, 2 s, … after the one before it;
+    // a start more than 5 s away is refused at once: 7 are checked (the last after 3.5 s).
+    assert!((5..=8).contains(&checked), "checked {checked}");
+    assert_eq!(checked + refused, 100);
+    assert_eq!(total - before, checked, "the refused ones ran no verification");
+    assert!(elapsed >= Duration::from_secs(3), "the checked ones waited their turn: {elapsed:?}");
+    assert!(answers.iter().filter(|a| a.status == 429).all(|a| a.retry_after.is_some()));
+    // The next turn is 7.5 s after the first attempts: even the right password waits for it.
+    let due = Duration::from_millis(7500).saturating_sub(started.elapsed());
+    let t = Instant::now();
+    let right = attempt(&base, Some("203.0.113.200"), ADMIN.email, PASSWORD).await;
+    assert_eq!(right.status, 200, "{}", right.body);
+    assert!(t.elapsed() + Duration::from_millis(300) >= due, "waited {:?} of {due:?}", t.elapsed());
+    // Cleared by the success: the next attempt is checked at once.
+    let t = Instant::now();
+    assert_eq!(attempt(&base, Some("203.0.113.201"), ADMIN.email, "wrong").await.status, 422);
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+}
+
+#[tokio::test]
+async fn a_throttled_email_refuses_at_once_what_it_cannot_take_soon() {
+    let app = behind_proxy(0).await;
+    let base = app.url("");
+    // Eight wrong attempts one after the other (the last ones wait 0.5, 1, 2 and 4 s): the next
+    // turn is then 8 s after the eighth, longer than the 5 s an attempt may wait.
+    for _ in 0..8 {
+        assert_eq!(attempt(&base, Some("203.0.113.1"), ADMIN.email, "wrong password").await.status, 422);
+    }
+    let t = Instant::now();
+    let refused = attempt(&base, Some("203.0.113.2"), ADMIN.email, PASSWORD).await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert!(refused.body.contains("Too many sign-in attempts"), "{}", refused.body);
+    assert!(t.elapsed() < Duration::from_secs(2), "refused without waiting: {:?}", t.elapsed());
+}
+
+#[tokio::test]
+async fn one_address_gets_a_limited_number_of_attempts() {
+    // 3 a minute: a burst of 3, then one more every 20 s.
+    let app = behind_proxy(3).await;
+    let base = app.url("");
+    for i in 0..3 {
+        let a = attempt(&base, Some("192.0.2.10"), &format!("nobody{i}@example.com"), "wrong password").await;
+        assert_eq!(a.status, 422, "attempt {i}: {}", a.body);
+    }
+    let (_, before) = app.auth().verification_stats();
+    let refused = attempt(&base, Some("192.0.2.10"), "nobody-else@example.com", "wrong password").await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    let wait: u64 = refused.retry_after.as_deref().unwrap_or_default().parse().expect("Retry-After in seconds");
+    assert!((1..=20).contains(&wait), "{wait}");
+    // Refused before the password was looked at; even the right password.
+    let right = attempt(&base, Some("192.0.2.10"), ADMIN.email, PASSWORD).await;
+    assert_eq!(right.status, 429);
+    assert_eq!(app.auth().verification_stats().1, before, "no verification for a refused address");
+    // Another address is served.
+    let other = attempt(&base, Some("192.0.2.11"), ADMIN.email, PASSWORD).await;
+    assert_eq!(other.status, 200, "{}", other.body);
+}
+
+#[tokio::test]
+async fn the_limit_holds_for_the_socket_address_without_trusted_proxies() {
+    let app = TestApp::builder().with_users(&[ADMIN]).config(|c| c.signin_per_ip_per_minute = 3).spawn().await;
+    let base = app.url("");
+    // Without a trusted proxy, a forged X-Forwarded-For does not give a fresh address.
+    for i in 0..3 {
+        let a = attempt(&base, Some(&format!("10.9.9.{i}")), &format!("n{i}@example.com"), "wrong password").await;
+        assert_eq!(a.status, 422, "{}", a.body);
+    }
+    let a = attempt(&base, Some("10.9.9.99"), "n@example.com", "wrong password").await;
+    assert_eq!(a.status, 429, "{}", a.body);
+}
+
+#[tokio::test]
+async fn an_unknown_email_costs_the_same_work_as_a_known_one() {
+    let app = behind_proxy(0).await;
+    let base = app.url("");
+    let mut known = Vec::new();
+    let mut unknown = Vec::new();
+    for i in 0..3 {
+        let (_, before) = app.auth().verification_stats();
+        let t = Instant::now();
+        // Different emails each time, so no per-email wait adds up.
+        let a = attempt(&base, Some("192.0.2.1"), &format!("nobody{i}@example.com"), "wrong password").await;
+        unknown.push(t.elapsed());
+        assert_eq!(a.status, 422);
+        assert_eq!(app.auth().verification_stats().1 - before, 1, "an unknown email runs one verification");
+        let (_, before) = app.auth().verification_stats();
+        let t = Instant::now();
+        let a = attempt(&base, Some("192.0.2.1"), ADMIN.email, "wrong password").await;
+        known.push(t.elapsed());
+        assert_eq!(a.status, 422);
+        assert_eq!(app.auth().verification_stats().1 - before, 1, "a known email runs one verification");
+    }
+    // The same answer, and a comparable time (loose: other tests share the machine).
+    let (fast_unknown, fast_known) = (unknown.iter().min().unwrap(), known.iter().min().unwrap());
+    assert!(*fast_unknown * 3 >= *fast_known, "unknown {unknown:?} vs known {known:?}");
+}
+
+/// Every log line of this test binary from the first call on (INFO and above), in memory: one
+/// global subscriber, as the server binary has one.
+fn captured_logs() -> &'static Captured {
+    static LOGS: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Captured::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber of the tests");
+        logs
+    })
+}
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn the_first_password_is_in_an_owner_only_file_and_in_no_log_line() {
+    let logs = captured_logs();
+    let app = spawn_app().await;
+    let path = app.dir.path().join("first-admin-password.txt");
+    let text = std::fs::read_to_string(&path).expect("the password file");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "readable by its owner only: {mode:o}");
+    }
+    let password = text.lines().find_map(|l| l.strip_prefix("password: ")).expect("a password line").to_owned();
+    assert!(password.len() >= 16, "{text}");
+    let logged = logs.text();
+    assert!(logged.contains(&path.display().to_string()), "the log names the file: {logged}");
+    assert!(!logged.contains(&password), "the password is in no log line");
+
+    let signed = attempt(&app.url(""), None, "admin@parley.local", &password).await;
+    assert_eq!(signed.status, 200, "the file's password signs in: {}", signed.body);
+}
