@@ -149,12 +149,12 @@ test('an administrator edits an agent with field errors, copies the embed snippe
   await expect(page.getByRole('heading', { name: 'New agent' })).toBeVisible();
   await page.getByLabel('Name').fill('Shop helper');
   await page.getByLabel('Public key (in the embed snippet)').fill('Bad Key!');
-  await page.getByLabel('Allowed origins (one per line; empty: any website)').fill('https://shop.example.com/path');
+  await page.getByLabel('Allowed origins (one per line; none: no website can embed it yet; * for any)').fill('https://shop.example.com/path');
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.locator('#err-key')).toContainText('lower-case letters');
   await expect(page.locator('#err-allowed_origins')).toContainText('Not an origin');
   await page.getByLabel('Public key (in the embed snippet)').fill('shop-helper');
-  await page.getByLabel('Allowed origins (one per line; empty: any website)').fill('https://shop.example.com');
+  await page.getByLabel('Allowed origins (one per line; none: no website can embed it yet; * for any)').fill('https://shop.example.com');
   await page.getByLabel('API key').fill('sk-e2e-secret-9876');
   // Two capabilities, and only one of the tools they allow.
   await page.getByLabel('knowledge_search').check();

@@ -1,7 +1,8 @@
 import { expect, test } from '@playwright/test';
-import { APP_URL, ask, gotoHost, iframe, openWithLauncher, send } from './helpers';
+import { APP_URL, ask, gotoHost, iframe, openWithLauncher, send, trackPanelReady } from './helpers';
 
 test('the widget says so, in words, when the visitor sends too fast', async ({ page, request }) => {
+  await trackPanelReady(page);
   await gotoHost(page);
   const p = await openWithLauncher(page);
   await ask(p, 'hello');

@@ -94,12 +94,15 @@ async fn visible_order(
 }
 
 /// A state-changing request a browser sent from another site: `Sec-Fetch-Site` other than
-/// same-origin, or an `Origin` that is neither the `Host` it was sent to nor the public URL (a
-/// proxy may rewrite `Host`).
+/// same-origin (a browser sets it; a page cannot), or, from a client that does not send it, an
+/// `Origin` that is neither the `Host` it was sent to nor the public URL (a proxy may rewrite
+/// `Host`). The pay page's `no-referrer` policy makes Chromium send `Origin: null` with its own
+/// form, so `Sec-Fetch-Site` decides whenever it is there.
 fn from_another_site(headers: &HeaderMap, public_url: &str) -> bool {
-    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
-    if fetch_site.is_some_and(|s| s != "same-origin" && s != "none") {
-        return true;
+    match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        Some("same-origin" | "none") => return false,
+        Some(_) => return true,
+        None => {}
     }
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
     if origin.is_some_and(|o| o.eq_ignore_ascii_case(public_url.trim_end_matches('/'))) {
