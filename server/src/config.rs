@@ -113,30 +113,11 @@ impl LimitArgs {
         LimitArgs::from(LimitSettings::default())
     }
 
-    /// Every rate and cap off (benchmarks).
-    pub fn off() -> Self {
-        LimitArgs::from(LimitSettings {
-            visitors_per_ip: 0,
-            sends_per_ip: 0,
-            sends_per_visitor: 0,
-            uploads_per_visitor: 0,
-            resumes_per_visitor: 0,
-            leads_per_visitor_per_hour: 0,
-            turns_per_agent: 0,
-            max_streams: 0,
-            max_streams_per_visitor: 0,
-        })
-    }
-
     /// The settings the server runs with.
     pub fn settings(&self) -> LimitSettings {
         if self.no_limits {
-            return LimitArgs::off().settings_as_given();
+            return LimitSettings::off();
         }
-        self.settings_as_given()
-    }
-
-    fn settings_as_given(&self) -> LimitSettings {
         LimitSettings {
             visitors_per_ip: self.limit_visitors_per_ip,
             sends_per_ip: self.limit_sends_per_ip,

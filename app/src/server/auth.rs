@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,6 +13,7 @@ use tokio::sync::Semaphore;
 use tower_sessions::Session;
 
 use super::engine::Engine;
+use super::limits::{MINUTE, Rate};
 use super::store::users::{self, Role, User};
 
 /// Where the signed-in user's id lives in the session.
@@ -118,15 +118,13 @@ impl Default for SignInLimits {
     }
 }
 
-type IpLimiter = governor::DefaultKeyedRateLimiter<IpAddr>;
-
 /// Auth state shared by every request.
 #[derive(Debug)]
 pub struct Auth {
     pub throttle: Throttle,
     /// Verified when the email is unknown, so both cases do the same work.
     dummy_hash: String,
-    per_ip: Option<Arc<IpLimiter>>,
+    per_ip: Arc<Rate>,
     /// Permits for Argon2 verifications (each takes about 19 MiB while it runs).
     verifying: Arc<Semaphore>,
     max_wait: Duration,
@@ -145,20 +143,16 @@ impl Auth {
     /// The sign-in state; a background task keeps the per-IP limiter's memory bounded (keys whose
     /// allowance is full again are dropped every minute).
     pub async fn new(limits: SignInLimits) -> Auth {
-        let per_ip = NonZeroU32::new(limits.per_ip_per_minute)
-            .map(|n| Arc::new(governor::RateLimiter::keyed(governor::Quota::per_minute(n))));
-        if let Some(limiter) = &per_ip {
-            let weak = Arc::downgrade(limiter);
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(Duration::from_secs(60));
-                loop {
-                    tick.tick().await;
-                    let Some(limiter) = weak.upgrade() else { return };
-                    limiter.retain_recent();
-                    limiter.shrink_to_fit();
-                }
-            });
-        }
+        let per_ip = Arc::new(Rate::new(limits.per_ip_per_minute, MINUTE, "sign-ins from this address"));
+        let weak = Arc::downgrade(&per_ip);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                let Some(limiter) = weak.upgrade() else { return };
+                limiter.prune();
+            }
+        });
         Auth {
             throttle: Throttle::default(),
             dummy_hash: hash_password("not a real password".into()).await,
@@ -176,11 +170,7 @@ impl Auth {
 
     /// Counts an attempt from `ip` against the per-IP limit.
     fn admit(&self, ip: IpAddr) -> Result<(), AuthError> {
-        use governor::clock::Clock as _;
-        let Some(limiter) = &self.per_ip else { return Ok(()) };
-        limiter.check_key(&ip).map_err(|not_until| AuthError::TooMany {
-            retry_after: not_until.wait_time_from(governor::clock::DefaultClock::default().now()),
-        })
+        self.per_ip.check(ip).map_err(|refused| AuthError::TooMany { retry_after: refused.retry_after })
     }
 
     /// Checks a password against a hash once a verification slot is free (waiting at most the

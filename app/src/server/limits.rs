@@ -48,6 +48,23 @@ pub struct LimitSettings {
     pub max_streams_per_visitor: usize,
 }
 
+impl LimitSettings {
+    /// Every rate and cap off.
+    pub fn off() -> Self {
+        LimitSettings {
+            visitors_per_ip: 0,
+            sends_per_ip: 0,
+            sends_per_visitor: 0,
+            uploads_per_visitor: 0,
+            resumes_per_visitor: 0,
+            leads_per_visitor_per_hour: 0,
+            turns_per_agent: 0,
+            max_streams: 0,
+            max_streams_per_visitor: 0,
+        }
+    }
+}
+
 impl Default for LimitSettings {
     fn default() -> Self {
         LimitSettings {
@@ -88,14 +105,22 @@ impl Refused {
     }
 }
 
-/// One keyed rate, or none when its figure is 0.
-struct Rate {
+/// One keyed rate (keys hashed into [`BUCKETS`]), or none when its figure is 0. Also used for
+/// console sign-ins per address ([`crate::server::auth`]).
+pub struct Rate {
     limiter: Option<DefaultKeyedRateLimiter<u64>>,
     reason: &'static str,
 }
 
+impl std::fmt::Debug for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rate").field("reason", &self.reason).field("keys", &self.keys()).finish()
+    }
+}
+
 impl Rate {
-    fn new(per: u32, period: Duration, reason: &'static str) -> Self {
+    /// `per` calls a `period` (a burst of `per`, then one every `period / per`); 0: no limit.
+    pub fn new(per: u32, period: Duration, reason: &'static str) -> Self {
         let limiter = NonZeroU32::new(per).map(|n| {
             let quota = Quota::with_period(period / n.get()).expect("a period over zero").allow_burst(n);
             RateLimiter::keyed(quota)
@@ -103,7 +128,8 @@ impl Rate {
         Rate { limiter, reason }
     }
 
-    fn check(&self, key: impl Hash) -> Result<(), Refused> {
+    /// Counts a call of `key`, or says when to try again.
+    pub fn check(&self, key: impl Hash) -> Result<(), Refused> {
         let Some(limiter) = &self.limiter else { return Ok(()) };
         limiter.check_key(&bucket(key)).map_err(|not_until| Refused {
             retry_after: not_until.wait_time_from(DefaultClock::default().now()),
@@ -111,14 +137,16 @@ impl Rate {
         })
     }
 
-    fn prune(&self) {
+    /// Drops keys that are back to full.
+    pub fn prune(&self) {
         if let Some(limiter) = &self.limiter {
             limiter.retain_recent();
             limiter.shrink_to_fit();
         }
     }
 
-    fn keys(&self) -> usize {
+    /// Keys held now.
+    pub fn keys(&self) -> usize {
         self.limiter.as_ref().map_or(0, |l| l.len())
     }
 }
@@ -142,7 +170,8 @@ impl std::fmt::Debug for Limits {
     }
 }
 
-const MINUTE: Duration = Duration::from_secs(60);
+/// A minute, the period of most rates.
+pub const MINUTE: Duration = Duration::from_secs(60);
 
 impl Limits {
     pub fn new(settings: LimitSettings) -> Self {
