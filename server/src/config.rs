@@ -76,7 +76,7 @@ pub struct Config {
 #[derive(clap::Args, Clone, Debug)]
 pub struct LimitArgs {
     /// Turn every rate and stream cap off (benchmarks against a local fake upstream only).
-    #[arg(long, global = true, env = "PARLEY_NO_LIMITS", default_value_t = false)]
+    #[arg(long, global = true, env = "PARLEY_NO_LIMITS", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub no_limits: bool,
     /// New visitors per IP address per minute.
     #[arg(long, global = true, env = "PARLEY_LIMIT_VISITORS_PER_IP", default_value_t = LimitSettings::default().visitors_per_ip)]
@@ -184,5 +184,29 @@ impl Config {
             Some(url) => url.clone(),
             None => format!("sqlite://{}?mode=rwc", self.data_dir.join("parley.db").display()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        config: Config,
+    }
+
+    #[test]
+    fn limits_can_be_turned_off_as_the_benchmark_does() {
+        // `PARLEY_NO_LIMITS=1` (what `parley bench` and the README set) reads as on.
+        let on = Cli::try_parse_from(["parley", "--no-limits", "1"]).expect("1 is a yes");
+        assert_eq!(on.config.limits.settings(), LimitSettings::off());
+        let bare = Cli::try_parse_from(["parley", "--no-limits"]).expect("a bare flag is a yes");
+        assert!(bare.config.limits.no_limits);
+        let off = Cli::try_parse_from(["parley"]).expect("defaults");
+        assert_eq!(off.config.limits.settings(), LimitSettings::default());
     }
 }
