@@ -11,7 +11,7 @@ use super::fields::{
     tick,
 };
 use super::layout::go_to;
-use super::types::{AgentForm, ToolInfo};
+use super::types::{AgentForm, ToolInfo, UnpricedPrice};
 
 const PROVIDERS: &[(&str, &str)] = &[
     ("demo", "Offline demo model (no API key)"),
@@ -23,8 +23,19 @@ const POSITIONS: &[(&str, &str)] = &[("right", "Bottom right"), ("left", "Bottom
 
 /// The form of a new agent (`form.id` is `None`) or of a stored one, with the catalogue's tools.
 #[component]
-pub fn AgentFormView(form: AgentForm, tools: Vec<ToolInfo>) -> impl IntoView {
+pub fn AgentFormView(
+    form: AgentForm,
+    tools: Vec<ToolInfo>,
+    unpriced: UnpricedPrice,
+    /// The stored model has a price row.
+    model_priced: bool,
+) -> impl IntoView {
     let is_new = form.id.is_none();
+    let price_warning = (!model_priced).then(|| unpriced.warning(&form.model));
+    let cap_label = match unpriced.default_daily_cap_usd {
+        Some(cap) => format!("Daily spend cap of this agent (US$, empty: the server's default, US${cap})"),
+        None => "Daily spend cap of this agent (US$, empty: none)".to_owned(),
+    };
     let title = if is_new { "New agent".to_owned() } else { format!("Agent: {}", form.name) };
     let hint = form.api_key_hint.clone();
     let origins = RwSignal::new(form.allowed_origins.join("\n"));
@@ -101,6 +112,7 @@ pub fn AgentFormView(form: AgentForm, tools: Vec<ToolInfo>) -> impl IntoView {
             <TextInput id="a-api-key" label="API key" field="new_api_key" value=bind!(f.new_api_key) errors
                 kind="password" autocomplete="off" placeholder />
             <TextInput id="a-model" label="Model" field="model" value=bind!(f.model) errors />
+            {price_warning.map(|w| view! { <p class="c-warn" id="a-price-warning" role="status">{w}</p> })}
             <TextInput id="a-fallback" label="Fallback model (optional)" field="fallback_model"
                 value=bind!(f.fallback_model) errors />
             <TextArea id="a-prompt" label="System prompt" field="system_prompt" value=bind!(f.system_prompt) errors
@@ -121,7 +133,7 @@ pub fn AgentFormView(form: AgentForm, tools: Vec<ToolInfo>) -> impl IntoView {
             </div>
             <TextInput id="a-max-turns" label="Tool hops per turn (empty: 3, or 15 with expert_team)" field="max_turns"
                 value=bind!(f.max_turns) errors />
-            <TextInput id="a-daily-cap" label="Daily spend cap of this agent (US$, empty: none)" field="daily_cap_usd"
+            <TextInput id="a-daily-cap" label=cap_label field="daily_cap_usd"
                 value=bind!(f.daily_cap_usd) errors />
             <Notice status />
             <button type="submit" class="c-primary">"Save"</button>

@@ -10,7 +10,7 @@ use super::agent_form::AgentFormView;
 use super::api::agents::{agent_editor, agents, embed_info};
 use super::layout::copy_text;
 use super::loaded::Loaded;
-use super::types::AgentForm;
+use super::types::{AgentForm, AgentFormData};
 
 /// `/admin/agents`: every agent, with links to its form and its snippet.
 #[component]
@@ -28,7 +28,12 @@ pub fn AgentsPage() -> impl IntoView {
                             <td><A href=format!("/admin/agents/{}", a.id)>{a.name}</A></td>
                             <td><code>{a.key}</code></td>
                             <td>{a.vertical}</td>
-                            <td>{format!("{} · {}", a.provider, a.model)}</td>
+                            <td>
+                                {format!("{} · {}", a.provider, a.model)}
+                                {a.unpriced.then(|| view! {
+                                    <span class="c-warn" title="No price row: charged the default price for unpriced models">" ⚠ no price"</span>
+                                })}
+                            </td>
                             <td>{a.capabilities.join(", ")}</td>
                             <td><A href=format!("/admin/agents/{}/embed", a.id)>"Embed"</A></td>
                         </tr>
@@ -63,7 +68,8 @@ pub fn AgentEditPage() -> impl IntoView {
     view! {
         <p><A href="/admin/agents">"← Agents"</A></p>
         <Loaded resource=data let:data>
-            {let (form, tools) = data; view! { <AgentFormView form tools /> }}
+            {let AgentFormData { form, tools, unpriced, model_priced } = data;
+                view! { <AgentFormView form tools unpriced model_priced /> }}
         </Loaded>
     }
 }

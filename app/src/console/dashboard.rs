@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use super::api::dashboard::dashboard_figures;
 use super::layout::console_ctx;
 use super::loaded::Loaded;
-use super::types::{Dashboard, DayUsage};
+use super::types::{AgentSpend, Dashboard, DayUsage, UnpricedPrice};
 
 /// `/admin`: the dashboard, reloaded on every change.
 #[component]
@@ -32,6 +32,7 @@ fn Figures(d: Dashboard) -> impl IntoView {
             <Tile label="Leads waiting" value=d.leads_waiting.to_string() />
             <Tile label="Orders paid (today)" value=format!("{} ({})", d.orders_paid, d.orders_paid_today) />
         </section>
+        <SpendToday agents=d.spend_today unpriced=d.unpriced />
         <section class="c-card">
             <h2>"Tokens and cost, last 30 days"</h2>
             <p class="c-hint">{format!("{tokens} tokens · US${cost:.4} in all")}</p>
@@ -48,6 +49,39 @@ fn Figures(d: Dashboard) -> impl IntoView {
                     </ol>
                 }.into_any()
             }}
+        </section>
+    }
+}
+
+/// Each agent's spend today against its daily cap, and a warning for every agent whose model
+/// has no price row.
+#[component]
+fn SpendToday(agents: Vec<AgentSpend>, unpriced: UnpricedPrice) -> impl IntoView {
+    let warnings: Vec<String> =
+        agents.iter().filter(|a| a.unpriced).map(|a| format!("{}: {}", a.name, unpriced.warning(&a.model))).collect();
+    view! {
+        <section class="c-card" id="spend-today">
+            <h2>"Spend today (UTC)"</h2>
+            {warnings.into_iter().map(|w| view! { <p class="c-warn" role="status">{w}</p> }).collect_view()}
+            <table class="c-table">
+                <thead><tr><th>"Agent"</th><th>"Model"</th><th>"Spent"</th><th>"Daily cap"</th></tr></thead>
+                <tbody>
+                    {agents.into_iter().map(|a| {
+                        let reached = a.cap_usd.is_some_and(|cap| a.spent_usd >= cap);
+                        view! {
+                            <tr>
+                                <td>{a.name}</td>
+                                <td>{a.model}{a.unpriced.then(|| view! { <span class="c-warn">" ⚠ no price"</span> })}</td>
+                                <td>{format!("US${:.4}", a.spent_usd)}</td>
+                                <td>
+                                    {a.cap_usd.map_or("none".to_owned(), |c| format!("US${c:.2}"))}
+                                    {reached.then(|| view! { <span class="c-warn">" reached"</span> })}
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
         </section>
     }
 }

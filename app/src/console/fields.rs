@@ -51,7 +51,7 @@ pub fn FieldMessage(errors: Errors, field: &'static str) -> impl IntoView {
 pub fn TextInput(
     /// The input's id (the label points at it).
     id: &'static str,
-    label: &'static str,
+    #[prop(into)] label: String,
     /// The form field whose error shows under it.
     field: &'static str,
     value: Bound,

@@ -51,7 +51,9 @@ pub fn ModelsPage() -> impl IntoView {
         });
     };
     let remove = move |prefix: String| {
-        if !confirm(&format!("Delete the price of {prefix}? Models it matched will cost nothing.")) {
+        if !confirm(&format!(
+            "Delete the price of {prefix}? Models it matched will be charged the default price for unpriced models."
+        )) {
             return;
         }
         leptos::task::spawn_local(async move {
@@ -67,7 +69,7 @@ pub fn ModelsPage() -> impl IntoView {
         <h1>"Models & prices"</h1>
         <p class="c-hint">
             "US dollars per million tokens. A model takes the row of the longest prefix of its name (a provider prefix such as "
-            <code>"openai/"</code>" is ignored); a model without a row costs nothing. Click a row to edit it."
+            <code>"openai/"</code>" is ignored); a model without a row is charged a conservative default price (settings PARLEY_UNPRICED_INPUT_PER_MTOK and PARLEY_UNPRICED_OUTPUT_PER_MTOK) and is flagged on its agent and the dashboard. Click a row to edit it."
         </p>
         <Loaded resource=list let:rows>
             <table class="c-table c-rows" id="models">

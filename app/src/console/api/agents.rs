@@ -8,7 +8,7 @@ use super::access::{AdminUser, ConsoleUser};
 use crate::console::error::ConsoleError;
 #[cfg(feature = "ssr")]
 use crate::console::types::FieldError;
-use crate::console::types::{AgentForm, AgentSummary, Saved, ToolInfo};
+use crate::console::types::{AgentForm, AgentFormData, AgentSummary, Saved, ToolInfo};
 
 /// `(id, name)` of every agent, for filters (operators too).
 #[server]
@@ -23,9 +23,11 @@ pub async fn agent_names() -> Result<Vec<(String, String)>, ConsoleError> {
 pub async fn agents() -> Result<Vec<AgentSummary>, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let agents = crate::server::store::agents::list(state.engine.db()).await?;
+    let prices = state.engine.prices();
     Ok(agents
         .into_iter()
         .map(|a| AgentSummary {
+            unpriced: !prices.is_priced(&a.provider.model),
             id: a.id,
             key: a.public_key,
             name: a.name,
@@ -53,13 +55,25 @@ fn catalogue(state: &crate::server::state::AppState) -> Vec<ToolInfo> {
 /// one call. (Server rendering loses the request's context after the first wait, so a page's
 /// resource calls one server function, which reads the context first.)
 #[server]
-pub async fn agent_editor(id: Option<String>) -> Result<(AgentForm, Vec<ToolInfo>), ConsoleError> {
+pub async fn agent_editor(id: Option<String>) -> Result<AgentFormData, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let form = match id {
         Some(id) => agent_form(&state, &id).await?,
         None => crate::console::agents::blank(),
     };
-    Ok((form, catalogue(&state)))
+    let priced = state.engine.prices().is_priced(&form.model);
+    Ok(AgentFormData { form, tools: catalogue(&state), unpriced: unpriced_price(&state), model_priced: priced })
+}
+
+/// The default price of unpriced models and the default daily cap, as the console shows them.
+#[cfg(feature = "ssr")]
+pub(crate) fn unpriced_price(state: &crate::server::state::AppState) -> crate::console::types::UnpricedPrice {
+    let default = state.engine.prices().default_price();
+    crate::console::types::UnpricedPrice {
+        input_per_mtok: default.input_per_mtok,
+        output_per_mtok: default.output_per_mtok,
+        default_daily_cap_usd: state.engine.settings().spend.agent_daily_cap_usd,
+    }
 }
 
 /// The agent and the URL browsers reach this server at (for the snippet).

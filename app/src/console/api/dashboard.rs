@@ -39,7 +39,25 @@ pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
     top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top.truncate(10);
     let c = q::counts(db, today).await?;
+    let spent: HashMap<String, f64> =
+        crate::server::store::usage::spend_by_agent_since(db, today).await?.into_iter().collect();
+    let prices = state.engine.prices();
+    let default_cap = state.engine.settings().spend.agent_daily_cap_usd;
+    let spend_today = crate::server::store::agents::list(db)
+        .await?
+        .into_iter()
+        .map(|a| crate::console::types::AgentSpend {
+            spent_usd: spent.get(&a.id).copied().unwrap_or(0.0),
+            cap_usd: a.limits.daily_cap_usd.or(default_cap),
+            unpriced: !prices.is_priced(&a.provider.model),
+            agent_id: a.id,
+            name: a.name,
+            model: a.provider.model,
+        })
+        .collect();
     Ok(Dashboard {
+        spend_today,
+        unpriced: crate::console::api::agents::unpriced_price(&state),
         conversations_today: c.conversations_today,
         messages_today: c.messages_today,
         leads_waiting: c.leads_waiting,
