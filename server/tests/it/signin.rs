@@ -3,7 +3,6 @@
 //! number of attempts, unknown emails cost the same work, and the first administrator's password
 //! is in a file only its owner reads, in no log line.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::harness::fixtures::{ADMIN, PASSWORD};
@@ -188,42 +187,6 @@ async fn an_unknown_email_costs_the_same_work_as_a_known_one() {
     // The same answer, and a comparable time (loose: other tests share the machine).
     let (fast_unknown, fast_known) = (unknown.iter().min().unwrap(), known.iter().min().unwrap());
     assert!(*fast_unknown * 3 >= *fast_known, "unknown {unknown:?} vs known {known:?}");
-}
-
-/// Every log line of this test binary from the first call on (INFO and above), in memory: one
-/// global subscriber, as the server binary has one.
-fn captured_logs() -> &'static Captured {
-    static LOGS: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = Captured::default();
-        let writer = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::INFO)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber of the tests");
-        logs
-    })
-}
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[tokio::test]

@@ -107,6 +107,7 @@ impl TestAppBuilder {
     }
 
     pub async fn spawn(self) -> TestApp {
+        let logs = super::captured_logs();
         let dir = tempfile::tempdir().expect("temp dir");
         let database_url = fresh_database(dir.path()).await;
         let registry = self.registry.unwrap_or_else(|| Registry::builtin(&reqwest::Client::new()));
@@ -117,6 +118,18 @@ impl TestAppBuilder {
             change(&mut config);
         }
         let running = spawn_with(config.clone(), self.clock, registry).await.expect("server starts");
+        // What the server made at its first start: the sealing key, the first password.
+        if let Ok(key) = std::fs::read_to_string(dir.path().join("secret.key")) {
+            logs.secret(key.trim());
+        }
+        if let Some(key) = &config.secret_key {
+            logs.secret(key);
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.path().join("first-admin-password.txt")) {
+            for password in text.lines().filter_map(|l| l.strip_prefix("password: ")) {
+                logs.secret(password);
+            }
+        }
         let fake = FakeOpenAi::start().await;
         let anthropic = if self.anthropic { Some(FakeAnthropic::start().await) } else { None };
         let app = TestApp { running, fake, anthropic, client: reqwest::Client::new(), config, database_url, dir };
@@ -124,6 +137,14 @@ impl TestAppBuilder {
             app.add_user(user).await;
         }
         app
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            super::captured_logs().assert_no_secret();
+        }
     }
 }
 

@@ -5,12 +5,14 @@
 mod app;
 mod browser;
 pub mod fixtures;
+mod logs;
 mod pay;
 mod read;
 mod tools;
 
 pub use app::*;
 pub use browser::Browser;
+pub use logs::captured_logs;
 pub use pay::*;
 pub use read::*;
 pub use tools::*;
