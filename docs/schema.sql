@@ -294,11 +294,13 @@ CREATE TABLE usage_ledger (
     cost_usd DOUBLE PRECISION NOT NULL,
     latency_ms BIGINT NOT NULL,
     created_at BIGINT NOT NULL
-);
+, visitor_id TEXT, estimated BIGINT NOT NULL DEFAULT 0);
 
 CREATE INDEX usage_by_agent ON usage_ledger (agent_id, created_at);
 
 CREATE INDEX usage_by_conversation ON usage_ledger (conversation_id);
+
+CREATE INDEX usage_by_visitor ON usage_ledger (visitor_id, created_at);
 
 CREATE TABLE users (
     id TEXT PRIMARY KEY,

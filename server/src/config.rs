@@ -3,6 +3,9 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use std::time::Duration;
+
+use parley_app::server::engine::budget::SpendSettings;
 use parley_app::server::limits::LimitSettings;
 
 /// Settings of `parley serve` (also used by tests through [`crate::spawn`]).
@@ -55,6 +58,8 @@ pub struct Config {
     pub payments_sandbox: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub spend: SpendArgs,
     /// The key that encrypts provider keys at rest: 32 bytes as base64 or hex. Unset: the file
     /// `secret.key` in the data directory, created (mode 0600) on the first start.
     #[arg(long, global = true, env = "PARLEY_SECRET_KEY", hide_env_values = true)]
@@ -149,6 +154,71 @@ impl From<LimitSettings> for LimitArgs {
     }
 }
 
+/// What model calls may spend and take, whatever an agent says. See `docs/security.md`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SpendArgs {
+    /// What a model without a row in the price table costs, US dollars per million input tokens.
+    #[arg(long, global = true, env = "PARLEY_UNPRICED_INPUT_PER_MTOK", default_value_t = SpendSettings::default().unpriced_input_per_mtok)]
+    pub unpriced_input_per_mtok: f64,
+    /// The same per million output tokens.
+    #[arg(long, global = true, env = "PARLEY_UNPRICED_OUTPUT_PER_MTOK", default_value_t = SpendSettings::default().unpriced_output_per_mtok)]
+    pub unpriced_output_per_mtok: f64,
+    /// `max_tokens` of every answer's model calls (16 to 100000).
+    #[arg(long, global = true, env = "PARLEY_ANSWER_MAX_TOKENS", default_value_t = SpendSettings::default().answer_max_tokens)]
+    pub answer_max_tokens: u32,
+    /// Seconds one answer may take in all (model calls, tools, experts); then it ends with
+    /// `TIME_LIMIT_REACHED`.
+    #[arg(long, global = true, env = "PARLEY_ANSWER_TIME_LIMIT_SECS", default_value_t = SpendSettings::default().answer_time_limit.as_secs())]
+    pub answer_time_limit_secs: u64,
+    /// What an agent may spend per UTC day, US dollars, when the agent sets no cap of its own
+    /// (0: no cap).
+    #[arg(long, global = true, env = "PARLEY_AGENT_DAILY_CAP_USD", default_value_t = SpendSettings::default().agent_daily_cap_usd.unwrap_or(0.0))]
+    pub agent_daily_cap_usd: f64,
+    /// What one visitor's conversations may cost per UTC day, all together, US dollars (0: no cap).
+    #[arg(long, global = true, env = "PARLEY_VISITOR_DAILY_CAP_USD", default_value_t = SpendSettings::default().visitor_daily_cap_usd.unwrap_or(0.0))]
+    pub visitor_daily_cap_usd: f64,
+}
+
+impl SpendArgs {
+    pub fn defaults() -> Self {
+        let d = SpendSettings::default();
+        SpendArgs {
+            unpriced_input_per_mtok: d.unpriced_input_per_mtok,
+            unpriced_output_per_mtok: d.unpriced_output_per_mtok,
+            answer_max_tokens: d.answer_max_tokens,
+            answer_time_limit_secs: d.answer_time_limit.as_secs(),
+            agent_daily_cap_usd: d.agent_daily_cap_usd.unwrap_or(0.0),
+            visitor_daily_cap_usd: d.visitor_daily_cap_usd.unwrap_or(0.0),
+        }
+    }
+
+    /// The settings, or what is wrong with them.
+    pub fn settings(&self) -> anyhow::Result<SpendSettings> {
+        let money = |name: &str, v: f64| {
+            if v.is_finite() && (0.0..=1_000_000.0).contains(&v) {
+                Ok(v)
+            } else {
+                Err(anyhow::anyhow!("{name} must be an amount from 0 to 1000000 US dollars (got {v})"))
+            }
+        };
+        let cap = |name: &str, v: f64| money(name, v).map(|v| (v > 0.0).then_some(v));
+        if !(16..=100_000).contains(&self.answer_max_tokens) {
+            anyhow::bail!("PARLEY_ANSWER_MAX_TOKENS must be from 16 to 100000 (got {})", self.answer_max_tokens);
+        }
+        if !(1..=3600).contains(&self.answer_time_limit_secs) {
+            anyhow::bail!("PARLEY_ANSWER_TIME_LIMIT_SECS must be from 1 to 3600 (got {})", self.answer_time_limit_secs);
+        }
+        Ok(SpendSettings {
+            unpriced_input_per_mtok: money("PARLEY_UNPRICED_INPUT_PER_MTOK", self.unpriced_input_per_mtok)?,
+            unpriced_output_per_mtok: money("PARLEY_UNPRICED_OUTPUT_PER_MTOK", self.unpriced_output_per_mtok)?,
+            answer_max_tokens: self.answer_max_tokens,
+            answer_time_limit: Duration::from_secs(self.answer_time_limit_secs),
+            agent_daily_cap_usd: cap("PARLEY_AGENT_DAILY_CAP_USD", self.agent_daily_cap_usd)?,
+            visitor_daily_cap_usd: cap("PARLEY_VISITOR_DAILY_CAP_USD", self.visitor_daily_cap_usd)?,
+        })
+    }
+}
+
 /// The webhook secret of [`Config::for_tests`].
 pub const TEST_WEBHOOK_SECRET: &str = "whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIzNDU2Nzg5YWI=";
 
@@ -170,6 +240,7 @@ impl Config {
             model: "gpt-4o-mini".into(),
             trusted_proxies: String::new(),
             limits: LimitArgs::defaults(),
+            spend: SpendArgs::defaults(),
             payments_sandbox: false,
             secret_key: None,
             signin_per_ip_per_minute: 10,
@@ -208,5 +279,27 @@ mod tests {
         assert!(bare.config.limits.no_limits);
         let off = Cli::try_parse_from(["parley"]).expect("defaults");
         assert_eq!(off.config.limits.settings(), LimitSettings::default());
+    }
+
+    #[test]
+    fn spend_settings_have_safe_defaults_and_refuse_nonsense() {
+        let defaults = Cli::try_parse_from(["parley"]).unwrap().config.spend.settings().unwrap();
+        assert_eq!(defaults.agent_daily_cap_usd, Some(10.0), "the agent's daily cap is on by default");
+        assert_eq!(defaults.visitor_daily_cap_usd, Some(1.0));
+        assert_eq!(defaults.answer_max_tokens, 1024);
+        let off =
+            Cli::try_parse_from(["parley", "--agent-daily-cap-usd", "0", "--visitor-daily-cap-usd", "0"]).unwrap();
+        let off = off.config.spend.settings().unwrap();
+        assert_eq!((off.agent_daily_cap_usd, off.visitor_daily_cap_usd), (None, None), "0 turns a cap off");
+        for bad in [
+            &["--answer-max-tokens", "0"][..],
+            &["--answer-time-limit-secs", "0"],
+            &["--agent-daily-cap-usd=-1"],
+            &["--unpriced-output-per-mtok", "NaN"],
+        ] {
+            let cli = Cli::try_parse_from(std::iter::once("parley").chain(bad.iter().copied())).unwrap();
+            let error = cli.config.spend.settings().expect_err("refused").to_string();
+            assert!(error.starts_with("PARLEY_"), "the message names the setting: {error}");
+        }
     }
 }

@@ -38,6 +38,8 @@ pub enum Reply {
     Json { content: String },
     /// Waits, then gives the inner reply.
     Delayed(Duration, Box<Reply>),
+    /// The inner reply without a usage chunk, as from a provider that reports none.
+    WithoutUsage(Box<Reply>),
 }
 
 impl Reply {
@@ -266,6 +268,7 @@ async fn answer(shared: Arc<Shared>, reply: Reply, stream: bool, usage: bool) ->
             tokio::time::sleep(pause).await;
             Box::pin(answer(shared, *inner, stream, usage)).await
         }
+        Reply::WithoutUsage(inner) => Box::pin(answer(shared, *inner, stream, false)).await,
         Reply::Status { status, headers, body } => status_reply(status, headers, body),
         Reply::Json { content } => Json(json!({
             "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake-model",

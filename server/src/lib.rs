@@ -66,6 +66,7 @@ pub async fn build_state(
         demo_token_delay: Duration::from_millis(config.demo_token_delay_ms),
         tool_timeout: Duration::from_millis(config.tool_timeout_ms),
         visitor_idle: Duration::from_secs(config.visitor_idle_hours.saturating_mul(3600)),
+        spend: config.spend.settings()?,
         ..EngineSettings::default()
     };
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));

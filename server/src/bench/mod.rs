@@ -202,7 +202,15 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     children.0.push(spawn_child(
         &["serve", "--addr", &parley.to_string()],
-        &[("PARLEY_DATA_DIR", data.clone()), ("LEPTOS_ENV", "PROD".into()), ("PARLEY_NO_LIMITS", "1".into())],
+        // The benchmark measures the server's own time: no rate limits, and no daily caps (one
+        // visitor sends every request to an unpriced `fake-model`, charged the default price).
+        &[
+            ("PARLEY_DATA_DIR", data.clone()),
+            ("LEPTOS_ENV", "PROD".into()),
+            ("PARLEY_NO_LIMITS", "1".into()),
+            ("PARLEY_AGENT_DAILY_CAP_USD", "0".into()),
+            ("PARLEY_VISITOR_DAILY_CAP_USD", "0".into()),
+        ],
     )?);
     wait_ready(&format!("http://{parley}/healthz")).await?;
     wait_ready(&format!("http://{upstream}/v1/chat/completions")).await?;

@@ -24,4 +24,5 @@ mod guards;
 mod mcp;
 mod payments;
 mod signin;
+mod spend;
 mod turns;

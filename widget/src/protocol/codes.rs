@@ -130,8 +130,10 @@ codes! {
         UserAborted = "USER_ABORTED",
         /// The agent's tool hops for one turn were used up.
         MaxTurnsReached = "MAX_TURNS_REACHED",
-        /// The conversation's budget or the agent's daily cap is spent.
+        /// The conversation's budget, the agent's or the visitor's daily cap is spent.
         BudgetExceeded = "BUDGET_EXCEEDED",
+        /// The answer took longer than the server allows one answer (what came is kept).
+        TimeLimitReached = "TIME_LIMIT_REACHED",
         /// The model's provider rate-limited every retry.
         RateLimited = "RATE_LIMITED",
         /// The provider refused the request (authentication, quota, a bad request).

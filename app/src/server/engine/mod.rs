@@ -58,6 +58,8 @@ pub struct EngineSettings {
     pub cache_ttl: Duration,
     /// A visitor token unused this long is refused.
     pub visitor_idle: Duration,
+    /// Prices of unpriced models, `max_tokens`, the answer's time limit, daily caps.
+    pub spend: budget::SpendSettings,
 }
 
 impl Default for EngineSettings {
@@ -70,6 +72,7 @@ impl Default for EngineSettings {
             writer_interval: Duration::from_millis(50),
             cache_ttl: Duration::from_secs(10),
             visitor_idle: Duration::from_secs(30 * 24 * 3600),
+            spend: budget::SpendSettings::default(),
         }
     }
 }
@@ -160,6 +163,10 @@ impl Engine {
     ) -> Self {
         let writer = Writer::spawn(db.clone(), clock.clone(), settings.writer_interval);
         let demo = Arc::new(DemoModel { token_delay: settings.demo_token_delay });
+        let prices = pricing::Prices::with_default(
+            settings.spend.unpriced_input_per_mtok,
+            settings.spend.unpriced_output_per_mtok,
+        );
         Engine(Arc::new(Inner {
             services: Arc::new(services),
             console: console::feed(),
@@ -173,7 +180,7 @@ impl Engine {
             writer,
             settings,
             demo,
-            prices: pricing::Prices::default(),
+            prices,
             budgets: budget::Budgets::default(),
             experts: experts::Experts::default(),
         }))

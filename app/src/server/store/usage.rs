@@ -8,6 +8,8 @@ pub struct UsageRecord {
     pub agent_id: String,
     pub conversation_id: Option<String>,
     pub message_id: Option<String>,
+    /// The visitor the call answered (their daily cap counts it).
+    pub visitor_id: Option<String>,
     pub provider: String,
     pub model: String,
     /// `ok`, or the error class of a failed attempt (`rate_limited`, `server_error`, ...).
@@ -16,6 +18,8 @@ pub struct UsageRecord {
     pub output_tokens: u64,
     pub cached_tokens: u64,
     pub cost_usd: f64,
+    /// The provider sent no usage: the token counts are estimated from the text.
+    pub estimated: bool,
     pub latency_ms: u64,
     pub created_at: i64,
 }
@@ -24,8 +28,8 @@ pub struct UsageRecord {
 pub fn insert_stmt(r: &UsageRecord) -> Stmt {
     Stmt::new(
         "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, \
-         input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+         input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at, visitor_id, estimated) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         vec![
             Arg::from(new_id()),
             Arg::from(&r.agent_id),
@@ -40,6 +44,8 @@ pub fn insert_stmt(r: &UsageRecord) -> Stmt {
             Arg::from(r.cost_usd),
             Arg::from(r.latency_ms),
             Arg::from(r.created_at),
+            Arg::from(&r.visitor_id),
+            Arg::from(i64::from(r.estimated)),
         ],
     )
 }
@@ -50,6 +56,7 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Usage
     struct Row {
         agent_id: String,
         message_id: Option<String>,
+        visitor_id: Option<String>,
         provider: String,
         model: String,
         outcome: String,
@@ -57,12 +64,14 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Usage
         output_tokens: i64,
         cached_tokens: i64,
         cost_usd: f64,
+        estimated: i64,
         latency_ms: i64,
         created_at: i64,
     }
     let rows: Vec<Row> = sqlx::query_as(
-        "SELECT agent_id, message_id, provider, model, outcome, input_tokens, output_tokens, cached_tokens, \
-         cost_usd, latency_ms, created_at FROM usage_ledger WHERE conversation_id = $1 ORDER BY created_at, id",
+        "SELECT agent_id, message_id, visitor_id, provider, model, outcome, input_tokens, output_tokens, \
+         cached_tokens, cost_usd, estimated, latency_ms, created_at FROM usage_ledger WHERE conversation_id = $1 \
+         ORDER BY created_at, id",
     )
     .bind(conversation_id)
     .fetch_all(&mut *db.read().await?)
@@ -74,6 +83,7 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Usage
             agent_id: r.agent_id,
             conversation_id: Some(conversation_id.to_owned()),
             message_id: r.message_id,
+            visitor_id: r.visitor_id,
             provider: r.provider,
             model: r.model,
             outcome: r.outcome,
@@ -81,6 +91,7 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Usage
             output_tokens: n(r.output_tokens),
             cached_tokens: n(r.cached_tokens),
             cost_usd: r.cost_usd,
+            estimated: r.estimated != 0,
             latency_ms: n(r.latency_ms),
             created_at: r.created_at,
         })
@@ -105,4 +116,25 @@ pub async fn agent_spend_since(db: &Db, agent_id: &str, since_ms: i64) -> Result
             .fetch_one(&mut *db.read().await?)
             .await?;
     Ok(total.unwrap_or(0.0))
+}
+
+/// What a visitor's conversations have cost since `since_ms`, all agents together.
+pub async fn visitor_spend_since(db: &Db, visitor_id: &str, since_ms: i64) -> Result<f64, DbError> {
+    let total: Option<f64> =
+        sqlx::query_scalar("SELECT SUM(cost_usd) FROM usage_ledger WHERE visitor_id = $1 AND created_at >= $2")
+            .bind(visitor_id)
+            .bind(since_ms)
+            .fetch_one(&mut *db.read().await?)
+            .await?;
+    Ok(total.unwrap_or(0.0))
+}
+
+/// Each agent's spend since `since_ms` (the dashboard's today).
+pub async fn spend_by_agent_since(db: &Db, since_ms: i64) -> Result<Vec<(String, f64)>, DbError> {
+    let rows: Vec<(String, Option<f64>)> =
+        sqlx::query_as("SELECT agent_id, SUM(cost_usd) FROM usage_ledger WHERE created_at >= $1 GROUP BY agent_id")
+            .bind(since_ms)
+            .fetch_all(&mut *db.read().await?)
+            .await?;
+    Ok(rows.into_iter().map(|(a, s)| (a, s.unwrap_or(0.0))).collect())
 }

@@ -56,6 +56,12 @@ impl AgentFixture {
         self
     }
 
+    /// The model the agent asks for.
+    pub fn model(mut self, model: &str) -> Self {
+        self.0.provider.model = model.into();
+        self
+    }
+
     /// The only origins whose pages may embed the agent.
     pub fn origins(mut self, origins: &[&str]) -> Self {
         self.0.allowed_origins = origins.iter().map(|s| s.to_string()).collect();

@@ -1,7 +1,9 @@
 //! One model call of a turn (the coordinator's, an expert's or a summary): room for it is held in
 //! the budgets first, the agent's fallback model is tried once when the model is overloaded or
 //! failing, every upstream attempt goes into the usage ledger, and the hold is settled with the
-//! call's real cost, announced in a `usage` event.
+//! call's real cost, announced in a `usage` event. A provider that reports no usage, a stream
+//! that breaks, and a call stopped half-way (the visitor's stop, the answer's time limit) are
+//! charged an estimate from the text sent and received: what was generated was paid for.
 
 use std::time::Instant;
 
@@ -10,13 +12,20 @@ use parley_widget::protocol::{StreamCode, StreamEvent, Token, Usage};
 
 use super::super::attachments;
 use super::super::budget::{Budgets, Hold, LimitHit, Limits};
-use super::super::pricing::Prices;
-use super::super::provider::{AttemptLog, ChatModel, ModelEvent, ModelRequest, ProviderError};
+use super::super::pricing::{Prices, estimate_tokens};
+use super::super::provider::{AttemptLog, ChatModel, ModelEvent, ModelMessage, ModelRequest, ProviderError};
 use super::super::state_tag::StateFilter;
 use super::super::tools::ToolContext;
 use super::out::Out;
 use super::{HopEnd, Stop};
 use crate::server::store::usage::UsageRecord;
+
+/// The daily caps a turn's calls count against (the agent's own or the server's default).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct DayCaps {
+    pub(super) agent_usd: Option<f64>,
+    pub(super) visitor_usd: Option<f64>,
+}
 
 /// What a model call needs besides its request.
 pub(super) struct Caller<'a> {
@@ -25,6 +34,7 @@ pub(super) struct Caller<'a> {
     model: &'a dyn ChatModel,
     prices: &'a Prices,
     budgets: &'a Budgets,
+    caps: DayCaps,
 }
 
 impl<'a> Caller<'a> {
@@ -34,8 +44,9 @@ impl<'a> Caller<'a> {
         model: &'a dyn ChatModel,
         prices: &'a Prices,
         budgets: &'a Budgets,
+        caps: DayCaps,
     ) -> Self {
-        Caller { out, ctx, model, prices, budgets }
+        Caller { out, ctx, model, prices, budgets, caps }
     }
 
     /// Holds budget room, then makes the call (falling back to the agent's fallback model when the
@@ -55,8 +66,10 @@ impl<'a> Caller<'a> {
         let agent = &self.ctx.agent;
         let limits = Limits {
             agent_id: &agent.id,
+            visitor_id: &self.ctx.visitor_id,
             budget_usd: agent.limits.budget_usd,
-            daily_cap_usd: agent.limits.daily_cap_usd,
+            daily_cap_usd: self.caps.agent_usd,
+            visitor_daily_cap_usd: self.caps.visitor_usd,
             floor_usd: self.prices.floor_usd(model),
             now_ms: self.ctx.clock.now_ms(),
         };
@@ -66,6 +79,7 @@ impl<'a> Caller<'a> {
                 let (spent, limit, kind) = match hit {
                     LimitHit::Conversation { spent_usd, budget_usd } => (spent_usd, budget_usd, "conversation"),
                     LimitHit::AgentDaily { spent_usd, cap_usd } => (spent_usd, cap_usd, "agent daily"),
+                    LimitHit::VisitorDaily { spent_usd, cap_usd } => (spent_usd, cap_usd, "visitor daily"),
                 };
                 tracing::info!(conversation = %self.out.conversation_id, kind, spent, limit, "budget reached");
                 Err(Stop::Limit(StreamCode::BudgetExceeded))
@@ -78,14 +92,20 @@ impl<'a> Caller<'a> {
     }
 
     /// Writes one upstream attempt to the ledger; returns its cost.
-    fn record(&self, model: &str, outcome: &str, usage: Option<(u64, u64, u64)>, latency_ms: u64) -> f64 {
-        let (input, output, cached) = usage.unwrap_or((0, 0, 0));
+    fn record(&self, model: &str, outcome: &str, usage: Spent, latency_ms: u64) -> f64 {
+        let (input, output, cached, estimated) = match usage {
+            Spent::Nothing => (0, 0, 0, false),
+            Spent::Reported(u) => (u.input, u.output, u.cached, false),
+            Spent::Estimated { input, output } => (input, output, 0, true),
+        };
         let cost = self.prices.cost_usd(model, input, cached, output);
         let ctx = self.ctx;
         self.out.writer.usage(UsageRecord {
             agent_id: ctx.agent.id.clone(),
             conversation_id: Some(ctx.conversation_id.clone()),
             message_id: Some(ctx.message_id.clone()),
+            visitor_id: Some(ctx.visitor_id.clone()).filter(|v| !v.is_empty()),
+            estimated,
             provider: self.model.provider().to_owned(),
             model: model.to_owned(),
             outcome: outcome.to_owned(),
@@ -123,59 +143,143 @@ impl<'a> Caller<'a> {
             }
             result = self.model.stream(request.clone(), &attempts).await;
         }
-        let model_name = request.model;
         for attempt in attempts.take() {
-            self.record(&attempt.model, attempt.outcome, None, attempt.latency_ms);
+            self.record(&attempt.model, attempt.outcome, Spent::Nothing, attempt.latency_ms);
         }
         let mut stream = result.map_err(Stop::Provider)?;
+        // From here the call is paid for, however it ends (dropped included: see `Meter`).
+        let mut meter = Meter {
+            caller: self,
+            input: estimate_input(&request),
+            model: request.model,
+            produced: String::new(),
+            started,
+            hold: Some(hold),
+        };
         let mut calls = Vec::new();
         let mut usage = None;
         let mut finished = false;
         while let Some(item) = stream.next().await {
             match item {
-                Ok(ModelEvent::Text(t)) => match filter.as_deref_mut() {
-                    Some(filter) => {
-                        let visible = filter.push(&t);
-                        if !visible.is_empty() {
-                            text.push_str(&visible);
-                            out.emit(StreamEvent::Token(Token { text: visible }));
+                Ok(ModelEvent::Text(t)) => {
+                    meter.produced.push_str(&t);
+                    match filter.as_deref_mut() {
+                        Some(filter) => {
+                            let visible = filter.push(&t);
+                            if !visible.is_empty() {
+                                text.push_str(&visible);
+                                out.emit(StreamEvent::Token(Token { text: visible }));
+                            }
                         }
+                        None => text.push_str(&t),
                     }
-                    None => text.push_str(&t),
-                },
-                Ok(ModelEvent::ToolCall(call)) => calls.push(call),
+                }
+                Ok(ModelEvent::ToolCall(call)) => {
+                    meter.produced.push_str(&call.name);
+                    meter.produced.push_str(&call.arguments);
+                    calls.push(call);
+                }
                 Ok(ModelEvent::Usage(u)) => usage = Some(u),
                 Ok(ModelEvent::Finished(_)) => finished = true,
                 Err(e) => {
-                    let cost = self.record(
-                        &model_name,
-                        e.code(),
-                        usage.map(|u| (u.input, u.output, u.cached)),
-                        started.elapsed().as_millis() as u64,
-                    );
-                    hold.settle(cost);
+                    meter.settle(e.code(), usage);
                     return Err(Stop::Provider(e));
                 }
             }
         }
         if !finished {
-            self.record(&model_name, ProviderError::Truncated.code(), None, started.elapsed().as_millis() as u64);
+            meter.settle(ProviderError::Truncated.code(), usage);
             return Err(Stop::Provider(ProviderError::Truncated));
         }
-        let u = usage.unwrap_or_default();
-        let cost =
-            self.record(&model_name, "ok", Some((u.input, u.output, u.cached)), started.elapsed().as_millis() as u64);
-        let total = hold.settle(cost);
+        let (spent, cost, total) = meter.settle("ok", usage);
+        let (input, output, cached) = match spent {
+            Spent::Reported(u) => (u.input, u.output, u.cached),
+            Spent::Estimated { input, output } => (input, output, 0),
+            Spent::Nothing => (0, 0, 0),
+        };
         out.emit(StreamEvent::Usage(Usage {
-            model: model_name.clone(),
-            input_tokens: u.input,
-            output_tokens: u.output,
-            cached_tokens: u.cached,
+            model: meter.model.clone(),
+            input_tokens: input,
+            output_tokens: output,
+            cached_tokens: cached,
             cost_usd: cost,
             conversation_cost_usd: total,
         }));
         Ok(if calls.is_empty() { HopEnd::Done } else { HopEnd::Tools(calls) })
     }
+}
+
+/// The tokens of one attempt as the ledger gets them.
+#[derive(Clone, Copy, Debug)]
+enum Spent {
+    /// The attempt failed before any answer (nothing generated).
+    Nothing,
+    /// The provider's own count.
+    Reported(super::super::provider::TokenUsage),
+    /// The provider sent none: estimated from the text sent and received.
+    Estimated { input: u64, output: u64 },
+}
+
+/// A call under way: what it was sent and has produced, and its budget hold. Settled once —
+/// by the call's end, or when dropped half-way (the visitor's stop, the time limit), then with
+/// an estimate and the outcome `stopped`.
+struct Meter<'c, 'a> {
+    caller: &'c Caller<'a>,
+    model: String,
+    input: u64,
+    produced: String,
+    started: Instant,
+    hold: Option<Hold>,
+}
+
+impl Meter<'_, '_> {
+    /// Records the attempt and settles the hold; returns what was charged, its cost and the
+    /// conversation's total.
+    fn settle(&mut self, outcome: &str, usage: Option<super::super::provider::TokenUsage>) -> (Spent, f64, f64) {
+        let spent = match usage {
+            Some(u) if u.input > 0 || u.output > 0 => Spent::Reported(u),
+            _ => Spent::Estimated { input: self.input, output: estimate_tokens(&self.produced) },
+        };
+        let cost = self.caller.record(&self.model, outcome, spent, self.started.elapsed().as_millis() as u64);
+        let total = self.hold.take().map(|h| h.settle(cost)).unwrap_or_default();
+        (spent, cost, total)
+    }
+}
+
+impl Drop for Meter<'_, '_> {
+    fn drop(&mut self) {
+        if self.hold.is_some() {
+            self.settle("stopped", None);
+        }
+    }
+}
+
+/// Tokens a request is likely to be: its texts, tool calls and tool descriptions, and about a
+/// thousand per image (a high-detail image is 765 to 1,105 tokens at OpenAI).
+fn estimate_input(request: &ModelRequest) -> u64 {
+    const PER_IMAGE: u64 = 1_000;
+    let messages: u64 = request
+        .messages
+        .iter()
+        .map(|m| match m {
+            ModelMessage::System(t) | ModelMessage::User(t) | ModelMessage::Tool { content: t, .. } => {
+                estimate_tokens(t)
+            }
+            ModelMessage::UserImages { text, images } => estimate_tokens(text) + PER_IMAGE * images.len() as u64,
+            ModelMessage::Assistant { content, tool_calls } => {
+                estimate_tokens(content)
+                    + tool_calls.iter().map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments)).sum::<u64>()
+            }
+        })
+        .sum();
+    let tools: u64 = request
+        .tools
+        .iter()
+        .map(|t| {
+            estimate_tokens(&t.name) + estimate_tokens(&t.description) + estimate_tokens(&t.parameters.to_string())
+        })
+        .sum();
+    messages + tools
 }
 
 /// Whether a failed call should be tried once more on the agent's fallback model.

@@ -8,8 +8,10 @@
 //! model that still wants tools ends the turn with `MAX_TURNS_REACHED`.
 //!
 //! Guards (seed 003): before every model call room for it is held in the conversation's budget
-//! and the agent's daily cap (`BUDGET_EXCEEDED` when there is none); the visitor's stop ends the
-//! turn at once (`USER_ABORTED`, the partial answer kept as `stopped`). A turn ended by a limit
+//! and the agent's and the visitor's daily caps (`BUDGET_EXCEEDED` when there is none); every
+//! call asks for at most `max_tokens`, and the whole answer has a time limit
+//! (`TIME_LIMIT_REACHED`, the partial answer kept); the visitor's stop ends the turn at once
+//! (`USER_ABORTED`, the partial answer kept as `stopped`). A turn ended by a limit
 //! says so politely and offers the hand-off to a person. An overloaded or failing model is
 //! replaced by the agent's fallback model. The `<consulting_state>` tag a coordinator appends is
 //! kept out of the visible text, stored on the conversation and sent as `state_update`.
@@ -29,6 +31,8 @@ mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use parley_widget::protocol::{Block, MessageEnd, MessageStatus, StateUpdate, StreamCode, StreamEvent, Token};
 use tokio_util::sync::CancellationToken;
 
@@ -45,7 +49,7 @@ use super::tools::{ToolContext, handoff_block};
 use super::writer::Writer;
 use crate::server::store::batch::FinishedMessage;
 use crate::server::store::conversations;
-use call::Caller;
+use call::{Caller, DayCaps};
 use out::Out;
 
 /// Limits of the loop.
@@ -53,7 +57,14 @@ use out::Out;
 pub struct TurnLimits {
     pub max_hops: u32,
     pub tool_timeout: Duration,
+    /// `max_tokens` of each of the answer's model calls.
     pub max_tokens: Option<u32>,
+    /// How long the whole answer may take: model calls, tools, experts.
+    pub time_limit: Duration,
+    /// The agent's spend per UTC day (its own cap or the server's default).
+    pub agent_daily_cap_usd: Option<f64>,
+    /// The visitor's spend per UTC day, all conversations together.
+    pub visitor_daily_cap_usd: Option<f64>,
 }
 
 /// Everything one turn needs.
@@ -123,10 +134,13 @@ impl Turn {
             compaction,
         } = self;
         let out = Out::new(lease, writer, &tool_ctx);
-        let call = Caller::new(&out, &tool_ctx, model.as_ref(), &prices, &budgets);
+        let caps = DayCaps { agent_usd: limits.agent_daily_cap_usd, visitor_usd: limits.visitor_daily_cap_usd };
+        let call = Caller::new(&out, &tool_ctx, model.as_ref(), &prices, &budgets, caps);
         let mut filter = StateFilter::default();
         let mut answer = Answer::default();
-        let hops = Hops { call: &call, tools: &tools, experts: &experts, model_name: &model_name, limits: &limits };
+        let deadline = Instant::now() + limits.time_limit;
+        let hops =
+            Hops { call: &call, tools: &tools, experts: &experts, model_name: &model_name, limits: &limits, deadline };
         let stop = hops.run(messages, compaction, &cancel, &mut filter, &mut answer).await;
         let status = end(&out, stop, lang, &mut answer);
 
@@ -152,6 +166,8 @@ struct Hops<'a> {
     experts: &'a [Expert],
     model_name: &'a str,
     limits: &'a TurnLimits,
+    /// When the answer's time is up.
+    deadline: Instant,
 }
 
 impl Hops<'_> {
@@ -164,8 +180,18 @@ impl Hops<'_> {
         filter: &mut StateFilter,
         answer: &mut Answer,
     ) -> Option<Stop> {
+        let out_of_time = || {
+            tracing::info!(conversation = %self.call.out.conversation_id, "the answer's time limit was reached");
+            Stop::Limit(StreamCode::TimeLimitReached)
+        };
+        let time_up = tokio::time::sleep_until(self.deadline);
+        tokio::pin!(time_up);
         if let Some(compaction) = compaction {
-            match compact::summarise(self.call, self.model_name, &compaction, cancel).await {
+            let summary = tokio::select! {
+                _ = &mut time_up => return Some(out_of_time()),
+                r = compact::summarise(self.call, self.model_name, &compaction, cancel) => r,
+            };
+            match summary {
                 Ok(Some(summary)) => context::apply(&mut messages, &compaction, &summary),
                 // The summary failed: answer from the turns as they are.
                 Ok(None) => {}
@@ -185,6 +211,7 @@ impl Hops<'_> {
             let mut hop_text = String::new();
             let outcome = tokio::select! {
                 _ = cancel.cancelled() => Err(Stop::Aborted),
+                _ = &mut time_up => Err(out_of_time()),
                 r = self.call.model_call(request, Some(&mut *filter), &mut hop_text) => r,
             };
             // What the filter still held is text once the call is over (or stopped).
@@ -210,6 +237,7 @@ impl Hops<'_> {
                 tools::run(self.call, self.tools, self.experts, self.model_name, &calls, hop, self.limits.tool_timeout);
             let results = tokio::select! {
                 _ = cancel.cancelled() => return Some(Stop::Aborted),
+                _ = &mut time_up => return Some(out_of_time()),
                 results = run => results,
             };
             for (call, result) in calls.iter().zip(results) {

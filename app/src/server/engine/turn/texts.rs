@@ -39,6 +39,12 @@ pub(super) fn limit(code: &StreamCode, lang: Lang) -> ErrorEvent {
         (StreamCode::BudgetExceeded, Lang::En) => {
             "This conversation has reached its limit for automatic answers. A person from our team can take it from here: press the button below."
         }
+        (StreamCode::TimeLimitReached, Lang::Zh) => {
+            "这个回答用时过长，已被中止。您可以换个方式再问一次，或点击下方按钮联系人工顾问。"
+        }
+        (StreamCode::TimeLimitReached, Lang::En) => {
+            "This answer was taking too long and was cut short. You can ask again, perhaps more simply, or press the button below to reach a person."
+        }
         (_, Lang::Zh) => "抱歉，系统暂时出了点问题。请稍后再试，或联系我们的人工顾问。",
         (_, Lang::En) => {
             "Sorry, something went wrong on our side. Please try again in a moment, or ask to talk to a person."

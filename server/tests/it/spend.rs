@@ -1,0 +1,262 @@
+//! Spend is always bounded (issue 12, item 3), end to end against the fake upstream over real
+//! HTTP: a model without a price row is charged the default price and trips a budget; a provider
+//! that reports no usage is charged an estimate; every call asks for `max_tokens`; an answer that
+//! trickles forever ends at the time limit and is still charged; the agent's daily cap is on by
+//! default; a visitor's spend per day is capped across conversations; the console shows today's
+//! spend and warns about unpriced models.
+
+use std::time::Duration;
+
+use crate::harness::fixtures::{self, ADMIN};
+use crate::harness::*;
+use leptos::server_fn::ServerFn;
+use parley_app::console::api::{agents as a, dashboard};
+use parley_app::server::engine::pricing::estimate_tokens;
+use parley_app::server::store::{messages, usage};
+use parley_server::fake_openai::Reply;
+use parley_widget::protocol::MessageStatus;
+use serde_json::{Value, json};
+
+/// A model no price row matches (the seed prices `gpt-4o*`, `gpt-4.1*`, `claude-*` ones).
+const UNPRICED: &str = "acme-large-2";
+
+/// What one `Reply::text("one two three")` call of the fake costs: 12 tokens in, 3 out.
+fn one_call(input_per_mtok: f64, output_per_mtok: f64) -> f64 {
+    (12.0 * input_per_mtok + 3.0 * output_per_mtok) / 1_000_000.0
+}
+
+async fn agent_on(app: &TestApp, key: &str, model: &str) -> parley_app::server::store::agents::Agent {
+    app.insert_agent(fixtures::agent(key, fixtures::openai_provider(&app.fake)).model(model)).await
+}
+
+fn ended_by_budget(events: &Events) -> bool {
+    shape(events).ends_with(&[
+        "error:BUDGET_EXCEEDED".into(),
+        "block:escalation_button".into(),
+        "message_end:failed".into(),
+    ])
+}
+
+#[tokio::test]
+async fn an_unpriced_model_is_charged_the_default_price_and_hits_the_budget() {
+    let app = spawn_app().await;
+    let budget = 0.0003;
+    // The same conversation on a priced model stays far inside the budget …
+    let priced = agent_on(&app, "priced", "gpt-4o-mini").await;
+    let unpriced = agent_on(&app, "unpriced", UNPRICED).await;
+    for agent in [&priced, &unpriced] {
+        app.set_limits(
+            &agent.id,
+            parley_app::server::store::agents::AgentLimits { budget_usd: budget, ..Default::default() },
+        )
+        .await;
+    }
+    assert!(one_call(0.15, 0.60) < budget && one_call(15.0, 75.0) > budget, "the figures this test rests on");
+    for key in ["priced", "unpriced"] {
+        let token = app.visitor(key).await;
+        app.fake.push_content("one two three");
+        let first = app.send(&token, key, None, "hello").await;
+        assert_eq!(shape(&first).last().unwrap(), "message_end:complete", "{key}: {:?}", shape(&first));
+        let conv = conversation_id(&first);
+        let ledger = usage::of_conversation(app.db(), &conv).await.unwrap();
+        assert_eq!(ledger.len(), 1);
+        app.fake.push_content("four five six");
+        let second = app.send(&token, key, Some(&conv), "and more?").await;
+        if key == "priced" {
+            assert!((ledger[0].cost_usd - one_call(0.15, 0.60)).abs() < 1e-12, "{:?}", ledger[0]);
+            assert_eq!(shape(&second).last().unwrap(), "message_end:complete");
+        } else {
+            // … and the unpriced one is charged the default US$15 / US$75 per million tokens.
+            assert!((ledger[0].cost_usd - one_call(15.0, 75.0)).abs() < 1e-12, "{:?}", ledger[0]);
+            assert!(ended_by_budget(&second), "{:?}", shape(&second));
+        }
+    }
+    assert_eq!(app.fake.served(), 3, "the unpriced agent's second call was never made");
+}
+
+#[tokio::test]
+async fn the_default_price_is_a_setting() {
+    let app = TestApp::builder()
+        .config(|c| {
+            c.spend.unpriced_input_per_mtok = 1.0;
+            c.spend.unpriced_output_per_mtok = 2.0;
+        })
+        .spawn()
+        .await;
+    agent_on(&app, "unpriced", UNPRICED).await;
+    let token = app.visitor("unpriced").await;
+    app.fake.push_content("one two three");
+    let events = app.send(&token, "unpriced", None, "hello").await;
+    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
+    assert!((ledger[0].cost_usd - one_call(1.0, 2.0)).abs() < 1e-12, "{:?}", ledger[0]);
+}
+
+#[tokio::test]
+async fn a_provider_without_usage_is_charged_an_estimate() {
+    let (app, token) = spawn_chat("help", &[]).await;
+    app.fake.push(Reply::WithoutUsage(Box::new(Reply::text("Our opening hours are nine to five, 优才计划 too."))));
+    let events = app.send(&token, "help", None, "When are you open?").await;
+    assert_eq!(shape(&events).last().unwrap(), "message_end:complete");
+    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
+    let row = &ledger[0];
+    assert!(row.estimated, "{row:?}");
+    assert_eq!(row.output_tokens, estimate_tokens(&text(&events)));
+    // The system prompt and the question at least.
+    assert!(row.input_tokens >= estimate_tokens("You are a test agent.When are you open?"), "{row:?}");
+    let expected = app.engine().prices().cost_usd("gpt-4o-mini", row.input_tokens, 0, row.output_tokens);
+    assert!(row.cost_usd > 0.0 && (row.cost_usd - expected).abs() < 1e-12, "{row:?}");
+    // The visitor's usage event says the same.
+    let u = usages(&events);
+    assert_eq!((u[0].input_tokens, u[0].output_tokens), (row.input_tokens, row.output_tokens));
+
+    // A provider that does report usage is charged exactly that, not an estimate.
+    app.fake.push_content("one two three");
+    let again = app.send(&token, "help", Some(&conversation_id(&events)), "thanks").await;
+    let ledger = usage::of_conversation(app.db(), &conversation_id(&again)).await.unwrap();
+    assert!(!ledger[1].estimated && ledger[1].input_tokens == 12 && ledger[1].output_tokens == 3, "{:?}", ledger[1]);
+}
+
+#[tokio::test]
+async fn every_model_call_asks_for_max_tokens() {
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
+    app.fake.push_tool_call("escalate_to_human", json!({"reason": "x"}));
+    app.fake.push_content("done");
+    app.send(&token, "help", None, "I need help").await;
+    let asked: Vec<Value> = app.fake.requests().iter().map(|r| r["max_tokens"].clone()).collect();
+    assert_eq!(asked, [json!(1024), json!(1024)], "the default on both hops");
+
+    let app = TestApp::builder().config(|c| c.spend.answer_max_tokens = 300).spawn().await;
+    app.agent("help", &[]).await;
+    let token = app.visitor("help").await;
+    app.fake.push_content("ok");
+    app.send(&token, "help", None, "hi").await;
+    assert_eq!(app.fake.requests()[0]["max_tokens"], 300);
+}
+
+#[tokio::test]
+async fn an_answer_that_trickles_forever_ends_at_the_time_limit_and_is_charged() {
+    let app = TestApp::builder().config(|c| c.spend.answer_time_limit_secs = 1).spawn().await;
+    app.agent("help", &[]).await;
+    let token = app.visitor("help").await;
+    // A token every 100 ms, well inside the 30 s idle timeout: only the time limit ends it.
+    app.fake.push(Reply::Endless { piece: "tick ".into(), every: Duration::from_millis(100) });
+    let started = std::time::Instant::now();
+    let events = app.send(&token, "help", None, "hello").await;
+    assert!(started.elapsed() < Duration::from_secs(10), "ended by the limit, not a timeout");
+    assert!(
+        shape(&events).ends_with(&[
+            "error:TIME_LIMIT_REACHED".into(),
+            "block:escalation_button".into(),
+            "message_end:failed".into()
+        ]),
+        "{:?}",
+        shape(&events)
+    );
+    let conv = conversation_id(&events);
+    let stored = messages::list(app.db(), &conv).await.unwrap();
+    assert_eq!(stored[1].status, MessageStatus::Failed);
+    assert!(stored[1].content.starts_with("tick tick"), "what came is kept: {}", stored[1].content);
+    assert!(stored[1].content.contains("taking too long"), "{}", stored[1].content);
+    // What was generated was paid for: an estimate, recorded as stopped.
+    eventually(async || usage::of_conversation(app.db(), &conv).await.unwrap().len() == 1).await;
+    let row = &usage::of_conversation(app.db(), &conv).await.unwrap()[0];
+    assert_eq!(row.outcome, "stopped");
+    assert!(row.estimated && row.output_tokens >= 5 && row.cost_usd > 0.0, "{row:?}");
+    // And the upstream stream was closed.
+    eventually(async || app.fake.open_streams() == 0).await;
+    assert_eq!(app.fake.closed_early(), 1);
+}
+
+#[tokio::test]
+async fn an_agents_daily_cap_is_on_by_default() {
+    let app = TestApp::builder()
+        .config(|c| {
+            c.spend.agent_daily_cap_usd = 0.0003;
+            c.spend.visitor_daily_cap_usd = 0.0;
+        })
+        .spawn()
+        .await;
+    // The agent sets no cap of its own.
+    let agent = agent_on(&app, "unpriced", UNPRICED).await;
+    assert_eq!(agent.limits.daily_cap_usd, None);
+    let first = app.visitor("unpriced").await;
+    app.fake.push_content("one two three");
+    let events = app.send(&first, "unpriced", None, "hello").await;
+    assert_eq!(shape(&events).last().unwrap(), "message_end:complete");
+    // Another visitor, another conversation: the agent's day is spent.
+    let second = app.visitor("unpriced").await;
+    app.fake.push_content("never asked for");
+    let refused = app.send(&second, "unpriced", None, "hello").await;
+    assert!(ended_by_budget(&refused), "{:?}", shape(&refused));
+    assert_eq!(app.fake.served(), 1);
+    assert!((app.engine().budgets().spent_today(&agent.id).unwrap() - one_call(15.0, 75.0)).abs() < 1e-12);
+}
+
+#[tokio::test]
+async fn a_visitors_spend_per_day_is_capped_across_conversations() {
+    let app = TestApp::builder().config(|c| c.spend.visitor_daily_cap_usd = 0.0003).spawn().await;
+    agent_on(&app, "unpriced", UNPRICED).await;
+    let greedy = app.visitor("unpriced").await;
+    app.fake.push_content("one two three");
+    let events = app.send(&greedy, "unpriced", None, "hello").await;
+    assert_eq!(shape(&events).last().unwrap(), "message_end:complete");
+    // A new conversation does not bring a fresh allowance …
+    app.fake.push_content("one two three");
+    let refused = app.send(&greedy, "unpriced", None, "a new conversation").await;
+    assert!(ended_by_budget(&refused), "{:?}", shape(&refused));
+    assert_ne!(conversation_id(&refused), conversation_id(&events));
+    assert_eq!(app.fake.served(), 1);
+    // … while another visitor of the same agent is served.
+    let other = app.visitor("unpriced").await;
+    let served = app.send(&other, "unpriced", None, "hello").await;
+    assert_eq!(shape(&served).last().unwrap(), "message_end:complete");
+    assert_eq!(app.fake.served(), 2);
+    // The ledger knows whose spend it was.
+    let rows = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
+    assert!(rows[0].visitor_id.as_deref().is_some_and(|v| !v.is_empty()));
+    let after = app.engine().now_ms() - 60_000;
+    let spent = usage::visitor_spend_since(app.db(), rows[0].visitor_id.as_ref().unwrap(), after).await.unwrap();
+    assert!((spent - one_call(15.0, 75.0)).abs() < 1e-12);
+}
+
+#[tokio::test]
+async fn the_console_shows_todays_spend_and_warns_about_unpriced_models() {
+    let app = TestApp::builder().with_users(&[ADMIN]).config(|c| c.spend.agent_daily_cap_usd = 25.0).spawn().await;
+    let priced = agent_on(&app, "priced", "gpt-4o-mini").await;
+    let unpriced = agent_on(&app, "unpriced", UNPRICED).await;
+    app.set_limits(
+        &priced.id,
+        parley_app::server::store::agents::AgentLimits { daily_cap_usd: Some(3.0), ..Default::default() },
+    )
+    .await;
+    let token = app.visitor("unpriced").await;
+    app.fake.push_content("one two three");
+    app.send(&token, "unpriced", None, "hello").await;
+
+    let mut admin = app.signed_in(&ADMIN).await;
+    let (status, body) = admin.call(dashboard::DashboardFigures::PATH, &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let d: Value = serde_json::from_str(&body).unwrap();
+    let row = |id: &str| d["spend_today"].as_array().unwrap().iter().find(|r| r["agent_id"] == id).unwrap().clone();
+    let u = row(&unpriced.id);
+    assert_eq!((u["unpriced"].as_bool(), u["cap_usd"].as_f64()), (Some(true), Some(25.0)), "the server's default cap");
+    assert!((u["spent_usd"].as_f64().unwrap() - one_call(15.0, 75.0)).abs() < 1e-12, "{u}");
+    let p = row(&priced.id);
+    assert_eq!(
+        (p["unpriced"].as_bool(), p["cap_usd"].as_f64(), p["spent_usd"].as_f64()),
+        (Some(false), Some(3.0), Some(0.0))
+    );
+    assert_eq!(d["unpriced"]["input_per_mtok"], 15.0);
+
+    // The agent list and the agent's form say it too, and the dashboard page shows it.
+    let (_, list) = admin.call(a::Agents::PATH, &[]).await;
+    let list: Value = serde_json::from_str(&list).unwrap();
+    let flagged: Vec<&str> =
+        list.as_array().unwrap().iter().filter(|a| a["unpriced"] == true).map(|a| a["key"].as_str().unwrap()).collect();
+    assert_eq!(flagged, ["unpriced"]);
+    let (_, editor) = admin.call(a::AgentEditor::PATH, &[("id", &unpriced.id)]).await;
+    assert_eq!(serde_json::from_str::<Value>(&editor).unwrap()["model_priced"], false);
+    let (status, page) = admin.page("/admin").await;
+    assert_eq!(status, 200);
+    assert!(page.contains("Spend today") && page.contains("has no row in the price table"), "{page}");
+}
