@@ -9,6 +9,8 @@ source .ci/ensure-tools.sh
 
 say "building Parley (release)"
 cargo leptos build --release
+say "building the widget's own bundle"
+.ci/build-widget.sh
 
 export LEPTOS_ENV=PROD
 export PARLEY_SITE_ROOT="${PARLEY_SITE_ROOT:-target/site}"

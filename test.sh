@@ -20,6 +20,8 @@ fi
 
 say "building (release: server + browser bundle)"
 cargo leptos build --release
+say "building the widget's own bundle (the embed page's panel, without the console)"
+.ci/build-widget.sh
 
 # The MCP server is also checked with a client that is not ours: the official Python SDK from
 # PyPI. With it installed, the Rust MCP tests run it (and fail rather than skip if it breaks).

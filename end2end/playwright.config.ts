@@ -18,6 +18,7 @@ process.env.PARLEY_E2E_DEMO_HOST_URL = DEMO_HOST_URL;
 
 const bin = process.env.PARLEY_E2E_BIN ?? path.resolve(__dirname, '../target/release/parley');
 const siteRoot = process.env.PARLEY_E2E_SITE_ROOT ?? path.resolve(__dirname, '../target/site');
+const widgetDir = process.env.PARLEY_E2E_WIDGET_DIR ?? path.resolve(__dirname, '../target/widget');
 
 // A fresh database for every run. The config is evaluated again in each worker process, so only
 // the main process (the one that starts the web server) creates the directory.
@@ -80,6 +81,7 @@ export default defineConfig({
       PARLEY_DEMO_HOST_ADDR: DEMO_HOST_ADDR,
       PARLEY_DATA_DIR: dataDir,
       PARLEY_SITE_ROOT: siteRoot,
+      PARLEY_WIDGET_DIR: widgetDir,
       LEPTOS_ENV: 'PROD',
       PARLEY_DEMO_TOKEN_DELAY_MS: process.env.PARLEY_E2E_TOKEN_DELAY_MS ?? '40',
       // As in the demo of ./run.sh: the sandbox payment provider (the payment test pays with it).

@@ -1,12 +1,12 @@
 //! The Parley Leptos application, shared by server-side rendering and hydration: routes, the
-//! embed page and the console pages, and their server functions. Server-only code lives in
-//! [`server`].
+//! home page and the console pages, and their server functions. Server-only code lives in
+//! [`server`]. The embed page (the widget's iframe) is not here: it has its own, much smaller
+//! browser bundle (`parley-embed`), served by the server crate.
 
 #![recursion_limit = "256"]
 
 pub mod console;
 pub mod pages;
-pub mod server_fns;
 
 #[cfg(feature = "ssr")]
 pub mod server;
@@ -16,7 +16,6 @@ use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};
 use leptos_router::components::{ParentRoute, Route, Router, Routes};
 use leptos_router::path;
 
-use pages::embed::EmbedPage;
 use pages::home::HomePage;
 
 /// The HTML document around the app.
@@ -48,7 +47,6 @@ pub fn App() -> impl IntoView {
         <Router>
             <Routes fallback=|| view! { <p class="not-found">"Page not found."</p> }>
                 <Route path=path!("/") view=HomePage />
-                <Route path=path!("/embed/:key") view=EmbedPage />
                 <Route path=path!("/admin/login") view=console::login::LoginPage />
                 <ParentRoute path=path!("/admin") view=console::layout::ConsoleLayout>
                     <Route path=path!("") view=console::dashboard::DashboardPage />

@@ -6,7 +6,7 @@ const embed = (origin: string) => `${APP_URL}/embed/demo-help?origin=${encodeURI
 test('the embed page refuses an origin that is not allowed', async ({ request }) => {
   const evil = await request.get(embed('http://evil.example'));
   expect(evil.status()).toBe(403);
-  expect(await evil.text()).not.toContain('pw-panel');
+  expect(await evil.text()).not.toContain('pw-config');
 
   const ok = await request.get(embed(DEMO_HOST_URL));
   expect(ok.status()).toBe(200);
@@ -17,7 +17,7 @@ test('the embed page refuses an origin that is not allowed', async ({ request })
   expect(ancestors.trim().split(/\s+/)).toContain(DEMO_HOST_URL);
   expect(ancestors).not.toContain('*');
   expect(ancestors).not.toContain('evil.example');
-  expect(await ok.text()).toContain('pw-panel');
+  expect(await ok.text()).toContain('id="pw-config"');
 });
 
 /**

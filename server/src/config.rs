@@ -29,6 +29,9 @@ pub struct Config {
     /// Where cargo-leptos put the site (JS, WASM, CSS).
     #[arg(long, global = true, env = "PARLEY_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
+    /// Where `.ci/build-widget.sh` put the chat panel's own bundle (served at `/widget/`).
+    #[arg(long, global = true, env = "PARLEY_WIDGET_DIR", default_value = "target/widget")]
+    pub widget_dir: String,
     /// Pause between the demo model's tokens, in milliseconds.
     #[arg(long, global = true, env = "PARLEY_DEMO_TOKEN_DELAY_MS", default_value_t = 25)]
     pub demo_token_delay_ms: u64,
@@ -232,6 +235,7 @@ impl Config {
             public_url: None,
             demo_host_addr: None,
             site_root: "target/site".into(),
+            widget_dir: "target/widget".into(),
             demo_token_delay_ms: 0,
             tool_timeout_ms: 2_000,
             openai_base_url: None,

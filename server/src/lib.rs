@@ -181,6 +181,7 @@ pub async fn build_state(
             public_url,
             max_body_bytes: 64 * 1024,
             trusted_proxies: TrustedProxies::parse(&config.trusted_proxies).map_err(anyhow::Error::msg)?,
+            widget_dir: config.widget_dir.clone().into(),
         }),
         auth: Arc::new(
             auth::Auth::new(auth::SignInLimits {

@@ -1,4 +1,3 @@
 //! Pages of the application.
 
-pub mod embed;
 pub mod home;

@@ -16,6 +16,8 @@ pub struct HttpSettings {
     pub max_body_bytes: usize,
     /// Proxies whose `X-Forwarded-For` names the client.
     pub trusted_proxies: super::net::TrustedProxies,
+    /// Where the panel's own bundle is (`.ci/build-widget.sh` writes it).
+    pub widget_dir: std::path::PathBuf,
 }
 
 /// Shared application state, handed to `leptos_routes` and to every axum handler.

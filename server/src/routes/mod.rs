@@ -6,6 +6,7 @@ mod chat;
 mod console;
 mod conversations;
 mod embed;
+mod embed_page;
 mod health;
 mod mcp;
 mod payments;
@@ -40,6 +41,7 @@ pub fn router(state: AppState) -> Router {
         .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::hours(12)));
     let app = Router::new()
         .merge(console::router())
+        .merge(embed_page::router(&state))
         .leptos_routes(&state, routes, {
             let options = state.leptos_options.clone();
             move || shell(options.clone())
@@ -57,5 +59,14 @@ pub fn router(state: AppState) -> Router {
         .merge(mcp::router(&state))
         .merge(app)
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        // HTML and JSON are compressed (brotli or gzip, as the browser accepts); event streams,
+        // images and what is already compressed (the widget's precompressed assets) never.
+        // Quality 4: the console's 2.6 MB bundle compresses in tens of milliseconds (the default,
+        // brotli 11, took seconds and held up its hydration); the widget's own assets are
+        // precompressed at build with brotli 11.
+        .layer(
+            tower_http::compression::CompressionLayer::new()
+                .quality(tower_http::compression::CompressionLevel::Precise(4)),
+        )
         .with_state(state)
 }

@@ -26,3 +26,4 @@ mod payments;
 mod signin;
 mod spend;
 mod turns;
+mod widget_assets;

@@ -1,0 +1,181 @@
+//! `GET /embed/{key}`: the chat panel inside the widget's iframe, and `/widget/…`, its assets.
+//!
+//! The page is plain HTML: the agent's public configuration as JSON, the host page's origin, and
+//! the panel's own browser bundle (crate `parley-embed`, built by `.ci/build-widget.sh` into
+//! `target/widget/`, `PARLEY_WIDGET_DIR`, with content-hashed names and brotli/gzip copies). The console's bundle is
+//! never loaded here. Hashed assets are served precompressed and cached for a year; the page
+//! itself is small and never cached, so a new build reaches visitors at once. The allowed-origin
+//! check and `frame-ancestors` come from [`super::embed::frame_policy`], which runs first.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use parley_app::server::state::AppState;
+use serde::Deserialize;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// The bundle's files, as `.ci/build-widget.sh` names them in `manifest.json`.
+#[derive(Clone, Debug, Deserialize)]
+pub struct WidgetAssets {
+    /// The module that starts the panel (imports `js`, loads `wasm`).
+    pub boot: String,
+    pub js: String,
+    pub wasm: String,
+    pub css: String,
+}
+
+impl WidgetAssets {
+    /// Reads `<dir>/manifest.json`; `None` (and a warning) when the bundle was not built.
+    pub fn load(dir: &Path) -> Option<WidgetAssets> {
+        let path = dir.join("manifest.json");
+        match std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<WidgetAssets>(&t).map_err(|e| e.to_string()))
+        {
+            Ok(assets) => Some(assets),
+            Err(e) => {
+                tracing::warn!(
+                    path = %path.display(),
+                    error = %e,
+                    "the widget's bundle is not built (run .ci/build-widget.sh): embed pages will say the chat is unavailable"
+                );
+                None
+            }
+        }
+    }
+}
+
+pub fn router(state: &AppState) -> Router<AppState> {
+    let dir = state.http.widget_dir.clone();
+    let assets = Arc::new(WidgetAssets::load(&dir));
+    let files = ServeDir::new(&dir).precompressed_br().precompressed_gzip();
+    Router::new()
+        .route("/embed/{key}", get(move |state, key, query| page(state, key, query, assets.clone())))
+        .nest_service(
+            "/widget",
+            tower::ServiceBuilder::new()
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::CACHE_CONTROL,
+                    HeaderValue::from_static("public, max-age=31536000, immutable"),
+                ))
+                // Whichever copy was sent (brotli, gzip or plain), caches must key it by encoding.
+                .layer(SetResponseHeaderLayer::overriding(header::VARY, HeaderValue::from_static("accept-encoding")))
+                .service(files),
+        )
+}
+
+#[derive(Deserialize)]
+struct EmbedQuery {
+    origin: Option<String>,
+}
+
+async fn page(
+    State(state): State<AppState>,
+    UrlPath(key): UrlPath<String>,
+    Query(query): Query<EmbedQuery>,
+    assets: Arc<Option<WidgetAssets>>,
+) -> Response {
+    let agent = match state.engine.agent_by_key(&key).await {
+        Ok(Some(agent)) => agent,
+        Ok(None) => return (StatusCode::NOT_FOUND, "Unknown agent.").into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "could not load the agent of an embed page");
+            return (StatusCode::SERVICE_UNAVAILABLE, "Something went wrong.").into_response();
+        }
+    };
+    let config = parley_app::server::public_config(&state.engine, &agent);
+    let host_origin = query.origin.map(|o| o.trim_end_matches('/').to_owned()).unwrap_or_default();
+    let html = render(&config, &host_origin, (*assets).as_ref());
+    ([(header::CACHE_CONTROL, "no-cache")], Html(html)).into_response()
+}
+
+/// The page: the configuration as a JSON data block (never run as script), the bundle's module
+/// and stylesheet, preloads so the wasm downloads beside the JavaScript, and a placeholder.
+fn render(
+    config: &parley_widget::protocol::PublicAgentConfig,
+    host_origin: &str,
+    assets: Option<&WidgetAssets>,
+) -> String {
+    // `<` written as `\u003c` so the text cannot close its `<script>` element.
+    let json = serde_json::to_string(config).unwrap_or_else(|_| "null".into()).replace('<', "\\u003c");
+    let head = match assets {
+        Some(a) => format!(
+            "<link rel=\"stylesheet\" href=\"/widget/{css}\">\
+             <link rel=\"modulepreload\" href=\"/widget/{js}\">\
+             <link rel=\"preload\" href=\"/widget/{wasm}\" as=\"fetch\" type=\"application/wasm\" crossorigin>\
+             <script type=\"module\" src=\"/widget/{boot}\"></script>",
+            css = escape(&a.css),
+            js = escape(&a.js),
+            wasm = escape(&a.wasm),
+            boot = escape(&a.boot),
+        ),
+        None => String::new(),
+    };
+    let body = if assets.is_some() {
+        "<div class=\"pw-loading\" aria-busy=\"true\"></div>"
+    } else {
+        "<p class=\"pw-unavailable\">This chat is not available.</p>"
+    };
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title}</title><link rel=\"icon\" href=\"data:,\">{head}\
+         <script type=\"application/json\" id=\"pw-config\">{json}</script></head>\
+         <body data-host-origin=\"{origin}\">{body}</body></html>",
+        title = escape(&config.name),
+        origin = escape(host_origin),
+    )
+}
+
+/// Text for HTML content and attribute values.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_carries_the_config_as_inert_json_and_escapes_what_it_shows() {
+        let config: parley_widget::protocol::PublicAgentConfig = serde_json::from_value(serde_json::json!({
+            "key": "k", "name": "A <b>\"bold\"</b> agent", "greeting": "</script><script>alert(1)</script>",
+            "theme": {"color": "#123456", "position": "right"}, "capabilities": [], "demo_model": false,
+            "max_message_chars": 4000
+        }))
+        .expect("a config");
+        let assets = WidgetAssets {
+            boot: "boot-1.js".into(),
+            js: "p-2.js".into(),
+            wasm: "p-3.wasm".into(),
+            css: "p-4.css".into(),
+        };
+        let html = render(&config, "https://shop.example\"><x", Some(&assets));
+        assert!(!html.contains("</script><script>alert"), "{html}");
+        assert!(html.contains("\\u003c/script>\\u003cscript>alert(1)"), "{html}");
+        assert!(html.contains("<title>A &lt;b&gt;&quot;bold&quot;&lt;/b&gt; agent</title>"), "{html}");
+        assert!(html.contains("data-host-origin=\"https://shop.example&quot;&gt;&lt;x\""), "{html}");
+        assert!(html.contains("<script type=\"module\" src=\"/widget/boot-1.js\">"), "{html}");
+        let json = html.split("id=\"pw-config\">").nth(1).unwrap().split("</script>").next().unwrap();
+        let back: parley_widget::protocol::PublicAgentConfig = serde_json::from_str(json).unwrap();
+        assert_eq!(back.greeting, config.greeting);
+        assert!(render(&config, "", None).contains("not available"));
+    }
+}
