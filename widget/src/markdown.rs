@@ -51,6 +51,22 @@ pub fn render(markdown: &str) -> String {
     out.replace("<a href=", "<a target=\"_blank\" rel=\"noopener noreferrer nofollow\" href=")
 }
 
+/// The text of markdown as a reader hears it: no markup, paragraphs and items on their own lines
+/// (what screen readers are told when an answer is finished).
+pub fn plain(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    for event in Parser::new_ext(markdown, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES) {
+        match event {
+            Event::Text(t) | Event::Code(t) => out.push_str(&t),
+            Event::Html(t) | Event::InlineHtml(t) => out.push_str(&t),
+            Event::SoftBreak => out.push(' '),
+            Event::HardBreak | Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::Heading(_)) => out.push('\n'),
+            _ => {}
+        }
+    }
+    out.trim().to_owned()
+}
+
 /// Only absolute http(s) and mailto URLs survive.
 pub fn safe_url(url: &CowStr<'_>) -> bool {
     let lower = url.trim().to_ascii_lowercase();
@@ -68,6 +84,14 @@ mod tests {
         assert!(html.contains("href=\"https://example.com/a?b=1&amp;c=2\""));
         assert!(html.contains("target=\"_blank\""));
         assert!(html.contains("<li>two</li>"));
+    }
+
+    #[test]
+    fn plain_text_has_no_markup() {
+        assert_eq!(
+            plain("**Opening hours**: 9 to 5, see [the page](https://x.y)\n\n- Mon\n- Tue"),
+            "Opening hours: 9 to 5, see the page\nMon\nTue"
+        );
     }
 
     #[test]

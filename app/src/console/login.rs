@@ -44,7 +44,7 @@ pub fn LoginPage() -> impl IntoView {
                     prop:value=password on:input=move |ev| password.set(event_target_value(&ev)) />
                 <ErrorLine error />
                 <button type="submit" class="c-primary" disabled=busy>"Sign in"</button>
-                <p class="c-hint">"The first administrator's one-time password is printed in the server log at the first start, or create one with " <code>"parley create-user"</code> "."</p>
+                <p class="c-hint">"The first administrator's one-time password is in " <code>"first-admin-password.txt"</code> " in the data directory (the server's log says where) after the first start, or create one with " <code>"parley create-user"</code> "."</p>
             </form>
         </main>
     }

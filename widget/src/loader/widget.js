@@ -19,11 +19,26 @@
       : '<svg viewBox="0 0 24 24" width="28" height="28" aria-hidden="true"><path d="M4 5.5A2.5 2.5 0 0 1 6.5 3h11A2.5 2.5 0 0 1 20 5.5v8a2.5 2.5 0 0 1-2.5 2.5H10l-4.5 4v-4h0A2.5 2.5 0 0 1 4 13.5z" fill="currentColor"/></svg>';
   }
 
+  // White or near-black on the owner's colour, whichever contrasts more, pure black when the
+  // near-black falls short (as the panel chooses; WCAG relative luminance).
+  function onColor(hex) {
+    var h = hex.length === 4 ? hex.replace(/[0-9a-f]/gi, '$&$&').slice(1) : hex.slice(1);
+    var l = [0, 2, 4].map(function (i) {
+      var c = parseInt(h.substr(i, 2), 16) / 255;
+      return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+    });
+    var y = 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+    var light = 1.05 / (y + 0.05), dark = (y + 0.05) / 0.0603;
+    if (light >= dark && light >= 4.5) return '#fff';
+    if (dark > light && dark >= 4.5) return '#111827';
+    return (y + 0.05) / 0.05 >= light ? '#000' : '#fff';
+  }
+
   function css(color, left) {
     var side = left ? 'left' : 'right';
     return ':host{all:initial}' +
       '.l{position:fixed;bottom:20px;' + side + ':20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;' +
-      'background:' + color + ';color:#fff;cursor:pointer;display:flex;align-items:center;justify-content:center;' +
+      'background:' + color + ';color:' + onColor(color) + ';cursor:pointer;display:flex;align-items:center;justify-content:center;' +
       'box-shadow:0 6px 20px rgba(0,0,0,.25);padding:0;margin:0}' +
       '.l:focus-visible{outline:3px solid #111;outline-offset:3px}' +
       '.b{position:fixed;bottom:88px;' + side + ':20px;z-index:2147483000;width:380px;height:min(640px,calc(100vh - 110px));' +
@@ -60,6 +75,27 @@
     document.body.appendChild(shell);
   }
 
+  // On a phone the open panel covers exactly the visible screen, even when the host page is
+  // wider than the screen (the browser zooms such pages out) or the visitor has zoomed: it is
+  // laid out at the screen's width and scaled to the visual viewport.
+  var vv = window.visualViewport;
+  function fit() {
+    if (!box) return;
+    var s = box.style;
+    var screenWidth = vv ? vv.width * vv.scale : innerWidth;
+    if (!isOpen || !vv || screenWidth > 640) {
+      s.cssText = '';
+      button.style.display = '';
+      return;
+    }
+    // The panel's own close button stands in for the launcher, which would cover it.
+    button.style.display = 'none';
+    s.cssText = 'border-radius:0;left:' + vv.offsetLeft + 'px;top:' + vv.offsetTop + 'px;right:auto;bottom:auto;width:' +
+      screenWidth + 'px;height:' + (vv.height * vv.scale) + 'px;transform-origin:0 0;transform:scale(' +
+      (1 / vv.scale) + ')';
+  }
+  if (vv) { vv.addEventListener('resize', fit); vv.addEventListener('scroll', fit); }
+
   function post(msg) {
     if (frame && ready) frame.contentWindow.postMessage(msg, app);
     else queue.push(msg);
@@ -76,6 +112,8 @@
     }
     isOpen = true;
     box.className = 'b o';
+    fit();
+    if (ready) frame.focus();
     button.innerHTML = icon(true);
     button.setAttribute('aria-expanded', 'true');
     post({ type: 'parley:open' });
@@ -85,6 +123,7 @@
     if (!shell) return;
     isOpen = false;
     box.className = 'b';
+    fit();
     button.innerHTML = icon(false);
     button.setAttribute('aria-expanded', 'false');
     button.focus();
@@ -95,6 +134,8 @@
     var type = e.data && e.data.type;
     if (type === 'parley:ready') {
       ready = true;
+      // Focus moves into the panel when it opens (the panel then focuses its input).
+      if (isOpen) frame.focus();
       while (queue.length) frame.contentWindow.postMessage(queue.shift(), app);
     } else if (type === 'parley:close') {
       close();

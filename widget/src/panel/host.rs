@@ -28,6 +28,24 @@ pub fn on_leave(panel: Panel) {
     handler.forget();
 }
 
+/// Escape closes the panel (the host page hides it and gives the focus back to its launcher);
+/// an open lead form is closed first.
+pub fn close_on_escape(panel: Panel) {
+    let Some(window) = web_sys::window() else { return };
+    let handler = Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(move |event: web_sys::KeyboardEvent| {
+        if event.key() != "Escape" || event.is_composing() {
+            return;
+        }
+        if panel.lead_open.get_untracked() {
+            panel.lead_open.set(false);
+        } else {
+            post(&panel, "parley:close");
+        }
+    });
+    let _ = window.add_event_listener_with_callback("keydown", handler.as_ref().unchecked_ref());
+    handler.forget();
+}
+
 /// Listens for the host's commands (`parley:reset`, `parley:focus`).
 pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
     let Some(origin) = panel.host_origin.get_value() else { return };

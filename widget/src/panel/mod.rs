@@ -1,10 +1,11 @@
 //! The chat panel shown inside the widget's iframe: header, messages with their blocks, the lead
-//! form and the composer. Server-rendered with the agent's public configuration, then hydrated;
-//! everything that talks to the network starts only in the browser.
+//! form and the composer. Rendered in the browser by the embed page's own bundle (`parley-embed`)
+//! from the agent's public configuration.
 
 mod actions;
 mod attach;
 pub mod client;
+pub mod colors;
 mod host;
 mod lead_form;
 mod message;
@@ -58,6 +59,7 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
         panel.boot();
         host::listen(panel, focus);
         host::on_leave(panel);
+        host::close_on_escape(panel);
         host::post(&panel, "parley:ready");
     });
 
@@ -72,7 +74,7 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
         scroll_to_bottom();
     };
     let max_chars = config.max_message_chars;
-    let theme_style = format!("--pw-accent: {};", sanitize_color(&config.theme.color));
+    let theme_style = colors::style(&config.theme.color);
 
     view! {
         <div class="pw-panel" style=theme_style>
@@ -88,7 +90,8 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                 <button type="button" class="pw-icon" title=labels.close aria-label=labels.close
                     on:click=move |_| host::post(&panel, "parley:close")>"✕"</button>
             </header>
-            <div id="pw-list" class="pw-list" role="log" aria-live="polite">
+            // Not live: the announcer below reads each finished answer once, not every token.
+            <div id="pw-list" class="pw-list" role="log" aria-live="off" aria-label=labels.conversation tabindex="0">
                 <For each=move || panel.messages.get() key=|m| m.key let:msg>
                     <MessageView msg ctx />
                 </For>
@@ -105,6 +108,7 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                     </div>
                 </Show>
             </div>
+            <div class="pw-sr" role="status" aria-live="polite" aria-atomic="true">{move || panel.announce.get()}</div>
             <Show when=move || panel.lead_open.get()>
                 <LeadFormView panel />
             </Show>
@@ -149,11 +153,4 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
             </form>
         </div>
     }
-}
-
-/// Only `#rgb` / `#rrggbb` colours reach the style attribute.
-fn sanitize_color(color: &str) -> String {
-    let ok =
-        color.starts_with('#') && matches!(color.len(), 4 | 7) && color[1..].chars().all(|c| c.is_ascii_hexdigit());
-    if ok { color.to_owned() } else { "#4f46e5".to_owned() }
 }

@@ -83,6 +83,9 @@ pub struct Panel {
     pub accepts_images: bool,
     /// Images chosen for the next message, not yet uploaded.
     pub pending: RwSignal<Vec<Pending>>,
+    /// What screen readers are told: each finished answer and each person's message, once
+    /// (the message list itself is not live, or every token would be read out).
+    pub announce: RwSignal<String>,
     next_key: StoredValue<u64>,
     greeting: StoredValue<String>,
 }
@@ -111,6 +114,7 @@ impl Panel {
             typing_sent: StoredValue::new(0.0),
             accepts_images: config.accepts_images,
             pending: RwSignal::new(Vec::new()),
+            announce: RwSignal::new(String::new()),
             next_key: StoredValue::new(1),
             greeting: StoredValue::new(config.greeting.clone()),
         };
@@ -320,15 +324,26 @@ impl Panel {
             StreamEvent::OperatorMessage(m) => {
                 self.operator_typing.set(false);
                 if self.find(&m.message_id).is_none() {
+                    self.announce.set(m.text.clone());
                     let msg = Msg::new(self.key(), m.message_id, Role::Operator, m.text, MessageStatus::Complete);
                     self.messages.update(|list| list.push(msg));
                 }
             }
             StreamEvent::MessageEnd(end) => {
+                let live = self.current.get_untracked().as_deref() == Some(end.message_id.as_str());
                 if let Some(msg) = self.find(&end.message_id) {
                     msg.status.set(end.status);
+                    // The answer being written, not one replayed from the history.
+                    if live {
+                        let text = crate::markdown::plain(&msg.text.get_untracked());
+                        let said = match msg.error.get_untracked() {
+                            Some(error) if !text.contains(&error) => format!("{text}\n{error}"),
+                            _ => text,
+                        };
+                        self.announce.set(said.trim().to_owned());
+                    }
                 }
-                if self.current.get_untracked().as_deref() == Some(end.message_id.as_str()) {
+                if live {
                     self.current.set(None);
                 }
             }

@@ -1,0 +1,122 @@
+//! The owner's colour, made readable: whatever colour an agent is given, text on it and text in
+//! it keep at least 4.5:1 contrast (WCAG AA). Text on the colour is black or white, whichever
+//! contrasts more (one of them always reaches 4.58:1); the colour used for text and borders on
+//! the panel's light surfaces is the owner's colour darkened until it reaches 4.5:1 there.
+
+/// The least contrast for text (WCAG 2 AA, normal text).
+pub const MIN_CONTRAST: f64 = 4.5;
+/// The panel's lightest surface text in the accent colour sits on (`--pw-soft`).
+const SURFACE: (u8, u8, u8) = (0xf3, 0xf4, 0xf6);
+const FALLBACK: &str = "#4f46e5";
+
+/// `#rgb` or `#rrggbb`, else `None`.
+pub fn parse(color: &str) -> Option<(u8, u8, u8)> {
+    let hex = color.strip_prefix('#')?;
+    if !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let digit = |i: usize| u8::from_str_radix(&hex[i..i + 1], 16).ok();
+    match hex.len() {
+        3 => Some((digit(0)? * 17, digit(1)? * 17, digit(2)? * 17)),
+        6 => {
+            let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+            Some((byte(0)?, byte(2)?, byte(4)?))
+        }
+        _ => None,
+    }
+}
+
+fn hex((r, g, b): (u8, u8, u8)) -> String {
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// Relative luminance (WCAG 2).
+pub fn luminance((r, g, b): (u8, u8, u8)) -> f64 {
+    let channel = |c: u8| {
+        let c = f64::from(c) / 255.0;
+        if c <= 0.039_28 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+    };
+    0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+}
+
+/// Contrast ratio of two colours, 1 to 21.
+pub fn contrast(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+    let (la, lb) = (luminance(a), luminance(b));
+    let (hi, lo) = if la > lb { (la, lb) } else { (lb, la) };
+    (hi + 0.05) / (lo + 0.05)
+}
+
+/// Text on the colour: white or near-black, whichever contrasts more — pure black when the
+/// near-black falls short (white or black always reaches 4.58:1).
+pub fn on(color: (u8, u8, u8)) -> (u8, u8, u8) {
+    const DARK: (u8, u8, u8) = (0x11, 0x18, 0x27);
+    const LIGHT: (u8, u8, u8) = (0xff, 0xff, 0xff);
+    const BLACK: (u8, u8, u8) = (0, 0, 0);
+    let (light, dark) = (contrast(color, LIGHT), contrast(color, DARK));
+    if light >= dark && light >= MIN_CONTRAST {
+        LIGHT
+    } else if dark > light && dark >= MIN_CONTRAST {
+        DARK
+    } else if contrast(color, BLACK) >= light {
+        BLACK
+    } else {
+        LIGHT
+    }
+}
+
+/// The colour darkened (in steps of 5 %) until text in it reaches [`MIN_CONTRAST`] on the
+/// panel's surfaces.
+pub fn readable_on_surface(color: (u8, u8, u8)) -> (u8, u8, u8) {
+    let mut c = color;
+    let mut step = 0;
+    while contrast(c, SURFACE) < MIN_CONTRAST && step < 20 {
+        step += 1;
+        let keep = 1.0 - f64::from(step) * 0.05;
+        let scale = |v: u8| (f64::from(v) * keep).round() as u8;
+        c = (scale(color.0), scale(color.1), scale(color.2));
+    }
+    c
+}
+
+/// The panel's colour variables for an agent's colour (an invalid one gets Parley's own).
+pub fn style(color: &str) -> String {
+    let accent = parse(color).unwrap_or_else(|| parse(FALLBACK).expect("the fallback colour"));
+    format!(
+        "--pw-accent: {}; --pw-on-accent: {}; --pw-accent-text: {};",
+        hex(accent),
+        hex(on(accent)),
+        hex(readable_on_surface(accent))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_keeps_its_contrast_whatever_colour_the_owner_picks() {
+        // Every 17th step of each channel: 4,096 colours, the awkward mid-greys included.
+        for r in (0..=255).step_by(17) {
+            for g in (0..=255).step_by(17) {
+                for b in (0..=255).step_by(17) {
+                    let c = (r as u8, g as u8, b as u8);
+                    assert!(contrast(c, on(c)) >= MIN_CONTRAST, "text on {c:?}");
+                    assert!(contrast(readable_on_surface(c), SURFACE) >= MIN_CONTRAST, "text in {c:?}");
+                    assert!(contrast(readable_on_surface(c), (255, 255, 255)) >= MIN_CONTRAST);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn known_contrasts_and_choices() {
+        assert!((contrast((0, 0, 0), (255, 255, 255)) - 21.0).abs() < 1e-9);
+        assert_eq!(on((0xfa, 0xcc, 0x15)), (0x11, 0x18, 0x27), "dark text on yellow");
+        assert_eq!(on((0x4f, 0x46, 0xe5)), (255, 255, 255), "white text on indigo");
+        assert_eq!(readable_on_surface((0x1d, 0x4e, 0xd8)), (0x1d, 0x4e, 0xd8), "a dark colour stays as it is");
+        assert_eq!(parse("#abc"), Some((0xaa, 0xbb, 0xcc)));
+        assert_eq!(parse("red"), None);
+        assert!(style("javascript:alert(1)").starts_with("--pw-accent: #4f46e5;"));
+        assert!(style("#FACC15").contains("--pw-on-accent: #111827;"));
+    }
+}
