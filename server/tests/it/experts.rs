@@ -137,3 +137,45 @@ async fn experts_pay_from_the_conversation_budget() {
     assert!(refused.contains("BUDGET_EXCEEDED"), "{refused}");
     assert_eq!(shape(&events).last().unwrap(), "message_end:complete");
 }
+
+#[tokio::test]
+async fn a_tool_that_panics_inside_an_expert_does_not_hold_the_conversation() {
+    let explode = TestTool {
+        name: "explode",
+        description: "Always panics.",
+        run: || Box::pin(async { panic!("a bug in a tool") }),
+    };
+    let app = TestApp::builder().registry(registry_with(vec![explode])).spawn().await;
+    app.agent("coord", &["expert_team", "testing"]).await;
+    // The policy expert may call the panicking tool.
+    sqlx::query("UPDATE experts SET tools = $1 WHERE name = 'policy_expert'")
+        .bind(r#"["explode"]"#)
+        .execute(app.db().writer())
+        .await
+        .unwrap();
+    app.engine().reload_prices().await.unwrap();
+    let token = app.visitor("coord").await;
+    app.fake.push(Reply::ToolCalls(vec![("invoke_policy_expert".into(), json!({"query": "QMAS"}).to_string())]));
+    app.fake.push_tool_call("explode", json!({}));
+    app.fake.push_content("The policy tool failed; from what I know, QMAS needs a degree.");
+    app.fake.push_content("QMAS usually needs a degree.");
+
+    let events = tokio::time::timeout(Duration::from_secs(20), app.send(&token, "coord", None, "优才计划的条件？"))
+        .await
+        .expect("the answer ends");
+    assert_eq!(shape(&events).last().unwrap(), "message_end:complete", "{:?}", shape(&events));
+    assert_eq!(progress(&events), ["start:policy_expert", "complete:policy_expert:true"]);
+    // The expert was told its tool crashed, without the panic's text.
+    let told = tool_messages(&app.fake.requests()[2]);
+    assert!(told.iter().any(|m| m.contains("the tool crashed")), "{told:?}");
+    assert!(!told.iter().any(|m| m.contains("a bug in a tool")), "{told:?}");
+    // The conversation takes the next message.
+    app.fake.push_content("Anything else?");
+    let next = tokio::time::timeout(
+        Duration::from_secs(20),
+        app.send(&token, "coord", Some(&conversation_id(&events)), "谢谢"),
+    )
+    .await
+    .expect("the next answer ends");
+    assert_eq!(shape(&next).last().unwrap(), "message_end:complete");
+}

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use super::super::experts::Expert;
 use super::super::provider::{ModelMessage, ModelRequest};
-use super::super::tools::ToolError;
 use super::super::tools::registry::AgentTools;
 use super::call::Caller;
 use super::{HopEnd, Stop};
@@ -57,9 +56,9 @@ pub(super) async fn run(
             Ok(HopEnd::Tools(calls)) if offer => {
                 messages.push(ModelMessage::Assistant { content: text, tool_calls: calls.clone() });
                 for call in calls {
-                    let result =
-                        tokio::time::timeout(tool_timeout, tools.call(caller.ctx, &call.name, &call.arguments)).await;
-                    let content = crate::server::engine::tools::for_model(&result.unwrap_or(Err(ToolError::Timeout)));
+                    // In a task of its own, as the coordinator's tools: a panic stays inside it.
+                    let result = super::tools::call_contained(tools, caller.ctx, &call, tool_timeout).await;
+                    let content = crate::server::engine::tools::for_model(&result);
                     messages.push(ModelMessage::Tool { call_id: call.id, content });
                 }
             }

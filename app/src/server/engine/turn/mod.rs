@@ -141,7 +141,16 @@ impl Turn {
         let deadline = Instant::now() + limits.time_limit;
         let hops =
             Hops { call: &call, tools: &tools, experts: &experts, model_name: &model_name, limits: &limits, deadline };
-        let stop = hops.run(messages, compaction, &cancel, &mut filter, &mut answer).await;
+        // A panic anywhere in the loop ends this answer (`INTERNAL_ERROR`, stored, the turn slot
+        // freed) instead of the task, which would leave the conversation busy.
+        let run = std::panic::AssertUnwindSafe(hops.run(messages, compaction, &cancel, &mut filter, &mut answer));
+        let stop = match futures::FutureExt::catch_unwind(run).await {
+            Ok(stop) => stop,
+            Err(_) => {
+                tracing::error!(conversation = %out.conversation_id, "the turn panicked");
+                Some(Stop::Limit(StreamCode::InternalError))
+            }
+        };
         let status = end(&out, stop, lang, &mut answer);
 
         if let Some(state) = filter.take_state() {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::super::experts::{CONCURRENT, Expert, INVOKE};
 use super::super::provider::{ModelToolCall, ToolSpec};
 use super::super::tools::registry::AgentTools;
-use super::super::tools::{ToolError, ToolOutput};
+use super::super::tools::{ToolContext, ToolError, ToolOutput};
 use super::call::Caller;
 use crate::server::store::tool_calls::ToolCallRecord;
 
@@ -27,6 +27,33 @@ struct AbortOnDrop(tokio::task::AbortHandle);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// Runs one tool call in a task of its own, with a timeout: a panic or a hang stays inside it
+/// and comes back as the tool's error. Dropping the future stops the tool.
+pub(super) async fn call_contained(
+    tools: &AgentTools,
+    ctx: &ToolContext,
+    call: &ModelToolCall,
+    timeout: Duration,
+) -> Result<ToolOutput, ToolError> {
+    let (tools, ctx, call) = (tools.clone(), ctx.clone(), call.clone());
+    let name = call.name.clone();
+    let mut handle = tokio::spawn(async move { tools.call(&ctx, &call.name, &call.arguments).await });
+    // A stopped turn drops this future: the tool stops with it.
+    let _abort = AbortOnDrop(handle.abort_handle());
+    match tokio::time::timeout(timeout, &mut handle).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(join)) if join.is_panic() => {
+            tracing::error!(tool = %name, "tool panicked");
+            Err(ToolError::Failed("the tool crashed".into()))
+        }
+        Ok(Err(_)) => Err(ToolError::Failed("the tool was cancelled".into())),
+        Err(_) => {
+            handle.abort();
+            Err(ToolError::Timeout)
+        }
     }
 }
 
@@ -97,23 +124,7 @@ pub(super) async fn run(
             let Ok(_permit) = tool_gate.acquire().await else {
                 return (Err(ToolError::Failed("cancelled".into())), started.elapsed());
             };
-            let name = call.name.clone();
-            let mut handle = tokio::spawn(async move { tools.call(&ctx, &call.name, &call.arguments).await });
-            // A stopped turn drops this future: the tool stops with it.
-            let _abort = AbortOnDrop(handle.abort_handle());
-            let result = match tokio::time::timeout(timeout, &mut handle).await {
-                Ok(Ok(r)) => r,
-                Ok(Err(join)) if join.is_panic() => {
-                    tracing::error!(tool = %name, "tool panicked");
-                    Err(ToolError::Failed("the tool crashed".into()))
-                }
-                Ok(Err(_)) => Err(ToolError::Failed("the tool was cancelled".into())),
-                Err(_) => {
-                    handle.abort();
-                    Err(ToolError::Timeout)
-                }
-            };
-            (result, started.elapsed())
+            (call_contained(&tools, &ctx, &call, timeout).await, started.elapsed())
         }
     });
     let results = futures::future::join_all(runs).await;
