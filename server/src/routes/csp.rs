@@ -10,8 +10,9 @@
 //! What the pages load, and so what the policy allows: scripts and the WebAssembly bundle from
 //! `/pkg` (`'wasm-unsafe-eval'` to compile it), inline styles (the theme colour's `style=`),
 //! images from Parley (`/admin/attachments`), `data:` (the payment QR code) and `blob:` (images
-//! the visitor is sending), `fetch`/`EventSource` to Parley only (the chat's SSE streams, the
-//! console's feed), the console's preview iframe of `/embed/{key}` (same origin).
+//! the visitor is sending), `fetch`/`EventSource` to Parley (the chat's SSE streams, the console's
+//! feed) and to `blob:` (the widget reads a chosen image's bytes back from its `blob:` URL to
+//! upload them), the console's preview iframe of `/embed/{key}` (same origin).
 //!
 //! Who may frame a page is unchanged: the embed page names the agent's allowed origins
 //! ([`super::embed::frame_ancestors`]), the console `'none'`, the home page says nothing.
@@ -102,7 +103,7 @@ fn live_reload() -> bool {
 /// The policy of a page with this nonce; `frame_ancestors` is a CSP source list (none: the
 /// directive is left out, as before this policy existed).
 fn policy(nonce: &str, frame_ancestors: Option<&str>, live_reload: bool) -> String {
-    let connect = if live_reload { "'self' ws: wss:" } else { "'self'" };
+    let connect = if live_reload { "'self' blob: ws: wss:" } else { "'self' blob:" };
     let mut policy = format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src {connect}; \
@@ -127,9 +128,9 @@ mod tests {
         assert_eq!(p.matches("'unsafe-inline'").count(), 1);
         assert!(p.contains("style-src 'self' 'unsafe-inline';"), "{p}");
         assert!(p.ends_with("; frame-ancestors 'self' https://shop.example"), "{p}");
-        assert!(p.contains("connect-src 'self';"), "{p}");
+        assert!(p.contains("connect-src 'self' blob:;"), "{p}");
         assert!(!policy("n", None, false).contains("frame-ancestors"));
-        assert!(policy("n", None, true).contains("connect-src 'self' ws: wss:;"));
+        assert!(policy("n", None, true).contains("connect-src 'self' blob: ws: wss:;"));
     }
 
     #[test]

@@ -41,7 +41,7 @@ fn assert_strict(csp: &str, html: &str) -> String {
         "default-src 'self'",
         "style-src 'self' 'unsafe-inline'",
         "img-src 'self' data: blob:",
-        "connect-src 'self'",
+        "connect-src 'self' blob:",
         "object-src 'none'",
         "base-uri 'none'",
         "form-action 'self'",
