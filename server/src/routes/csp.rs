@@ -1,18 +1,21 @@
 //! The Content-Security-Policy of Parley's own HTML pages (home, the embed page `/embed/{key}`,
-//! the console `/admin/…`), built in this one place.
+//! the console `/admin/…`, the 404 page), built in this one place.
 //!
 //! Every response gets a fresh nonce (Leptos's [`Nonce`]: 128 bits from `rand`, base64). The
 //! middleware puts it in the request's extensions; [`provide_nonce`] hands it to Leptos, whose
 //! hydration script and streamed `<script>` chunks then carry `nonce="…"`; the header names the
-//! same nonce. No other inline script may run: an injected `<script>` or `onclick=` is refused by
-//! the browser even if it got past the markdown sanitizer.
+//! same nonce. The embed page (plain HTML, [`super::embed_page`]) has no inline script to run: its
+//! module comes from `/widget/…` and its configuration is a JSON data block. No other inline
+//! script may run: an injected `<script>` or `onclick=` is refused by the browser even if it got
+//! past the markdown sanitizer.
 //!
-//! What the pages load, and so what the policy allows: scripts and the WebAssembly bundle from
-//! `/pkg` (`'wasm-unsafe-eval'` to compile it), inline styles (the theme colour's `style=`),
-//! images from Parley (`/admin/attachments`), `data:` (the payment QR code) and `blob:` (images
-//! the visitor is sending), `fetch`/`EventSource` to Parley (the chat's SSE streams, the console's
-//! feed) and to `blob:` (the widget reads a chosen image's bytes back from its `blob:` URL to
-//! upload them), the console's preview iframe of `/embed/{key}` (same origin).
+//! What the pages load, and so what the policy allows: scripts and WebAssembly from Parley
+//! (`/pkg/…` for the console, `/widget/…` for the panel; `'wasm-unsafe-eval'` to compile them),
+//! inline styles (the theme colour's `style=`), images from Parley (`/admin/attachments`), `data:`
+//! (the payment QR code) and `blob:` (images the visitor is sending), `fetch`/`EventSource` to
+//! Parley (the chat's SSE streams, the console's feed) and to `blob:` (the panel reads a chosen
+//! image's bytes back from its `blob:` URL to upload them), the console's preview iframe of
+//! `/embed/{key}` (same origin).
 //!
 //! Who may frame a page is unchanged: the embed page names the agent's allowed origins
 //! ([`super::embed::frame_ancestors`]), the console `'none'`, the home page says nothing.

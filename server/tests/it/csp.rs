@@ -1,5 +1,6 @@
 //! The Content-Security-Policy of Parley's HTML pages: every page names a fresh nonce, every
-//! `<script>` Leptos writes carries it, and `frame-ancestors` is what each page allows.
+//! `<script>` Leptos writes carries it, the embed page runs no inline script, and
+//! `frame-ancestors` is what each page allows.
 
 use crate::harness::fixtures::{self, ADMIN};
 use crate::harness::*;
@@ -34,8 +35,25 @@ fn frame_ancestors(csp: &str) -> Option<String> {
     csp.split(';').map(str::trim).find_map(|d| d.strip_prefix("frame-ancestors ")).map(str::to_owned)
 }
 
-/// Checks the page's policy and that each of its scripts carries the nonce; returns the nonce.
+/// Checks the page's policy and that each of its scripts (a Leptos page's: the hydration script,
+/// streamed chunks) carries the nonce; returns the nonce.
 fn assert_strict(csp: &str, html: &str) -> String {
+    let nonce = assert_policy(csp);
+    let scripts = scripts(html);
+    assert!(!scripts.is_empty(), "the hydration script is there");
+    for attributes in scripts {
+        assert!(attributes.contains(&format!("nonce=\"{nonce}\"")), "<script{attributes}> lacks the nonce {nonce}");
+    }
+    nonce
+}
+
+/// The attributes of each `<script>` of the page.
+fn scripts(html: &str) -> Vec<&str> {
+    html.split("<script").skip(1).map(|s| &s[..s.find('>').unwrap()]).collect()
+}
+
+/// Checks the page's policy; returns its nonce.
+fn assert_policy(csp: &str) -> String {
     let nonce = nonce(csp);
     for directive in [
         "default-src 'self'",
@@ -48,12 +66,17 @@ fn assert_strict(csp: &str, html: &str) -> String {
     ] {
         assert!(csp.split("; ").any(|d| d == directive), "{directive} in {csp}");
     }
-    let scripts: Vec<&str> = html.split("<script").skip(1).map(|s| &s[..s.find('>').unwrap()]).collect();
-    assert!(!scripts.is_empty(), "the hydration script is there");
-    for attributes in scripts {
-        assert!(attributes.contains(&format!("nonce=\"{nonce}\"")), "<script{attributes}> lacks the nonce {nonce}");
-    }
     nonce
+}
+
+/// The embed page (plain HTML, the panel's own bundle) runs no inline script: its module comes
+/// from Parley and its configuration is a JSON data block, which is never run.
+fn assert_no_inline_script(html: &str) {
+    for attributes in scripts(html) {
+        let external = attributes.contains(" src=\"/");
+        let data = attributes.contains("type=\"application/json\"");
+        assert!(external || data, "<script{attributes}> would run inline");
+    }
 }
 
 #[tokio::test]
@@ -69,7 +92,8 @@ async fn the_home_embed_and_console_pages_send_a_strict_policy_with_a_fresh_nonc
 
     let (csp, html) =
         page(app.client.get(app.url("/embed/shop?origin=https%3A%2F%2Fshop.example")).send().await.unwrap()).await;
-    let embed = assert_strict(&csp, &html);
+    let embed = assert_policy(&csp);
+    assert_no_inline_script(&html);
     assert_eq!(frame_ancestors(&csp).as_deref(), Some("'self' https://shop.example"), "{csp}");
     let (csp, _) = page(app.client.get(app.url("/embed/fresh")).send().await.unwrap()).await;
     assert_eq!(frame_ancestors(&csp).as_deref(), Some("'self'"), "no listed origin: Parley's own pages only");
