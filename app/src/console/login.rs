@@ -10,8 +10,11 @@ use super::layout::go_to;
 /// `/admin/login`: the sign-in form.
 #[component]
 pub fn LoginPage() -> impl IntoView {
-    let email = RwSignal::new(String::new());
-    let password = RwSignal::new(String::new());
+    // Read from the inputs when sent, not bound to signals: hydration would otherwise clear what
+    // was typed before the page's WebAssembly had loaded.
+    let email = NodeRef::<leptos::html::Input>::new();
+    let password = NodeRef::<leptos::html::Input>::new();
+    let value = |input: NodeRef<leptos::html::Input>| input.get_untracked().map(|i| i.value()).unwrap_or_default();
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -22,7 +25,7 @@ pub fn LoginPage() -> impl IntoView {
         busy.set(true);
         error.set(None);
         leptos::task::spawn_local(async move {
-            match sign_in(email.get_untracked(), password.get_untracked()).await {
+            match sign_in(value(email), value(password)).await {
                 Ok(_) => go_to("/admin"),
                 Err(e) => {
                     error.set(Some(e.to_string()));
@@ -34,14 +37,15 @@ pub fn LoginPage() -> impl IntoView {
     view! {
         <Title text="Sign in — Parley console" />
         <main class="c-login">
-            <form on:submit=submit class="c-card" aria-labelledby="login-title">
+            // `post`: a form sent before hydration must not put the password in a URL.
+            <form on:submit=submit method="post" class="c-card" aria-labelledby="login-title">
                 <h1 id="login-title">"Parley console"</h1>
                 <label for="email">"Email"</label>
                 <input id="email" name="email" type="email" autocomplete="username" required
-                    prop:value=email on:input=move |ev| email.set(event_target_value(&ev)) />
+                    node_ref=email />
                 <label for="password">"Password"</label>
                 <input id="password" name="password" type="password" autocomplete="current-password" required
-                    prop:value=password on:input=move |ev| password.set(event_target_value(&ev)) />
+                    node_ref=password />
                 <ErrorLine error />
                 <button type="submit" class="c-primary" disabled=busy>"Sign in"</button>
                 <p class="c-hint">"The first administrator's one-time password is in " <code>"first-admin-password.txt"</code> " in the data directory (the server's log says where) after the first start, or create one with " <code>"parley create-user"</code> "."</p>

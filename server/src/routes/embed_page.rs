@@ -5,7 +5,8 @@
 //! `target/widget/`, `PARLEY_WIDGET_DIR`, with content-hashed names and brotli/gzip copies). The console's bundle is
 //! never loaded here. Hashed assets are served precompressed and cached for a year; the page
 //! itself is small and never cached, so a new build reaches visitors at once. The allowed-origin
-//! check and `frame-ancestors` come from [`super::embed::frame_policy`], which runs first.
+//! check and the page's policy (`frame-ancestors`) come from [`super::csp::page_policy`], which runs
+//! first.
 
 use std::path::Path;
 use std::sync::Arc;

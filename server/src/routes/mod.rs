@@ -5,6 +5,7 @@ mod attachments;
 mod chat;
 mod console;
 mod conversations;
+mod csp;
 mod embed;
 mod embed_page;
 mod health;
@@ -42,13 +43,18 @@ pub fn router(state: AppState) -> Router {
     let app = Router::new()
         .merge(console::router())
         .merge(embed_page::router(&state))
-        .leptos_routes(&state, routes, {
+        .leptos_routes_with_context(&state, routes, csp::provide_nonce, {
             let options = state.leptos_options.clone();
             move || shell(options.clone())
         })
         .layer(axum::middleware::from_fn_with_state(state.clone(), console::gate))
         .layer(sessions)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), embed::frame_policy));
+        .layer(axum::middleware::from_fn_with_state(state.clone(), csp::page_policy));
+    // The app's files and its 404 page: the same page policy, no sessions.
+    let files_and_not_found = Router::new()
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(csp::provide_nonce, shell))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), csp::page_policy))
+        .with_state(state.clone());
     Router::new()
         .merge(api)
         // Images: a body limit of their own.
@@ -58,7 +64,7 @@ pub fn router(state: AppState) -> Router {
         .merge(payments::router(&state.engine.services().payments))
         .merge(mcp::router(&state))
         .merge(app)
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .fallback_service(files_and_not_found)
         // HTML and JSON are compressed (brotli or gzip, as the browser accepts); event streams,
         // images and what is already compressed (the widget's precompressed assets) never.
         // Quality 4: the console's 2.6 MB bundle compresses in tens of milliseconds (the default,

@@ -19,6 +19,7 @@ mod console_takeover;
 mod consulting;
 mod context;
 mod credentials;
+mod csp;
 mod experts;
 mod guards;
 mod mcp;
