@@ -215,7 +215,8 @@ async fn a_visitors_spend_per_day_is_capped_across_conversations() {
     let rows = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
     assert!(rows[0].visitor_id.as_deref().is_some_and(|v| !v.is_empty()));
     let after = app.engine().now_ms() - 60_000;
-    let spent = usage::visitor_spend_since(app.db(), rows[0].visitor_id.as_ref().unwrap(), after).await.unwrap();
+    let visitor = usage::Spender::Visitor(rows[0].visitor_id.clone().unwrap());
+    let spent = usage::spend_since(app.db(), &visitor, after).await.unwrap();
     assert!((spent - one_call(15.0, 75.0)).abs() < 1e-12);
 }
 

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::hub::Lease;
+use crate::server::store::usage::Spender;
 use crate::server::store::{Db, DbError};
 
 const DAY_MS: i64 = 86_400_000;
@@ -54,13 +55,6 @@ pub enum LimitHit {
     AgentDaily { spent_usd: f64, cap_usd: f64 },
     /// The visitor's spend for today, all conversations together (`BUDGET_EXCEEDED`).
     VisitorDaily { spent_usd: f64, cap_usd: f64 },
-}
-
-/// Whose day a total belongs to.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Spender {
-    Agent(String),
-    Visitor(String),
 }
 
 #[derive(Debug)]
@@ -108,10 +102,7 @@ impl Budgets {
         if lock(&self.0).get(who).is_some_and(|d| d.day == day) {
             return Ok(());
         }
-        let spent = match who {
-            Spender::Agent(id) => crate::server::store::usage::agent_spend_since(db, id, day * DAY_MS).await?,
-            Spender::Visitor(id) => crate::server::store::usage::visitor_spend_since(db, id, day * DAY_MS).await?,
-        };
+        let spent = crate::server::store::usage::spend_since(db, who, day * DAY_MS).await?;
         let mut map = lock(&self.0);
         if map.len() >= MAX_DAYS_KEPT {
             // Earlier days are never read again; today's held room must stay.

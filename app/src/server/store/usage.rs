@@ -107,25 +107,24 @@ pub async fn conversation_cost(db: &Db, conversation_id: &str) -> Result<f64, Db
     Ok(total.unwrap_or(0.0))
 }
 
-/// What an agent's model calls have cost since `since_ms`.
-pub async fn agent_spend_since(db: &Db, agent_id: &str, since_ms: i64) -> Result<f64, DbError> {
-    let total: Option<f64> =
-        sqlx::query_scalar("SELECT SUM(cost_usd) FROM usage_ledger WHERE agent_id = $1 AND created_at >= $2")
-            .bind(agent_id)
-            .bind(since_ms)
-            .fetch_one(&mut *db.read().await?)
-            .await?;
-    Ok(total.unwrap_or(0.0))
+/// Whose spend a daily total counts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Spender {
+    /// Every model call of the agent.
+    Agent(String),
+    /// Every model call answering the visitor, all conversations and agents together.
+    Visitor(String),
 }
 
-/// What a visitor's conversations have cost since `since_ms`, all agents together.
-pub async fn visitor_spend_since(db: &Db, visitor_id: &str, since_ms: i64) -> Result<f64, DbError> {
-    let total: Option<f64> =
-        sqlx::query_scalar("SELECT SUM(cost_usd) FROM usage_ledger WHERE visitor_id = $1 AND created_at >= $2")
-            .bind(visitor_id)
-            .bind(since_ms)
-            .fetch_one(&mut *db.read().await?)
-            .await?;
+/// What a spender's model calls have cost since `since_ms`.
+pub async fn spend_since(db: &Db, who: &Spender, since_ms: i64) -> Result<f64, DbError> {
+    let (sql, id) = match who {
+        Spender::Agent(id) => ("SELECT SUM(cost_usd) FROM usage_ledger WHERE agent_id = $1 AND created_at >= $2", id),
+        Spender::Visitor(id) => {
+            ("SELECT SUM(cost_usd) FROM usage_ledger WHERE visitor_id = $1 AND created_at >= $2", id)
+        }
+    };
+    let total: Option<f64> = sqlx::query_scalar(sql).bind(id).bind(since_ms).fetch_one(&mut *db.read().await?).await?;
     Ok(total.unwrap_or(0.0))
 }
 
