@@ -148,14 +148,7 @@ impl<'a> Caller<'a> {
         }
         let mut stream = result.map_err(Stop::Provider)?;
         // From here the call is paid for, however it ends (dropped included: see `Meter`).
-        let mut meter = Meter {
-            caller: self,
-            input: estimate_input(&request),
-            model: request.model,
-            produced: String::new(),
-            started,
-            hold: Some(hold),
-        };
+        let mut meter = Meter { caller: self, request, produced: String::new(), started, hold: Some(hold) };
         let mut calls = Vec::new();
         let mut usage = None;
         let mut finished = false;
@@ -198,7 +191,7 @@ impl<'a> Caller<'a> {
             Spent::Nothing => (0, 0, 0),
         };
         out.emit(StreamEvent::Usage(Usage {
-            model: meter.model.clone(),
+            model: meter.request.model.clone(),
             input_tokens: input,
             output_tokens: output,
             cached_tokens: cached,
@@ -225,8 +218,8 @@ enum Spent {
 /// an estimate and the outcome `stopped`.
 struct Meter<'c, 'a> {
     caller: &'c Caller<'a>,
-    model: String,
-    input: u64,
+    /// What was sent; its tokens are estimated only if the provider never says.
+    request: ModelRequest,
     produced: String,
     started: Instant,
     hold: Option<Hold>,
@@ -238,9 +231,9 @@ impl Meter<'_, '_> {
     fn settle(&mut self, outcome: &str, usage: Option<super::super::provider::TokenUsage>) -> (Spent, f64, f64) {
         let spent = match usage {
             Some(u) if u.input > 0 || u.output > 0 => Spent::Reported(u),
-            _ => Spent::Estimated { input: self.input, output: estimate_tokens(&self.produced) },
+            _ => Spent::Estimated { input: estimate_input(&self.request), output: estimate_tokens(&self.produced) },
         };
-        let cost = self.caller.record(&self.model, outcome, spent, self.started.elapsed().as_millis() as u64);
+        let cost = self.caller.record(&self.request.model, outcome, spent, self.started.elapsed().as_millis() as u64);
         let total = self.hold.take().map(|h| h.settle(cost)).unwrap_or_default();
         (spent, cost, total)
     }
