@@ -175,7 +175,7 @@ CREATE TABLE messages (
     start_seq BIGINT NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-);
+, owner TEXT);
 
 CREATE UNIQUE INDEX messages_by_client_id ON messages (client_message_id, conversation_id)
     WHERE client_message_id IS NOT NULL;
@@ -183,6 +183,8 @@ CREATE UNIQUE INDEX messages_by_client_id ON messages (client_message_id, conver
 CREATE INDEX messages_by_conversation ON messages (conversation_id, created_at);
 
 CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
+
+CREATE INDEX messages_streaming_by_owner ON messages (owner) WHERE status = 'streaming';
 
 CREATE TABLE model_prices (
     model_prefix TEXT PRIMARY KEY,
@@ -248,6 +250,14 @@ CREATE TABLE payment_webhooks (
 );
 
 CREATE INDEX payment_webhooks_by_time ON payment_webhooks (received_at);
+
+CREATE TABLE processes (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid BIGINT NOT NULL,
+    started_at BIGINT NOT NULL,
+    heartbeat_at BIGINT NOT NULL
+);
 
 CREATE TABLE secret_key_check (
     id BIGINT PRIMARY KEY,

@@ -11,6 +11,9 @@ use parley_app::server::limits::Refused;
 use parley_app::server::store::DbError;
 use parley_widget::protocol::{ApiCode, ApiError, FieldError};
 
+/// `Retry-After` of a 503: long enough for a load balancer to notice, short for a visitor.
+pub const UNAVAILABLE_RETRY_SECS: u64 = 2;
+
 /// An error answer of the API.
 #[derive(Debug)]
 pub struct ApiFailure {
@@ -35,6 +38,7 @@ pub fn status_of(code: &ApiCode) -> StatusCode {
         | OrderMismatch => StatusCode::UNPROCESSABLE_ENTITY,
         TooManyWaitingImages | RateLimited => StatusCode::TOO_MANY_REQUESTS,
         Internal | Other(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        Unavailable => StatusCode::SERVICE_UNAVAILABLE,
     }
 }
 
@@ -45,6 +49,7 @@ impl ApiFailure {
 
     /// Refused by a limit: 429 with `Retry-After`.
     pub fn limited(refused: Refused) -> Self {
+        metrics::counter!("parley_rate_limited_total", "reason" => refused.reason).increment(1);
         let secs = refused.retry_after_secs();
         ApiFailure {
             retry_after: Some(secs),
@@ -58,6 +63,14 @@ impl ApiFailure {
 
     pub fn internal() -> Self {
         ApiFailure::new(ApiCode::Internal, "Something went wrong on our side. Please try again.")
+    }
+
+    /// Shutting down or the database is unreachable: 503 with `Retry-After`; nothing was done.
+    pub fn unavailable() -> Self {
+        ApiFailure {
+            retry_after: Some(UNAVAILABLE_RETRY_SECS),
+            ..ApiFailure::new(ApiCode::Unavailable, "The service is briefly unavailable. Please try again in a moment.")
+        }
     }
 
     pub fn status(&self) -> StatusCode {
@@ -77,6 +90,10 @@ impl IntoResponse for ApiFailure {
 
 impl From<DbError> for ApiFailure {
     fn from(e: DbError) -> Self {
+        if parley_app::server::store::is_unavailable(&e) {
+            tracing::warn!(error = %e, "database unavailable");
+            return ApiFailure::unavailable();
+        }
         tracing::error!(error = %e, "database error");
         ApiFailure::internal()
     }
@@ -104,7 +121,12 @@ impl From<ChatError> for ApiFailure {
                 },
             },
             ChatError::Db(e) => e.into(),
+            ChatError::Unavailable => ApiFailure::unavailable(),
             ChatError::Storage(e) => {
+                if e.is_unavailable() {
+                    tracing::warn!(error = %e, "the visitor's message could not be stored: database unavailable");
+                    return ApiFailure::unavailable();
+                }
                 tracing::error!(error = %e, "the visitor's message could not be stored");
                 ApiFailure::internal()
             }
@@ -132,7 +154,8 @@ mod tests {
     fn every_code_has_a_status_and_only_internal_ones_are_5xx() {
         for code in ApiCode::ALL {
             let status = status_of(code);
-            assert_eq!(status.is_server_error(), *code == ApiCode::Internal, "{code}: {status}");
+            let server_side = matches!(code, ApiCode::Internal | ApiCode::Unavailable);
+            assert_eq!(status.is_server_error(), server_side, "{code}: {status}");
         }
     }
 

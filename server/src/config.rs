@@ -78,6 +78,17 @@ pub struct Config {
     /// A visitor token unused for this many hours stops working (the visitor gets a new one).
     #[arg(long, global = true, env = "PARLEY_VISITOR_IDLE_HOURS", default_value_t = 720)]
     pub visitor_idle_hours: u64,
+    /// On SIGTERM or Ctrl-C, how long running answers may take to finish (seconds) before they
+    /// are stopped as `interrupted`; new turns are refused with 503 meanwhile.
+    #[arg(long, global = true, env = "PARLEY_SHUTDOWN_GRACE_SECS", default_value_t = 20)]
+    pub shutdown_grace_secs: u64,
+    /// A process that has not renewed its lease for this many seconds is taken for dead: another
+    /// replica on the same PostgreSQL finishes its answers as `interrupted`.
+    #[arg(long, global = true, env = "PARLEY_LEASE_TTL_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(6..))]
+    pub lease_ttl_secs: u64,
+    /// Log lines as `text` (for people) or `json` (one object per line, for log collectors).
+    #[arg(long, global = true, env = "PARLEY_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
 }
 
 /// Abuse limits of the public API (0 turns a rate off). See `docs/security.md`.
@@ -250,6 +261,9 @@ impl Config {
             signin_per_ip_per_minute: 10,
             signin_concurrency: 4,
             visitor_idle_hours: 720,
+            shutdown_grace_secs: 20,
+            lease_ttl_secs: 30,
+            log_format: "text".into(),
         }
     }
 

@@ -19,10 +19,56 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiFailure;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
+        let json = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+            let mime = v.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+        });
+        if !json {
+            return Err(ApiFailure::new(ApiCode::JsonRequired, "Expected `Content-Type: application/json`."));
+        }
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiFailure::new(ApiCode::BodyTooLarge, e.body_text()))?;
+        // Text a database cannot store is refused here, before anything is done with it.
+        if has_nul(&bytes) {
+            return Err(ApiFailure::new(ApiCode::InvalidBody, "Text may not contain NUL characters (\\u0000)."));
+        }
+        match axum::Json::<T>::from_bytes(&bytes) {
             Ok(axum::Json(v)) => Ok(ApiJson(v)),
             Err(r) => Err(r.into()),
         }
+    }
+}
+
+/// A NUL in a JSON text: a raw zero byte or the escape `\u0000` (not an escaped backslash
+/// followed by `u0000`).
+fn has_nul(body: &[u8]) -> bool {
+    if body.contains(&0) {
+        return true;
+    }
+    let mut i = 0;
+    while let Some(at) = body[i..].windows(6).position(|w| w[0] == b'\\' && w[1] == b'u' && &w[2..] == b"0000") {
+        let at = i + at;
+        let backslashes = body[..=at].iter().rev().take_while(|&&b| b == b'\\').count();
+        if backslashes % 2 == 1 {
+            return true;
+        }
+        i = at + 1;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_nul;
+
+    #[test]
+    fn finds_nul_bytes_and_escapes_but_not_an_escaped_backslash() {
+        assert!(has_nul(b"{\"m\":\"a\\u0000b\"}"));
+        assert!(has_nul(b"{\"m\":\"a\0b\"}"));
+        assert!(has_nul(b"{\"m\":\"\\\\\\u0000\"}"));
+        assert!(!has_nul(b"{\"m\":\"a\\\\u0000b\"}"));
+        assert!(!has_nul(b"{\"m\":\"hello\"}"));
     }
 }
 

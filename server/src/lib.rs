@@ -10,6 +10,7 @@ pub mod extract;
 pub mod fake_anthropic;
 pub mod fake_openai;
 mod fake_wire;
+pub mod metrics;
 pub mod routes;
 pub mod sse_body;
 
@@ -23,6 +24,7 @@ use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::engine::knowledge::Knowledge;
 use parley_app::server::engine::knowledge::embeddings::Embedder;
 use parley_app::server::engine::payments::{PayLinks, Payments, WebhookSecret};
+use parley_app::server::engine::shutdown::ShutdownReport;
 use parley_app::server::engine::tools::registry::Registry;
 use parley_app::server::engine::{Engine, EngineSettings, Services};
 use parley_app::server::limits::Limits;
@@ -31,6 +33,7 @@ use parley_app::server::state::{AppState, HttpSettings};
 use parley_app::server::store::Db;
 use parley_app::server::store::agents::{ProviderConfig, ProviderKind};
 use parley_app::server::{auth, seed};
+use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
 
@@ -39,11 +42,34 @@ pub struct Running {
     pub addr: SocketAddr,
     pub state: AppState,
     pub demo_host: Option<SocketAddr>,
+    /// Stops the HTTP server (after the engine has drained).
+    stop_http: CancellationToken,
+    http_task: tokio::task::JoinHandle<()>,
 }
+
+/// How long open connections get to end once the answers are over.
+const HTTP_CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 impl Running {
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Graceful shutdown (see `engine::shutdown`): new turns refused, running answers given
+    /// `grace`, the rest interrupted, streams ended, the writer flushed; then the HTTP server
+    /// stops and the database pools close.
+    pub async fn shutdown(self, grace: Duration) -> ShutdownReport {
+        let report = self.state.engine.shutdown(grace).await;
+        if report.flushed {
+            // Every answer of this process has ended and is stored: nothing for others to recover.
+            self.state.engine.release_process().await;
+        }
+        self.stop_http.cancel();
+        if tokio::time::timeout(HTTP_CLOSE_WAIT, self.http_task).await.is_err() {
+            tracing::warn!("some connections were still open when the server stopped");
+        }
+        self.state.engine.db().close().await;
+        report
     }
 }
 
@@ -55,6 +81,7 @@ pub async fn build_state(
     clock: Arc<dyn Clock>,
     registry: Registry,
 ) -> anyhow::Result<AppState> {
+    crate::metrics::install();
     let db = open_database(config, clock.now_ms()).await?;
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
@@ -67,6 +94,7 @@ pub async fn build_state(
         tool_timeout: Duration::from_millis(config.tool_timeout_ms),
         visitor_idle: Duration::from_secs(config.visitor_idle_hours.saturating_mul(3600)),
         spend: config.spend.settings()?,
+        lease_ttl: Duration::from_secs(config.lease_ttl_secs),
         ..EngineSettings::default()
     };
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
@@ -81,7 +109,9 @@ pub async fn build_state(
     };
     let engine = Engine::new(db.clone(), clock.clone(), http, registry, settings, services);
     engine.reload_prices().await.context("reading the model price table")?;
+    engine.register_process().await.context("taking this process's lease")?;
     let recovered = engine.recover().await.context("recovering interrupted answers")?;
+    engine.spawn_lease_keeper();
     if recovered > 0 {
         tracing::warn!(recovered, "answers interrupted by the last shutdown were marked `interrupted`");
     }
@@ -303,15 +333,28 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
 
 /// Serves `app` on `listener` in the background, with Nagle off so small SSE frames leave at once.
 pub fn serve_in_background(listener: tokio::net::TcpListener, app: axum::Router, what: &'static str) {
+    serve_until(listener, app, what, CancellationToken::new());
+}
+
+/// Like [`serve_in_background`]; once `stop` is cancelled no connection is accepted and the task
+/// ends when the open ones have.
+pub fn serve_until(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    what: &'static str,
+    stop: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
     use axum::serve::ListenerExt;
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await {
+        let served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(stop.cancelled_owned());
+        if let Err(e) = served.await {
             tracing::error!(error = %e, "{what} stopped");
         }
-    });
+    })
 }
 
 /// Binds, builds and serves in the background (tests use port 0).
@@ -331,6 +374,7 @@ pub async fn spawn_with(config: Config, clock: Arc<dyn Clock>, registry: Registr
         }
         None => None,
     };
-    serve_in_background(listener, routes::router(state.clone()), "server");
-    Ok(Running { addr, state, demo_host })
+    let stop_http = CancellationToken::new();
+    let http_task = serve_until(listener, routes::router(state.clone()), "server", stop_http.clone());
+    Ok(Running { addr, state, demo_host, stop_http, http_task })
 }

@@ -74,13 +74,15 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::McpStdio(_)) => tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stderr),
         _ => tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stdout),
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,sqlx=warn,hyper=warn,leptos=warn".into()),
-        )
-        .with_writer(writer)
-        .init();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "info,sqlx=warn,hyper=warn,leptos=warn".into());
+    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
+    if cli.config.log_format == "json" {
+        // One JSON object per line; the request span's id is on every line of a request and its turn.
+        logs.json().with_current_span(true).with_span_list(false).init();
+    } else {
+        logs.init();
+    }
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(cli.config).await,
         Command::CreateAgent(args) => cli::accounts::create_agent(&cli.config, args).await,
@@ -96,7 +98,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
-    let running = spawn(config).await?;
+    let running = spawn(config.clone()).await?;
     let url = running.url();
     println!();
     println!("  Parley is running at {url}");
@@ -106,9 +108,33 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     }
     println!("  Embed snippet: <script src=\"{url}/widget.js\" data-agent=\"demo-help\" async></script>");
     println!();
-    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
-    tracing::info!("shutting down");
+    let signal = stop_signal().await?;
+    let grace = Duration::from_secs(config.shutdown_grace_secs);
+    tracing::info!(signal, "shutting down");
+    let report = running.shutdown(grace).await;
+    tracing::info!(finished = report.finished, interrupted = report.interrupted, flushed = report.flushed, "stopped");
+    if !report.flushed {
+        anyhow::bail!("some events could not be stored before the shutdown");
+    }
     Ok(())
+}
+
+/// Waits for SIGTERM (service managers, containers) or Ctrl-C; names the one that came.
+async fn stop_signal() -> anyhow::Result<&'static str> {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("listening for SIGTERM")?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r.map(|()| "SIGINT").context("waiting for Ctrl-C"),
+            _ = term.recv() => Ok("SIGTERM"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+        Ok("Ctrl-C")
+    }
 }
 
 async fn fake_upstream(a: FakeUpstream) -> anyhow::Result<()> {

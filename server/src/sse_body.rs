@@ -10,9 +10,26 @@ use axum::response::Response;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use parley_app::server::engine::hub::Frame;
+use tokio_util::sync::CancellationToken;
 
 /// Keep-alive comment interval.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Counts an open answer stream (the `parley_open_streams` gauge) while it lives.
+struct OpenStream;
+
+impl OpenStream {
+    fn new() -> Self {
+        metrics::gauge!("parley_open_streams").increment(1.0);
+        OpenStream
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        metrics::gauge!("parley_open_streams").decrement(1.0);
+    }
+}
 
 /// An SSE response of `frames`; `hello` is written first when set (a comment, so nothing waits
 /// for the first event to know the stream is open).
@@ -22,16 +39,21 @@ where
     S: Stream<Item = Arc<Frame>> + Send + 'static,
     P: Send + Sync + 'static,
 {
+    let open = OpenStream::new();
     frames.map(move |frame| {
-        let _held = &permit;
+        let _held = (&permit, &open);
         frame
     })
 }
 
-pub fn sse_response<S>(frames: S, hello: bool) -> Response
+///
+/// The stream ends when `closing` is cancelled (a shutdown, once the answers have ended): the
+/// client sees a clean end and resumes, on another replica, from its `Last-Event-ID`.
+pub fn sse_response<S>(frames: S, hello: bool, closing: &CancellationToken) -> Response
 where
     S: Stream<Item = Arc<Frame>> + Send + 'static,
 {
+    let frames = frames.take_until(closing.clone().cancelled_owned());
     // One periodic timer per stream (not one per event); a comment every interval keeps proxies
     // and browsers from closing a quiet stream.
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);

@@ -41,7 +41,8 @@ async fn send(
             &body.attachments,
         )
         .await?;
-    let mut response = sse_response(held_while_open(started.events, permit), false);
+    let mut response =
+        sse_response(held_while_open(started.events, permit), false, state.engine.shutdown_state().streams_closing());
     if let Ok(v) = HeaderValue::from_str(&started.conversation_id) {
         response.headers_mut().insert("x-parley-conversation", v);
     }

@@ -54,10 +54,13 @@ pub async fn gate(State(state): State<AppState>, session: Session, request: Requ
 /// What changes in conversations, as it happens (ids only; the page reloads what it shows).
 async fn feed(State(state): State<AppState>, session: Session, headers: HeaderMap) -> Result<Response, ApiFailure> {
     authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
-    let events = BroadcastStream::new(state.engine.console_events()).filter_map(|e| async move {
-        let e = e.ok()?;
-        Some(Ok::<Event, Infallible>(Event::default().event("change").data(serde_json::to_string(&e).ok()?)))
-    });
+    let closing = state.engine.shutdown_state().streams_closing().clone().cancelled_owned();
+    let events = BroadcastStream::new(state.engine.console_events())
+        .filter_map(|e| async move {
+            let e = e.ok()?;
+            Some(Ok::<Event, Infallible>(Event::default().event("change").data(serde_json::to_string(&e).ok()?)))
+        })
+        .take_until(closing);
     let mut response = Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response();
     response.headers_mut().insert("x-accel-buffering", header::HeaderValue::from_static("no"));
     Ok(response)

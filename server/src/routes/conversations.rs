@@ -57,7 +57,7 @@ async fn events(
     state.limits.check(Action::Resume, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
     let permit = state.limits.stream(&visitor.id).map_err(ApiFailure::limited)?;
     let frames = state.engine.follow(&visitor, &id, after).await?;
-    Ok(sse_response(held_while_open(frames, permit), true))
+    Ok(sse_response(held_while_open(frames, permit), true, state.engine.shutdown_state().streams_closing()))
 }
 
 async fn stop(

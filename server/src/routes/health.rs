@@ -1,4 +1,4 @@
-//! `GET /healthz` (the database answers) and `GET /metrics` (Prometheus text).
+//! `GET /healthz` (the database answers and the server is not shutting down) and `GET /metrics` (Prometheus text, see `crate::metrics`).
 
 use axum::Router;
 use axum::extract::State;
@@ -12,6 +12,10 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn health(State(state): State<AppState>) -> impl IntoResponse {
+    // Draining: a load balancer stops sending new visitors here.
+    if state.engine.shutdown_state().is_draining() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down");
+    }
     match sqlx::query("SELECT 1").execute(state.engine.db().pool()).await {
         Ok(_) => (StatusCode::OK, "ok"),
         Err(e) => {
@@ -22,10 +26,5 @@ async fn health(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    let body = format!(
-        "# HELP parley_live_channels Conversations with an open stream or a running turn.\n\
-         # TYPE parley_live_channels gauge\nparley_live_channels {}\n",
-        state.engine.hub().live_channels()
-    );
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], crate::metrics::render(&state))
 }

@@ -11,6 +11,7 @@ mod embed_page;
 mod health;
 mod mcp;
 mod payments;
+mod request_id;
 mod visitors;
 mod widget_js;
 
@@ -74,5 +75,6 @@ pub fn router(state: AppState) -> Router {
             tower_http::compression::CompressionLayer::new()
                 .quality(tower_http::compression::CompressionLevel::Precise(4)),
         )
+        .layer(axum::middleware::from_fn(request_id::request_id))
         .with_state(state)
 }

@@ -120,6 +120,9 @@ codes! {
         RateLimited = "rate_limited",
         /// Something failed on the server; details are in its log only.
         Internal = "internal",
+        /// The server is shutting down or cannot reach its database: nothing was done; try again
+        /// after `Retry-After` seconds (another replica may answer at once).
+        Unavailable = "unavailable",
     }
 }
 

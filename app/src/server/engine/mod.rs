@@ -15,7 +15,9 @@ pub mod lang;
 pub mod payments;
 pub mod pricing;
 pub mod provider;
+pub mod recovery;
 pub mod replay;
+pub mod shutdown;
 pub mod state_tag;
 pub mod takeover;
 pub mod tools;
@@ -54,6 +56,11 @@ pub struct EngineSettings {
     pub transport: TransportSettings,
     /// How long the stream writer gathers before it writes.
     pub writer_interval: Duration,
+    /// Events and rows waiting to be stored past which turns wait (backpressure).
+    pub writer_queue_limit: usize,
+    /// A process whose lease is not renewed for this long is taken for dead: its answers are
+    /// recovered as `interrupted` by another replica.
+    pub lease_ttl: Duration,
     /// How long agents and visitor tokens are cached.
     pub cache_ttl: Duration,
     /// A visitor token unused this long is refused.
@@ -70,6 +77,8 @@ impl Default for EngineSettings {
             demo_token_delay: Duration::from_millis(25),
             transport: TransportSettings::default(),
             writer_interval: Duration::from_millis(50),
+            writer_queue_limit: 200_000,
+            lease_ttl: Duration::from_secs(30),
             cache_ttl: Duration::from_secs(10),
             visitor_idle: Duration::from_secs(30 * 24 * 3600),
             spend: budget::SpendSettings::default(),
@@ -139,6 +148,9 @@ struct Inner {
     prices: pricing::Prices,
     budgets: budget::Budgets,
     experts: experts::Experts,
+    shutdown: shutdown::Shutdown,
+    /// This process's lease id.
+    process_id: String,
 }
 
 /// The engine handle; cheap to clone.
@@ -161,7 +173,7 @@ impl Engine {
         settings: EngineSettings,
         services: Services,
     ) -> Self {
-        let writer = Writer::spawn(db.clone(), clock.clone(), settings.writer_interval);
+        let writer = Writer::spawn(db.clone(), clock.clone(), settings.writer_interval, settings.writer_queue_limit);
         let demo = Arc::new(DemoModel { token_delay: settings.demo_token_delay });
         let prices = pricing::Prices::with_default(
             settings.spend.unpriced_input_per_mtok,
@@ -183,6 +195,8 @@ impl Engine {
             prices,
             budgets: budget::Budgets::default(),
             experts: experts::Experts::default(),
+            shutdown: shutdown::Shutdown::default(),
+            process_id: crate::server::store::new_id(),
         }))
     }
 
@@ -252,6 +266,11 @@ impl Engine {
     /// Waits until everything streamed so far is stored (tests, shutdown).
     pub async fn flush(&self) -> bool {
         self.0.writer.flush().await
+    }
+
+    /// Events and rows waiting for the stream writer.
+    pub fn writer_queue_depth(&self) -> usize {
+        self.0.writer.queue_depth()
     }
 
     /// The model client an agent's settings ask for.
@@ -339,33 +358,5 @@ impl Engine {
         let token = visitors::new_token();
         let visitor = visitors::create(&self.0.db, &agent.id, &token, host_origin, self.now_ms()).await?;
         Ok((visitor, token))
-    }
-
-    /// After a restart: answers left `streaming` become `interrupted` (their partial text kept)
-    /// and each gets a closing `message_end` event, numbered well past anything a client could
-    /// have seen from the previous process.
-    pub async fn recover(&self) -> Result<usize, DbError> {
-        use parley_widget::protocol::{MessageEnd, MessageStatus, StreamEvent};
-        let now = self.now_ms();
-        let interrupted = crate::server::store::messages::interrupt_streaming(&self.0.db, now).await?;
-        for (conversation_id, message_id) in &interrupted {
-            let max = crate::server::store::events::max_seq(&self.0.db, conversation_id).await?;
-            let event = StreamEvent::MessageEnd(MessageEnd {
-                message_id: message_id.clone(),
-                status: MessageStatus::Interrupted,
-            });
-            let row = crate::server::store::events::EventRow {
-                conversation_id: conversation_id.clone(),
-                seq: max + replay::RESTART_GAP,
-                last_seq: max + replay::RESTART_GAP,
-                name: event.name().to_owned(),
-                data: event.data_json(),
-                created_at: now,
-            };
-            let mut conn = self.0.db.writer().acquire().await?;
-            let stmts = crate::server::store::events::insert_stmts(&[row]);
-            crate::server::store::script::run(&mut conn, self.0.db.kind(), &stmts).await?;
-        }
-        Ok(interrupted.len())
     }
 }

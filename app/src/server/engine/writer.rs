@@ -7,10 +7,11 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use parley_widget::protocol::StreamEvent;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::clock::Clock;
 use super::hub::{Frame, Lease};
@@ -26,8 +27,62 @@ use crate::server::store::usage::UsageRecord;
 pub enum WriteError {
     #[error("the stream writer has stopped")]
     Stopped,
+    #[error("the stream writer's queue is full (the database is slow or unreachable)")]
+    Full,
+    #[error("the database is unreachable")]
+    Unavailable,
     #[error(transparent)]
     Db(#[from] crate::server::store::DbError),
+}
+
+impl WriteError {
+    /// The database is unreachable or behind (the visitor is told to try again), rather than
+    /// refusing the data.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            WriteError::Stopped | WriteError::Full | WriteError::Unavailable => true,
+            WriteError::Db(e) => crate::server::store::is_unavailable(e),
+        }
+    }
+}
+
+/// Operations queued and not yet stored, shared by the handles and the task.
+#[derive(Debug)]
+struct Queue {
+    depth: AtomicUsize,
+    limit: usize,
+    room: Notify,
+}
+
+impl Queue {
+    fn add(&self) {
+        self.depth.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn done(&self, n: usize) {
+        let before = self.depth.fetch_sub(n, Ordering::AcqRel);
+        metrics::gauge!("parley_writer_queue_depth").set(before.saturating_sub(n) as f64);
+        if before >= self.limit && before - n < self.limit {
+            self.room.notify_waiters();
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.depth.load(Ordering::Relaxed) >= self.limit
+    }
+
+    /// Waits until the queue is below its limit.
+    async fn room(&self) {
+        while self.full() {
+            let notified = self.room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if !self.full() {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 /// Work someone waits for.
@@ -54,48 +109,81 @@ enum Op {
 pub struct Writer {
     urgent: mpsc::UnboundedSender<Urgent>,
     ops: mpsc::UnboundedSender<Op>,
+    queue: Arc<Queue>,
 }
 
+/// How long a new turn waits for room in a full queue before it is refused (503).
+const TURN_WAIT: Duration = Duration::from_secs(5);
+/// Backoff between attempts while the database is unreachable.
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
 impl Writer {
-    /// Starts the writer; it writes at most every `interval` unless someone waits.
-    pub fn spawn(db: Db, clock: Arc<dyn Clock>, interval: Duration) -> Self {
+    /// Starts the writer; it writes at most every `interval` unless someone waits. At most
+    /// `queue_limit` operations wait to be stored: past that, turns wait for room (backpressure).
+    pub fn spawn(db: Db, clock: Arc<dyn Clock>, interval: Duration, queue_limit: usize) -> Self {
         let (urgent, urgent_rx) = mpsc::unbounded_channel();
         let (ops, ops_rx) = mpsc::unbounded_channel();
-        tokio::spawn(run(db, clock, interval, urgent_rx, ops_rx));
-        Writer { urgent, ops }
+        let queue = Arc::new(Queue { depth: AtomicUsize::new(0), limit: queue_limit.max(1), room: Notify::new() });
+        tokio::spawn(run(db, clock, interval, queue.clone(), urgent_rx, ops_rx));
+        Writer { urgent, ops, queue }
     }
 
-    /// Commits a visitor turn (with other turns waiting at the same moment).
+    /// Commits a visitor turn (with other turns waiting at the same moment). With the queue
+    /// full it waits a little for room, then refuses (`Full`): memory stays bounded.
     pub async fn begin_turn(&self, turn: NewTurn) -> Result<(), WriteError> {
+        if self.queue.full() && tokio::time::timeout(TURN_WAIT, self.queue.room()).await.is_err() {
+            return Err(WriteError::Full);
+        }
         let (tx, rx) = oneshot::channel();
         self.urgent.send(Urgent::Turn(Box::new(turn), tx)).map_err(|_| WriteError::Stopped)?;
         rx.await.unwrap_or(Err(WriteError::Stopped))
     }
 
+    /// Waits while the queue is full: a turn calls it between tokens, so a stalled database
+    /// slows the answers instead of growing memory.
+    pub async fn room(&self) {
+        if self.queue.full() {
+            self.queue.room().await;
+        }
+    }
+
+    /// Operations waiting to be stored.
+    pub fn queue_depth(&self) -> usize {
+        self.queue.depth.load(Ordering::Relaxed)
+    }
+
+    fn op(&self, op: Op) {
+        self.queue.add();
+        if self.ops.send(op).is_err() {
+            self.queue.done(1);
+        }
+    }
+
     /// Drops `lease` once everything sent before it is stored, so the channel outlives its
     /// unstored events (a new channel numbers from what is stored).
     pub fn release(&self, lease: Lease) {
-        let _ = self.ops.send(Op::Release(lease));
+        self.op(Op::Release(lease));
     }
 
     /// Stores an event.
     pub fn event(&self, conversation_id: &Arc<str>, frame: Arc<Frame>) {
-        let _ = self.ops.send(Op::Event { conversation_id: conversation_id.clone(), frame });
+        self.op(Op::Event { conversation_id: conversation_id.clone(), frame });
     }
 
     pub fn tool_call(&self, record: ToolCallRecord) {
-        let _ = self.ops.send(Op::ToolCall(record));
+        self.op(Op::ToolCall(record));
     }
 
     pub fn usage(&self, record: UsageRecord) {
-        let _ = self.ops.send(Op::Usage(record));
+        self.op(Op::Usage(record));
     }
 
     pub fn finish(&self, message: FinishedMessage) {
-        let _ = self.ops.send(Op::Finish(message));
+        self.op(Op::Finish(message));
     }
 
-    /// Waits until everything sent so far is stored; false if it could not be.
+    /// Waits until everything sent so far is stored; false if some of it was refused.
     pub async fn flush(&self) -> bool {
         let (tx, rx) = oneshot::channel();
         if self.urgent.send(Urgent::Flush(tx)).is_err() {
@@ -112,17 +200,45 @@ struct Conn {
 }
 
 impl Conn {
-    async fn write(&mut self, batch: &Batch) -> Result<(), crate::server::store::DbError> {
+    async fn write(&mut self, batch: &Batch, repaired: bool) -> Result<(), crate::server::store::DbError> {
         if self.conn.is_none() {
             self.conn = Some(self.db.writer().acquire().await?);
         }
         let conn = self.conn.as_mut().expect("connection");
-        let result = batch::write(conn, self.db.kind(), batch).await;
+        let started = std::time::Instant::now();
+        let result = if repaired {
+            batch::write_repaired(conn, self.db.kind(), batch).await
+        } else {
+            batch::write(conn, self.db.kind(), batch).await
+        };
+        metrics::histogram!("parley_writer_batch_seconds").record(started.elapsed().as_secs_f64());
         if result.is_err() {
             // Give it back to the pool, which checks it, and take a fresh one next time.
             self.conn = None;
         }
         result
+    }
+
+    /// Writes `batch`, waiting out an unreachable database with backoff (for as long as it
+    /// takes: what is queued was promised to be stored). Errors are the database refusing the
+    /// data itself.
+    async fn write_patiently(&mut self, batch: &Batch, repaired: bool) -> Result<(), crate::server::store::DbError> {
+        let mut delay = RETRY_FIRST;
+        let mut attempt = 0u32;
+        loop {
+            match self.write(batch, repaired).await {
+                Err(e) if crate::server::store::is_unavailable(&e) => {
+                    attempt += 1;
+                    metrics::counter!("parley_writer_retries_total").increment(1);
+                    if attempt == 1 || attempt.is_power_of_two() {
+                        tracing::warn!(error = %e, attempt, rows = batch.len(), "database unreachable: the stream writer retries");
+                    }
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(RETRY_MAX);
+                }
+                other => return other,
+            }
+        }
     }
 }
 
@@ -130,6 +246,7 @@ async fn run(
     db: Db,
     clock: Arc<dyn Clock>,
     interval: Duration,
+    queue: Arc<Queue>,
     mut urgent_rx: mpsc::UnboundedReceiver<Urgent>,
     mut ops_rx: mpsc::UnboundedReceiver<Op>,
 ) {
@@ -168,7 +285,9 @@ async fn run(
             ops.push(op);
         }
         deadline = None;
+        let n = ops.len();
         write(&mut conn, std::mem::take(&mut urgent), std::mem::take(&mut ops), clock.now_ms()).await;
+        queue.done(n);
     }
 }
 
@@ -185,37 +304,68 @@ async fn write(conn: &mut Conn, urgent: Vec<Urgent>, ops: Vec<Op>, now: i64) {
             Urgent::Flush(w) => flushes.push(w),
         }
     }
-    let mut ok = conn.write(&batch).await.is_ok();
-    if ok {
-        for w in turn_waiters {
-            let _ = w.send(Ok(()));
-        }
-    } else {
-        // Find the turn that cannot be stored (each alone), then retry the rest.
-        for (turn, w) in batch.turns.drain(..).zip(turn_waiters) {
-            let single = Batch { turns: vec![turn], ..Batch::default() };
-            let _ = w.send(conn.write(&single).await.map_err(|e| {
-                tracing::warn!(error = %e, "a visitor turn could not be stored");
-                WriteError::Db(e)
-            }));
-        }
-        for attempt in 0..3u32 {
-            match conn.write(&batch).await {
-                Ok(()) => {
-                    ok = true;
-                    break;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, attempt, "stream writer could not store a batch");
-                    tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt + 1))).await;
-                }
+    let mut all_stored = true;
+    match conn.write(&batch, false).await {
+        Ok(()) => {
+            for w in turn_waiters {
+                let _ = w.send(Ok(()));
             }
+        }
+        Err(first) => {
+            // Visitors waiting for their turn are answered at once: with the database down they
+            // are told to try again (503) rather than kept waiting; a turn the database refuses
+            // is found by trying each alone.
+            let unavailable = crate::server::store::is_unavailable(&first);
+            for (turn, w) in std::mem::take(&mut batch.turns).into_iter().zip(turn_waiters) {
+                let result = if unavailable {
+                    Err(WriteError::Unavailable)
+                } else {
+                    let single = Batch { turns: vec![turn], ..Batch::default() };
+                    conn.write(&single, false).await.map_err(|e| {
+                        tracing::warn!(error = %e, "a visitor turn could not be stored");
+                        WriteError::Db(e)
+                    })
+                };
+                let _ = w.send(result);
+            }
+            all_stored = store_rest(conn, batch).await;
         }
     }
     for w in flushes {
-        let _ = w.send(ok);
+        let _ = w.send(all_stored);
     }
     drop(releases);
+}
+
+/// Stores what a failed batch held (its turns already answered): the whole batch again once the
+/// database is back; if the database refuses the data, row by row, so one bad row sinks no
+/// other; a refused row is written again repaired (NUL taken out), and only if that fails too
+/// it is left out, with a logged reason. False if any row was left out.
+async fn store_rest(conn: &mut Conn, batch: Batch) -> bool {
+    if batch.is_empty() {
+        return true;
+    }
+    if conn.write_patiently(&batch, false).await.is_ok() {
+        return true;
+    }
+    let mut all = true;
+    for piece in batch.pieces() {
+        if conn.write_patiently(&piece, false).await.is_ok() {
+            continue;
+        }
+        match conn.write_patiently(&piece, true).await {
+            Ok(()) => {
+                metrics::counter!("parley_writer_rows_repaired_total").increment(1);
+                tracing::warn!(row = %piece.describe(), "a row the database refused was stored with its NUL characters replaced");
+            }
+            Err(e) => {
+                all = false;
+                metrics::counter!("parley_writer_rows_refused_total").increment(1);
+                tracing::error!(row = %piece.describe(), error = %e, "the database refused a row: it was not stored");
+            }
+        }
+    }
+    all
 }
 
 struct Built {

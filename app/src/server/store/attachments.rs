@@ -134,6 +134,7 @@ mod tests {
             assistant_start_seq: 0,
             now: 0,
             attachments: Vec::new(),
+            owner: None,
         };
         assert!(link_stmt(&turn).is_none());
         turn.attachments = vec!["a1".into(), "a2".into()];

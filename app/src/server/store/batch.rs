@@ -32,6 +32,34 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// Rows in the batch.
+    pub fn len(&self) -> usize {
+        self.turns.len() + self.events.len() + self.tool_calls.len() + self.usage.len() + self.finished.len()
+    }
+
+    /// The batch as batches of one row each, in the order they are written (so a row the
+    /// database refuses can be found without losing the others).
+    pub fn pieces(self) -> Vec<Batch> {
+        let mut out = Vec::with_capacity(self.len());
+        out.extend(self.turns.into_iter().map(|t| Batch { turns: vec![t], ..Batch::default() }));
+        out.extend(self.events.into_iter().map(|e| Batch { events: vec![e], ..Batch::default() }));
+        out.extend(self.tool_calls.into_iter().map(|t| Batch { tool_calls: vec![t], ..Batch::default() }));
+        out.extend(self.usage.into_iter().map(|u| Batch { usage: vec![u], ..Batch::default() }));
+        out.extend(self.finished.into_iter().map(|f| Batch { finished: vec![f], ..Batch::default() }));
+        out
+    }
+
+    /// What the row is, for a log line (ids only, never content).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        parts.extend(self.turns.iter().map(|t| format!("turn {}", t.visitor_message_id)));
+        parts.extend(self.events.iter().map(|e| format!("event {}#{} {}", e.conversation_id, e.seq, e.name)));
+        parts.extend(self.tool_calls.iter().map(|t| format!("tool call {}", t.call_id)));
+        parts.extend(self.usage.iter().map(|u| format!("usage of {}", u.message_id.as_deref().unwrap_or("-"))));
+        parts.extend(self.finished.iter().map(|f| format!("answer {}", f.message_id)));
+        parts.join(", ")
+    }
+
     pub fn is_empty(&self) -> bool {
         self.turns.is_empty()
             && self.events.is_empty()
@@ -69,4 +97,14 @@ pub fn statements(batch: &Batch) -> Vec<Stmt> {
 /// Writes the batch atomically on `conn`.
 pub async fn write(conn: &mut sqlx::AnyConnection, kind: DbKind, batch: &Batch) -> Result<(), DbError> {
     script::run(conn, kind, &statements(batch)).await
+}
+
+/// Writes the batch with what a database refuses in text taken out: NUL characters (PostgreSQL
+/// stores no `\0` in text) become U+FFFD. Used for a row that failed as it was.
+pub async fn write_repaired(conn: &mut sqlx::AnyConnection, kind: DbKind, batch: &Batch) -> Result<(), DbError> {
+    let mut stmts = statements(batch);
+    for s in &mut stmts {
+        script::repair(s);
+    }
+    script::run(conn, kind, &stmts).await
 }

@@ -74,6 +74,8 @@ pub struct NewTurn {
     pub now: i64,
     /// Uploads sent with the visitor's message (linked to it in the same transaction).
     pub attachments: Vec<String>,
+    /// The process writing the answer (its lease; see `store::leases`).
+    pub owner: Option<String>,
 }
 
 const ROWS_PER_INSERT: usize = 200;
@@ -120,6 +122,7 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
             Arg::from(0i64),
             Arg::from(t.now),
             Arg::from(t.now),
+            Arg::MaybeText(None),
         ]);
         if let Some(assistant) = &t.assistant_message_id {
             rows.push(vec![
@@ -135,6 +138,7 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
                 Arg::from(t.assistant_start_seq),
                 Arg::from(t.now + 1),
                 Arg::from(t.now + 1),
+                Arg::from(&t.owner),
             ]);
         }
     }
@@ -142,8 +146,8 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
         out.push(Stmt::new(
             format!(
                 "INSERT INTO messages (id, conversation_id, role, content, blocks, status, client_message_id, \
-                 reply_to, author, start_seq, created_at, updated_at) VALUES {}",
-                placeholders(chunk.len(), 12)
+                 reply_to, author, start_seq, created_at, updated_at, owner) VALUES {}",
+                placeholders(chunk.len(), 13)
             ),
             chunk.iter().flatten().cloned().collect(),
         ));
@@ -198,32 +202,6 @@ pub async fn list(db: &Db, conversation_id: &str) -> Result<Vec<Message>, DbErro
     let sql = format!("SELECT {COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at, id");
     let rows: Vec<Row> = sqlx::query_as(&sql).bind(conversation_id).fetch_all(&mut *db.read().await?).await?;
     Ok(rows.into_iter().map(Message::from).collect())
-}
-
-/// Marks every message left `streaming` by a previous process as `interrupted`, with the partial
-/// text its stored token events hold. Returns `(conversation_id, message_id)` of each.
-pub async fn interrupt_streaming(db: &Db, now: i64) -> Result<Vec<(String, String)>, DbError> {
-    let rows: Vec<(String, String, i64)> =
-        sqlx::query_as("SELECT conversation_id, id, start_seq FROM messages WHERE status = 'streaming'")
-            .fetch_all(&mut *db.read().await?)
-            .await?;
-    for (conversation_id, id, start_seq) in &rows {
-        let runs: Vec<String> = sqlx::query_scalar(
-            "SELECT data FROM events WHERE conversation_id = $1 AND name = 'token' AND seq > $2 ORDER BY seq",
-        )
-        .bind(conversation_id)
-        .bind(start_seq)
-        .fetch_all(&mut *db.read().await?)
-        .await?;
-        let text: String = runs.iter().flat_map(|r| from_json_text::<Vec<String>>(r)).collect();
-        sqlx::query("UPDATE messages SET status = 'interrupted', content = $2, updated_at = $3 WHERE id = $1")
-            .bind(id)
-            .bind(text)
-            .bind(now)
-            .execute(db.writer())
-            .await?;
-    }
-    Ok(rows.into_iter().map(|(c, id, _)| (c, id)).collect())
 }
 
 /// The newest `limit` messages created after `after_ms`, oldest first (the model's context).

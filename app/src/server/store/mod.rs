@@ -13,6 +13,7 @@ pub mod events;
 pub mod experts;
 pub mod knowledge;
 pub mod leads;
+pub mod leases;
 pub mod mcp_tokens;
 pub mod memories;
 pub mod messages;
@@ -44,6 +45,27 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 const READERS: u32 = 8;
 
 pub use sqlx::Error as DbError;
+
+/// The database cannot be reached or is overloaded right now (as opposed to refusing the data):
+/// connection lost or refused, pool exhausted or closed, server shutting down, SQLite busy. Such
+/// a failure is answered `503` and retried; the same work succeeds once the database is back.
+pub fn is_unavailable(e: &DbError) -> bool {
+    match e {
+        DbError::Io(_)
+        | DbError::Tls(_)
+        | DbError::PoolTimedOut
+        | DbError::PoolClosed
+        | DbError::WorkerCrashed
+        | DbError::Protocol(_) => true,
+        DbError::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            // PostgreSQL: connection exceptions (08…), shutdown / cannot connect now (57P…),
+            // too many connections (53300). SQLite: busy (5) and locked (6).
+            code.starts_with("08") || code.starts_with("57P") || code == "53300" || code == "5" || code == "6"
+        }
+        _ => false,
+    }
+}
 
 /// Which database is behind the pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -77,6 +77,17 @@ impl Stmt {
     }
 }
 
+/// Replaces NUL characters in the statement's text values with U+FFFD (PostgreSQL refuses
+/// them in text columns).
+pub fn repair(stmt: &mut Stmt) {
+    for a in &mut stmt.args {
+        match a {
+            Arg::Text(v) | Arg::MaybeText(Some(v)) if v.contains('\0') => *v = v.replace('\0', "\u{fffd}"),
+            _ => {}
+        }
+    }
+}
+
 /// Parameters per SQLite script (each statement may have up to 32,766).
 const MAX_SCRIPT_ARGS: usize = 30_000;
 
@@ -122,6 +133,14 @@ fn bind_all<'q>(
         };
     }
     query
+}
+
+/// Runs the statements one by one on `conn`, inside a transaction the caller holds.
+pub async fn run_each(conn: &mut AnyConnection, stmts: &[Stmt]) -> Result<(), DbError> {
+    for s in stmts {
+        bind_all(sqlx::query(&s.sql), &s.args).execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// Runs the statements atomically (per script on SQLite when they need more parameters than one

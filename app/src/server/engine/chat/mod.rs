@@ -31,6 +31,10 @@ pub enum ChatError {
     Busy,
     #[error("the conversation is closed")]
     Closed,
+    /// The server is shutting down (or its database is unreachable): try again shortly,
+    /// another replica will answer.
+    #[error("the server cannot take new turns now")]
+    Unavailable,
     /// Input the visitor can correct; the message is for them.
     #[error("{1}")]
     Invalid(ApiCode, String),

@@ -8,7 +8,6 @@ use std::time::Duration;
 use parley_widget::protocol::{
     ApiCode, ConversationStatus, MessageEnd, MessageStart, MessageStatus, Role, StreamEvent, VisitorMessage,
 };
-use tokio_util::sync::CancellationToken;
 
 use super::super::Engine;
 use super::super::attachments;
@@ -39,6 +38,9 @@ impl Engine {
     ) -> Result<Started, ChatError> {
         if visitor.agent_id != agent.id {
             return Err(ChatError::NotFound);
+        }
+        if self.shutdown_state().is_draining() {
+            return Err(ChatError::Unavailable);
         }
         // With images the text may be empty.
         let text = match check_text(text, parley_widget::protocol::MAX_MESSAGE_CHARS) {
@@ -93,7 +95,8 @@ impl Engine {
                 .await;
         }
         let message_id = new_id();
-        let cancel = CancellationToken::new();
+        // The visitor's stop, or the end of a shutdown's grace period.
+        let cancel = self.shutdown_state().turn_token();
         if let Err(busy) = lease.try_begin_turn(message_id.clone(), cancel.clone()) {
             // The previous answer is only finishing its writes: wait for it rather than refuse.
             if !busy.finishing || !lease.wait_turn_released(Duration::from_secs(5)).await {
@@ -122,6 +125,7 @@ impl Engine {
             assistant_start_seq: start.seq,
             now: self.now_ms(),
             attachments: images.ids,
+            owner: Some(self.process_id().to_owned()),
         };
         // The visitor's message is committed before the model is called; earlier messages,
         // summary, state and memories are read meanwhile.
@@ -184,13 +188,14 @@ impl Engine {
                 visitor_daily_cap_usd: self.settings().spend.visitor_daily_cap_usd,
             },
             cancel,
+            shutdown: self.shutdown_state().stopping_turns().clone(),
             lang: Lang::of(text),
             lease,
             prices: self.prices().clone(),
             budgets: self.budgets().clone(),
             experts,
         };
-        tokio::spawn(turn.run());
+        self.shutdown_state().spawn_turn(turn.run());
         Ok(Started { conversation_id, message_id, events: Box::pin(events) })
     }
 
@@ -221,6 +226,7 @@ impl Engine {
             assistant_start_seq: 0,
             now: self.now_ms(),
             attachments,
+            owner: None,
         };
         self.0.writer.begin_turn(stored).await?;
         self.0.writer.event(&Arc::from(conversation_id), frame.clone());

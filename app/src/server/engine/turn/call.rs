@@ -82,6 +82,8 @@ impl<'a> Caller<'a> {
                     LimitHit::VisitorDaily { spent_usd, cap_usd } => (spent_usd, cap_usd, "visitor daily"),
                 };
                 tracing::info!(conversation = %self.out.conversation_id, kind, spent, limit, "budget reached");
+                metrics::counter!("parley_budget_refusals_total", "agent" => agent.public_key.clone(), "limit" => kind)
+                    .increment(1);
                 Err(Stop::Limit(StreamCode::BudgetExceeded))
             }
             Err(e) => {
@@ -100,6 +102,14 @@ impl<'a> Caller<'a> {
         };
         let cost = self.prices.cost_usd(model, input, cached, output);
         let ctx = self.ctx;
+        let (agent, provider) = (ctx.agent.public_key.clone(), self.model.provider());
+        metrics::counter!("parley_upstream_calls_total", "provider" => provider, "outcome" => outcome.to_owned())
+            .increment(1);
+        let labels = [("agent", agent), ("model", model.to_owned())];
+        metrics::counter!("parley_input_tokens_total", &labels).increment(input);
+        metrics::counter!("parley_output_tokens_total", &labels).increment(output);
+        // Micro-dollars: counters count whole units.
+        metrics::counter!("parley_cost_microusd_total", &labels).increment((cost * 1_000_000.0).round() as u64);
         self.out.writer.usage(UsageRecord {
             agent_id: ctx.agent.id.clone(),
             conversation_id: Some(ctx.conversation_id.clone()),
@@ -162,6 +172,8 @@ impl<'a> Caller<'a> {
                             if !visible.is_empty() {
                                 text.push_str(&visible);
                                 out.emit(StreamEvent::Token(Token { text: visible }));
+                                // A stalled database slows the answer instead of growing memory.
+                                out.writer.room().await;
                             }
                         }
                         None => text.push_str(&t),

@@ -65,7 +65,7 @@ pub(super) async fn run(
             Ok(HopEnd::Tools(_)) => return if text.trim().is_empty() { Err(ExpertError::NoAnswer) } else { Ok(text) },
             Err(Stop::Limit(code)) => return Err(ExpertError::Limit(code)),
             Err(Stop::Provider(e)) => return Err(ExpertError::Model(e.code())),
-            Err(Stop::Aborted) => return Err(ExpertError::Stopped),
+            Err(Stop::Aborted | Stop::Shutdown) => return Err(ExpertError::Stopped),
         }
     }
     Err(ExpertError::NoAnswer)

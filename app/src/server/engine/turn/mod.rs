@@ -79,6 +79,8 @@ pub struct Turn {
     pub messages: Vec<ModelMessage>,
     pub limits: TurnLimits,
     pub cancel: CancellationToken,
+    /// Cancelled when a shutdown stops running answers: a stop then means `interrupted`.
+    pub shutdown: CancellationToken,
     /// The language the visitor's own texts (stopped, limits, errors) are said in.
     pub lang: Lang,
     pub prices: Prices,
@@ -93,6 +95,8 @@ pub struct Turn {
 enum Stop {
     /// The visitor stopped it.
     Aborted,
+    /// The server is shutting down and the grace period is over.
+    Shutdown,
     /// The model failed.
     Provider(ProviderError),
     /// A guard: `MAX_TURNS_REACHED`, `BUDGET_EXCEEDED`, or an internal fault (`INTERNAL_ERROR`).
@@ -127,6 +131,7 @@ impl Turn {
             messages,
             limits,
             cancel,
+            shutdown,
             lang,
             prices,
             budgets,
@@ -134,6 +139,7 @@ impl Turn {
             compaction,
         } = self;
         let out = Out::new(lease, writer, &tool_ctx);
+        metrics::counter!("parley_turns_started_total", "agent" => out.agent.to_string()).increment(1);
         let caps = DayCaps { agent_usd: limits.agent_daily_cap_usd, visitor_usd: limits.visitor_daily_cap_usd };
         let call = Caller::new(&out, &tool_ctx, model.as_ref(), &prices, &budgets, caps);
         let mut filter = StateFilter::default();
@@ -151,7 +157,15 @@ impl Turn {
                 Some(Stop::Limit(StreamCode::InternalError))
             }
         };
+        let stop = match stop {
+            Some(Stop::Aborted) if shutdown.is_cancelled() => Some(Stop::Shutdown),
+            other => other,
+        };
         let status = end(&out, stop, lang, &mut answer);
+        metrics::counter!("parley_turns_total", "agent" => out.agent.to_string(), "outcome" => status.as_str())
+            .increment(1);
+        metrics::histogram!("parley_turn_seconds", "agent" => out.agent.to_string())
+            .record(out.started.elapsed().as_secs_f64());
 
         if let Some(state) = filter.take_state() {
             out.emit(StreamEvent::StateUpdate(StateUpdate { state: state.clone() }));
@@ -271,6 +285,8 @@ fn end(out: &Out, stop: Option<Stop>, lang: Lang, answer: &mut Answer) -> Messag
             out.emit(StreamEvent::Error(texts::stopped(lang)));
             MessageStatus::Stopped
         }
+        // No error event: `interrupted` is the answer's end, and the widget offers to ask again.
+        Some(Stop::Shutdown) => MessageStatus::Interrupted,
         Some(Stop::Provider(error)) => {
             tracing::warn!(conversation = %out.conversation_id, code = error.code(), error = %error, "model call failed");
             let event = texts::provider_failed(&error, lang);

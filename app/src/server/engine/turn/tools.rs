@@ -151,6 +151,10 @@ pub(super) async fn run(
                 duration_ms: Some(duration_ms),
             }));
         }
+        metrics::counter!("parley_tool_calls_total", "tool" => call.name.clone(), "outcome" => status.as_str())
+            .increment(1);
+        metrics::histogram!("parley_tool_call_seconds", "tool" => call.name.clone())
+            .record(duration_ms as f64 / 1000.0);
         out.writer.tool_call(ToolCallRecord {
             message_id: ctx.message_id.clone(),
             conversation_id: ctx.conversation_id.clone(),
