@@ -68,7 +68,9 @@ impl Running {
         if tokio::time::timeout(HTTP_CLOSE_WAIT, self.http_task).await.is_err() {
             tracing::warn!("some connections were still open when the server stopped");
         }
-        self.state.engine.db().close().await;
+        if tokio::time::timeout(HTTP_CLOSE_WAIT, self.state.engine.db().close()).await.is_err() {
+            tracing::warn!("database connections were still in use when the server stopped");
+        }
         report
     }
 }

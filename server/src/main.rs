@@ -84,7 +84,18 @@ async fn main() -> anyhow::Result<()> {
         logs.init();
     }
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(cli.config).await,
+        Command::Serve => {
+            let result = serve(cli.config).await;
+            // Everything is stored and the pools are closed: exit now rather than wait for
+            // background tasks (timers, pollers) to notice.
+            match &result {
+                Ok(()) => std::process::exit(0),
+                Err(e) => {
+                    eprintln!("Error: {e:#}");
+                    std::process::exit(1)
+                }
+            }
+        }
         Command::CreateAgent(args) => cli::accounts::create_agent(&cli.config, args).await,
         Command::CreateUser(args) => cli::accounts::create_user(&cli.config, args).await,
         Command::FakeUpstream(args) => fake_upstream(args).await,
@@ -98,6 +109,8 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
+    // Listen for the signals before anything is served, so that none is missed.
+    let stop = StopSignals::new()?;
     let running = spawn(config.clone()).await?;
     let url = running.url();
     println!();
@@ -108,32 +121,58 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     }
     println!("  Embed snippet: <script src=\"{url}/widget.js\" data-agent=\"demo-help\" async></script>");
     println!();
-    let signal = stop_signal().await?;
+    let signal = stop.wait().await;
     let grace = Duration::from_secs(config.shutdown_grace_secs);
     tracing::info!(signal, "shutting down");
     let report = running.shutdown(grace).await;
-    tracing::info!(finished = report.finished, interrupted = report.interrupted, flushed = report.flushed, "stopped");
+    tracing::info!(
+        finished = report.finished,
+        interrupted = report.interrupted,
+        flushed = report.flushed,
+        "stopped"
+    );
     if !report.flushed {
         anyhow::bail!("some events could not be stored before the shutdown");
     }
     Ok(())
 }
 
-/// Waits for SIGTERM (service managers, containers) or Ctrl-C; names the one that came.
-async fn stop_signal() -> anyhow::Result<&'static str> {
+/// SIGTERM (service managers, containers) and SIGINT (Ctrl-C).
+struct StopSignals {
     #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .context("listening for SIGTERM")?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r.map(|()| "SIGINT").context("waiting for Ctrl-C"),
-            _ = term.recv() => Ok("SIGTERM"),
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn new() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(StopSignals {
+                term: signal(SignalKind::terminate()).context("listening for SIGTERM")?,
+                int: signal(SignalKind::interrupt()).context("listening for SIGINT")?,
+            })
         }
+        #[cfg(not(unix))]
+        Ok(StopSignals {})
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
-        Ok("Ctrl-C")
+
+    /// Waits for the first; names it.
+    async fn wait(mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.term.recv() => "SIGTERM",
+                _ = self.int.recv() => "SIGINT",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
     }
 }
 

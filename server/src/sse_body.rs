@@ -12,6 +12,9 @@ use futures::{Stream, StreamExt};
 use parley_app::server::engine::hub::Frame;
 use tokio_util::sync::CancellationToken;
 
+/// How long a closing stream still writes the frames already on their way.
+const CLOSE_DELAY: Duration = Duration::from_millis(250);
+
 /// Keep-alive comment interval.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
@@ -53,7 +56,12 @@ pub fn sse_response<S>(frames: S, hello: bool, closing: &CancellationToken) -> R
 where
     S: Stream<Item = Arc<Frame>> + Send + 'static,
 {
-    let frames = frames.take_until(closing.clone().cancelled_owned());
+    // Frames already sent to the stream (an answer's last events) still go out before it ends.
+    let closing = closing.clone();
+    let frames = frames.take_until(async move {
+        closing.cancelled().await;
+        tokio::time::sleep(CLOSE_DELAY).await;
+    });
     // One periodic timer per stream (not one per event); a comment every interval keeps proxies
     // and browsers from closing a quiet stream.
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);

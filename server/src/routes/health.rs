@@ -16,9 +16,15 @@ async fn health(State(state): State<AppState>) -> impl IntoResponse {
     if state.engine.shutdown_state().is_draining() {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down");
     }
-    match sqlx::query("SELECT 1").execute(state.engine.db().pool()).await {
+    if state.engine.writer_outage() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "database unavailable");
+    }
+    // A database that does not answer within the probe's patience counts as down.
+    let probe = sqlx::query("SELECT 1").execute(state.engine.db().pool());
+    match tokio::time::timeout(std::time::Duration::from_secs(2), probe).await.unwrap_or(Err(sqlx::Error::PoolTimedOut)) {
         Ok(_) => (StatusCode::OK, "ok"),
         Err(e) => {
+            state.engine.db().connections_lost();
             tracing::error!(error = %e, "health check failed");
             (StatusCode::SERVICE_UNAVAILABLE, "database unavailable")
         }

@@ -20,6 +20,7 @@ mod consulting;
 mod context;
 mod credentials;
 mod csp;
+mod durability;
 mod experts;
 mod guards;
 mod mcp;

@@ -268,6 +268,11 @@ impl Engine {
         self.0.writer.flush().await
     }
 
+    /// The stream writer is waiting for an unreachable database.
+    pub fn writer_outage(&self) -> bool {
+        self.0.writer.outage()
+    }
+
     /// Events and rows waiting for the stream writer.
     pub fn writer_queue_depth(&self) -> usize {
         self.0.writer.queue_depth()

@@ -121,7 +121,12 @@ impl Engine {
                 {
                     Ok(true) => {}
                     Ok(false) => tracing::error!("this process's lease had expired (was it paused?); taken again"),
-                    Err(e) => tracing::warn!(error = %e, "could not renew the process lease"),
+                    Err(e) => {
+                        if crate::server::store::is_unavailable(&e) {
+                            engine.db().connections_lost();
+                        }
+                        tracing::warn!(error = %e, "could not renew the process lease");
+                    }
                 }
                 match engine.recover_orphans(false).await {
                     Ok(0) => {}

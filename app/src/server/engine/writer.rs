@@ -52,6 +52,8 @@ struct Queue {
     depth: AtomicUsize,
     limit: usize,
     room: Notify,
+    /// The writer is waiting for an unreachable database.
+    outage: std::sync::atomic::AtomicBool,
 }
 
 impl Queue {
@@ -124,7 +126,12 @@ impl Writer {
     pub fn spawn(db: Db, clock: Arc<dyn Clock>, interval: Duration, queue_limit: usize) -> Self {
         let (urgent, urgent_rx) = mpsc::unbounded_channel();
         let (ops, ops_rx) = mpsc::unbounded_channel();
-        let queue = Arc::new(Queue { depth: AtomicUsize::new(0), limit: queue_limit.max(1), room: Notify::new() });
+        let queue = Arc::new(Queue {
+            depth: AtomicUsize::new(0),
+            limit: queue_limit.max(1),
+            room: Notify::new(),
+            outage: std::sync::atomic::AtomicBool::new(false),
+        });
         tokio::spawn(run(db, clock, interval, queue.clone(), urgent_rx, ops_rx));
         Writer { urgent, ops, queue }
     }
@@ -146,6 +153,12 @@ impl Writer {
         if self.queue.full() {
             self.queue.room().await;
         }
+    }
+
+    /// The writer is waiting for the database to come back: new turns are refused (503) rather
+    /// than queued behind the outage.
+    pub fn outage(&self) -> bool {
+        self.queue.outage.load(Ordering::Relaxed)
     }
 
     /// Operations waiting to be stored.
@@ -197,6 +210,7 @@ impl Writer {
 struct Conn {
     db: Db,
     conn: Option<sqlx::pool::PoolConnection<sqlx::Any>>,
+    queue: Arc<Queue>,
 }
 
 impl Conn {
@@ -228,6 +242,8 @@ impl Conn {
         loop {
             match self.write(batch, repaired).await {
                 Err(e) if crate::server::store::is_unavailable(&e) => {
+                    self.queue.outage.store(true, Ordering::Relaxed);
+                    self.db.connections_lost();
                     attempt += 1;
                     metrics::counter!("parley_writer_retries_total").increment(1);
                     if attempt == 1 || attempt.is_power_of_two() {
@@ -236,7 +252,13 @@ impl Conn {
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(RETRY_MAX);
                 }
-                other => return other,
+                other => {
+                    if attempt > 0 {
+                        self.queue.outage.store(false, Ordering::Relaxed);
+                        tracing::info!(attempts = attempt, "the database is back: the stream writer goes on");
+                    }
+                    return other;
+                }
             }
         }
     }
@@ -250,7 +272,7 @@ async fn run(
     mut urgent_rx: mpsc::UnboundedReceiver<Urgent>,
     mut ops_rx: mpsc::UnboundedReceiver<Op>,
 ) {
-    let mut conn = Conn { db, conn: None };
+    let mut conn = Conn { db, conn: None, queue: queue.clone() };
     let mut urgent: Vec<Urgent> = Vec::new();
     let mut ops: Vec<Op> = Vec::with_capacity(4096);
     let mut deadline: Option<tokio::time::Instant> = None;

@@ -44,6 +44,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// Read connections (SQLite).
 const READERS: u32 = 8;
 
+/// A kept read connection unused this long is pinged before it is used again.
+const KEPT_UNTESTED: Duration = Duration::from_secs(2);
+
 pub use sqlx::Error as DbError;
 
 /// The database cannot be reached or is overloaded right now (as opposed to refusing the data):
@@ -97,8 +100,12 @@ pub struct Db {
 /// as it is. Queries never leave a transaction open on these connections.
 #[derive(Debug)]
 struct HeldConnections {
-    idle: std::sync::Mutex<Vec<PoolConnection<Any>>>,
+    /// Kept connections with when each was put back.
+    idle: std::sync::Mutex<Vec<(PoolConnection<Any>, std::time::Instant)>>,
     permits: Arc<Semaphore>,
+    /// Bumped when the database was found unreachable: connections taken before go back to
+    /// sqlx's pool (which tests them) instead of the stack.
+    generation: std::sync::atomic::AtomicU64,
     /// Set by [`Db::close`]: connections go back to the pool, which is waiting for them.
     closed: std::sync::atomic::AtomicBool,
 }
@@ -106,6 +113,7 @@ struct HeldConnections {
 /// A read connection; goes back to the stack when dropped.
 pub struct Held {
     conn: Option<PoolConnection<Any>>,
+    generation: u64,
     home: Arc<HeldConnections>,
     _permit: OwnedSemaphorePermit,
 }
@@ -128,8 +136,11 @@ impl Drop for Held {
         if self.home.closed.load(std::sync::atomic::Ordering::SeqCst) {
             return;
         }
+        if self.home.generation.load(std::sync::atomic::Ordering::Acquire) != self.generation {
+            return;
+        }
         if let (Some(conn), Ok(mut idle)) = (self.conn.take(), self.home.idle.lock()) {
-            idle.push(conn);
+            idle.push((conn, std::time::Instant::now()));
         }
     }
 }
@@ -199,6 +210,7 @@ impl Db {
             idle: std::sync::Mutex::new(Vec::new()),
             permits: Arc::new(Semaphore::new(READERS as usize)),
             closed: std::sync::atomic::AtomicBool::new(false),
+            generation: std::sync::atomic::AtomicU64::new(0),
         });
         Db { read, write, held, kind, secrets: None }
     }
@@ -225,12 +237,30 @@ impl Db {
     /// A connection for reads (taken from the stack of kept connections).
     pub async fn read(&self) -> Result<Held, DbError> {
         let permit = self.held.permits.clone().acquire_owned().await.map_err(|_| DbError::PoolClosed)?;
+        let generation = self.held.generation.load(std::sync::atomic::Ordering::Acquire);
         let kept = self.held.idle.lock().ok().and_then(|mut idle| idle.pop());
         let conn = match kept {
-            Some(conn) => conn,
+            Some((conn, at)) if at.elapsed() < KEPT_UNTESTED => conn,
+            // Quiet for a while: the database may have gone away meanwhile; a ping tells.
+            Some((mut conn, _)) => match sqlx::Connection::ping(&mut *conn).await {
+                Ok(()) => conn,
+                Err(_) => {
+                    drop(conn);
+                    self.read.acquire().await?
+                }
+            },
             None => self.read.acquire().await?,
         };
-        Ok(Held { conn: Some(conn), home: self.held.clone(), _permit: permit })
+        Ok(Held { conn: Some(conn), generation, home: self.held.clone(), _permit: permit })
+    }
+
+    /// The database was found unreachable: kept read connections are let go (sqlx's pool tests
+    /// them before they are used again).
+    pub fn connections_lost(&self) {
+        self.held.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        if let Ok(mut idle) = self.held.idle.lock() {
+            idle.clear();
+        }
     }
 
     /// The read pool itself (tests, health checks).

@@ -7,6 +7,7 @@ mod browser;
 pub mod fixtures;
 mod logs;
 mod pay;
+mod process;
 mod read;
 mod tools;
 
@@ -14,5 +15,6 @@ pub use app::*;
 pub use browser::Browser;
 pub use logs::captured_logs;
 pub use pay::*;
+pub use process::*;
 pub use read::*;
 pub use tools::*;

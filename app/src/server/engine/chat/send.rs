@@ -39,7 +39,8 @@ impl Engine {
         if visitor.agent_id != agent.id {
             return Err(ChatError::NotFound);
         }
-        if self.shutdown_state().is_draining() {
+        // Shutting down, or the database is away: the visitor is told to try again (503).
+        if self.shutdown_state().is_draining() || self.writer_outage() {
             return Err(ChatError::Unavailable);
         }
         // With images the text may be empty.
