@@ -125,12 +125,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let grace = Duration::from_secs(config.shutdown_grace_secs);
     tracing::info!(signal, "shutting down");
     let report = running.shutdown(grace).await;
-    tracing::info!(
-        finished = report.finished,
-        interrupted = report.interrupted,
-        flushed = report.flushed,
-        "stopped"
-    );
+    tracing::info!(finished = report.finished, interrupted = report.interrupted, flushed = report.flushed, "stopped");
     if !report.flushed {
         anyhow::bail!("some events could not be stored before the shutdown");
     }

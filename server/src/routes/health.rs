@@ -21,7 +21,8 @@ async fn health(State(state): State<AppState>) -> impl IntoResponse {
     }
     // A database that does not answer within the probe's patience counts as down.
     let probe = sqlx::query("SELECT 1").execute(state.engine.db().pool());
-    match tokio::time::timeout(std::time::Duration::from_secs(2), probe).await.unwrap_or(Err(sqlx::Error::PoolTimedOut)) {
+    match tokio::time::timeout(std::time::Duration::from_secs(2), probe).await.unwrap_or(Err(sqlx::Error::PoolTimedOut))
+    {
         Ok(_) => (StatusCode::OK, "ok"),
         Err(e) => {
             state.engine.db().connections_lost();

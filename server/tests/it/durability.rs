@@ -40,11 +40,13 @@ async fn stored_events(db: &Db, conversation: &str) -> Vec<(u64, StreamEvent)> {
 
 /// `(outcome, estimated, output_tokens)` of the ledger rows of a message.
 async fn ledger(db: &Db, message: &str) -> Vec<(String, i64, i64)> {
-    sqlx::query_as("SELECT outcome, estimated, output_tokens FROM usage_ledger WHERE message_id = $1 ORDER BY created_at")
-        .bind(message)
-        .fetch_all(db.pool())
-        .await
-        .unwrap()
+    sqlx::query_as(
+        "SELECT outcome, estimated, output_tokens FROM usage_ledger WHERE message_id = $1 ORDER BY created_at",
+    )
+    .bind(message)
+    .fetch_all(db.pool())
+    .await
+    .unwrap()
 }
 
 async fn transcript(p: &ParleyProcess, token: &str, conversation: &str) -> Transcript {
@@ -145,7 +147,8 @@ async fn kill_9_mid_answer_keeps_what_the_visitor_saw_and_the_usage() {
     resumed.until_end().await;
     assert_eq!(shape(&resumed.events).last().unwrap(), "message_end:interrupted");
     // The recovery ran once: one closing event.
-    let ends = stored_events(&db, &conversation).await.into_iter().filter(|(_, e)| matches!(e, StreamEvent::MessageEnd(_)));
+    let ends =
+        stored_events(&db, &conversation).await.into_iter().filter(|(_, e)| matches!(e, StreamEvent::MessageEnd(_)));
     assert_eq!(ends.count(), 1);
 }
 
@@ -177,8 +180,11 @@ async fn sigterm_lets_the_running_answer_finish_refuses_new_turns_and_exits_0() 
 
     let db = Db::connect(&url).await.unwrap();
     let message = message_id(&live.events);
-    let (status, content): (String, String) =
-        sqlx::query_as("SELECT status, content FROM messages WHERE id = $1").bind(&message).fetch_one(db.pool()).await.unwrap();
+    let (status, content): (String, String) = sqlx::query_as("SELECT status, content FROM messages WHERE id = $1")
+        .bind(&message)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
     assert_eq!((status.as_str(), content.as_str()), ("complete", words(30).concat().as_str()));
     assert_eq!(ledger(&db, &message).await.len(), 1);
     let leases: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM processes").fetch_one(db.pool()).await.unwrap();
@@ -208,8 +214,11 @@ async fn ctrl_c_past_the_grace_period_interrupts_the_answer_and_still_exits_0() 
 
     let db = Db::connect(&url).await.unwrap();
     let message = message_id(&live.events);
-    let (status, content): (String, String) =
-        sqlx::query_as("SELECT status, content FROM messages WHERE id = $1").bind(&message).fetch_one(db.pool()).await.unwrap();
+    let (status, content): (String, String) = sqlx::query_as("SELECT status, content FROM messages WHERE id = $1")
+        .bind(&message)
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
     assert_eq!(status, "interrupted");
     assert_eq!(content, text(&live.events), "the text the visitor saw is the stored answer");
     let rows = ledger(&db, &message).await;
@@ -263,7 +272,10 @@ async fn a_database_cut_mid_stream_loses_nothing_and_health_comes_back() {
     assert_eq!(kept, streamed);
     assert_eq!(text(&stored), words(40).concat());
     let messages = parley_app::server::store::messages::list(app.db(), &conversation).await.unwrap();
-    assert_eq!((messages[1].status, messages[1].content.as_str()), (MessageStatus::Complete, words(40).concat().as_str()));
+    assert_eq!(
+        (messages[1].status, messages[1].content.as_str()),
+        (MessageStatus::Complete, words(40).concat().as_str())
+    );
 }
 
 #[tokio::test]

@@ -18,6 +18,8 @@ pub struct FinishedMessage {
     pub blocks: Vec<Block>,
     pub status: MessageStatus,
     pub at: i64,
+    /// The coordinator's consulting state reported with this answer (stored with it).
+    pub consulting_state: Option<String>,
 }
 
 /// What a flush writes.
@@ -69,7 +71,8 @@ impl Batch {
     }
 }
 
-/// The batch's statements: turns first, final message states last.
+/// The batch's statements: turns first, final message states last (an answer, its consulting
+/// state and the usage rows still queued commit together).
 pub fn statements(batch: &Batch) -> Vec<Stmt> {
     let mut out = super::messages::insert_turn_stmts(&batch.turns);
     out.extend(super::events::insert_stmts(&batch.events));
@@ -86,10 +89,16 @@ pub fn statements(batch: &Batch) -> Vec<Stmt> {
                 Arg::from(f.at),
             ],
         ));
-        out.push(Stmt::new(
-            "UPDATE conversations SET updated_at = $2 WHERE id = $1",
-            vec![Arg::from(&f.conversation_id), Arg::from(f.at)],
-        ));
+        out.push(match &f.consulting_state {
+            Some(state) => Stmt::new(
+                "UPDATE conversations SET updated_at = $2, consulting_state = $3 WHERE id = $1",
+                vec![Arg::from(&f.conversation_id), Arg::from(f.at), Arg::from(state)],
+            ),
+            None => Stmt::new(
+                "UPDATE conversations SET updated_at = $2 WHERE id = $1",
+                vec![Arg::from(&f.conversation_id), Arg::from(f.at)],
+            ),
+        });
     }
     out
 }

@@ -48,7 +48,6 @@ use super::tools::registry::AgentTools;
 use super::tools::{ToolContext, handoff_block};
 use super::writer::Writer;
 use crate::server::store::batch::FinishedMessage;
-use crate::server::store::conversations;
 use call::{Caller, DayCaps};
 use out::Out;
 
@@ -167,18 +166,17 @@ impl Turn {
         metrics::histogram!("parley_turn_seconds", "agent" => out.agent.to_string())
             .record(out.started.elapsed().as_secs_f64());
 
-        if let Some(state) = filter.take_state() {
+        // Stored with the answer, in the same transaction.
+        let consulting_state = filter.take_state().map(|state| {
             out.emit(StreamEvent::StateUpdate(StateUpdate { state: state.clone() }));
-            if let Err(e) = conversations::set_consulting_state(&tool_ctx.db, &tool_ctx.conversation_id, &state).await {
-                tracing::warn!(conversation = %out.conversation_id, error = %e, "could not store the consulting state");
-            }
-        }
+            state.to_string()
+        });
         if status == MessageStatus::Complete && answer.text.is_empty() && answer.blocks.is_empty() {
             let fallback = texts::no_answer(lang);
             out.emit(StreamEvent::Token(Token { text: fallback.to_owned() }));
             answer.text.push_str(fallback);
         }
-        finish(out, answer, status, tool_ctx.clock.now_ms()).await;
+        finish(out, answer, status, consulting_state, tool_ctx.clock.now_ms()).await;
     }
 }
 
@@ -315,7 +313,7 @@ fn end(out: &Out, stop: Option<Stop>, lang: Lang, answer: &mut Answer) -> Messag
 /// Stores the answer, then announces it. `message_end` means "stored": the answer is written
 /// before it is announced, and the announcement itself before the turn lets go of the
 /// conversation.
-async fn finish(out: Out, answer: Answer, status: MessageStatus, now: i64) {
+async fn finish(out: Out, answer: Answer, status: MessageStatus, consulting_state: Option<String>, now: i64) {
     out.writer.finish(FinishedMessage {
         conversation_id: out.conversation_id.to_string(),
         message_id: out.message_id.to_string(),
@@ -323,6 +321,7 @@ async fn finish(out: Out, answer: Answer, status: MessageStatus, now: i64) {
         blocks: answer.blocks,
         status,
         at: now,
+        consulting_state,
     });
     if !out.writer.flush().await {
         tracing::error!(conversation = %out.conversation_id, "the answer could not be stored");
