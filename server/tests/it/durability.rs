@@ -352,3 +352,47 @@ async fn metrics_are_prometheus_text_with_the_turn_tool_token_and_writer_series(
     assert!(get("parley_live_channels", &[]).is_some());
     assert!(get("parley_db_connections", &[("pool", "write"), ("state", "idle")]).is_some());
 }
+
+#[tokio::test]
+async fn json_logs_carry_the_request_id_into_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = fresh_database(dir.path()).await;
+    let fake = FakeOpenAi::start().await;
+    prepare(&url, dir.path(), "logged", &[], &fake).await;
+    // A refused model call: the turn (a task of its own) logs a warning.
+    fake.push_error(400, &[]);
+    let mut p = start_parley(&url, dir.path(), &[("PARLEY_LOG_FORMAT", "json")]).await;
+    let token = p.visitor("logged").await;
+    let r = reqwest::Client::new()
+        .post(p.url("/api/v1/chat"))
+        .bearer_auth(&token)
+        .header("x-request-id", "req-from-proxy-42")
+        .json(&json!({"agent": "logged", "message": "hello"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-request-id"], "req-from-proxy-42", "the caller's id is kept and sent back");
+    let mut live = Live::new(r);
+    live.until_end().await;
+    assert_eq!(shape(&live.events).last().unwrap(), "message_end:failed");
+    // A request without an id gets one of its own.
+    let r = reqwest::Client::new().get(p.url("/healthz")).send().await.unwrap();
+    let made = r.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert!(made.len() == 32 && made.bytes().all(|b| b.is_ascii_hexdigit()), "{made}");
+    p.signal("TERM");
+    assert!(p.exit(Duration::from_secs(15)).await.success());
+
+    let log = p.log();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("a JSON log line: {e}: {l}")))
+        .collect();
+    assert!(lines.len() >= 3, "{log}");
+    assert!(lines.iter().all(|l| l["timestamp"].is_string() && l["level"].is_string()), "{log}");
+    let failed = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "model call failed")
+        .unwrap_or_else(|| panic!("the turn's warning: {log}"));
+    assert_eq!(failed["span"]["id"], "req-from-proxy-42", "the turn's line names the request: {failed}");
+}
