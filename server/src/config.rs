@@ -89,6 +89,10 @@ pub struct Config {
     /// Log lines as `text` (for people) or `json` (one object per line, for log collectors).
     #[arg(long, global = true, env = "PARLEY_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
+    /// Tests only: lets a second server in the same process open the SQLite file the first one
+    /// serves (to simulate a crash and restart without ending the first).
+    #[arg(long, hide = true, default_value_t = false)]
+    pub allow_second_sqlite_process: bool,
 }
 
 /// Abuse limits of the public API (0 turns a rate off). See `docs/security.md`.
@@ -264,6 +268,7 @@ impl Config {
             shutdown_grace_secs: 20,
             lease_ttl_secs: 30,
             log_format: "text".into(),
+            allow_second_sqlite_process: false,
         }
     }
 

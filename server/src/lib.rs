@@ -45,6 +45,8 @@ pub struct Running {
     /// Stops the HTTP server (after the engine has drained).
     stop_http: CancellationToken,
     http_task: tokio::task::JoinHandle<()>,
+    /// Held while serving a SQLite database: one server process per file.
+    _sqlite_lock: Option<std::fs::File>,
 }
 
 /// How long open connections get to end once the answers are over.
@@ -333,6 +335,37 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     socket.listen(4096)
 }
 
+/// On SQLite, takes an exclusive lock beside the database file, so that a second `parley serve`
+/// on the same file is refused with a clear message (its turn slots, sequence numbers and
+/// recovery assume one process; PostgreSQL is the database for replicas). The operating system
+/// releases the lock when the process ends, however it ends.
+fn lock_sqlite(config: &Config) -> anyhow::Result<Option<std::fs::File>> {
+    let url = config.database_url();
+    let Some(rest) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) else { return Ok(None) };
+    let path = rest.split('?').next().unwrap_or(rest);
+    if path.is_empty() || path == ":memory:" {
+        return Ok(None);
+    }
+    if let Some(dir) = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let lock_path = format!("{path}.serve-lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("opening {lock_path}"))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another `parley serve` is already using the SQLite database {path}: SQLite takes one server \
+             process. Stop the other one, or run several replicas on PostgreSQL (DATABASE_URL=postgres://…)."
+        ),
+        Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("locking {lock_path}")),
+    }
+}
+
 /// Serves `app` on `listener` in the background, with Nagle off so small SSE frames leave at once.
 pub fn serve_in_background(listener: tokio::net::TcpListener, app: axum::Router, what: &'static str) {
     serve_until(listener, app, what, CancellationToken::new());
@@ -366,6 +399,7 @@ pub async fn spawn(config: Config) -> anyhow::Result<Running> {
 
 /// Like [`spawn`], with a clock and a tool registry of the caller's choosing (tests).
 pub async fn spawn_with(config: Config, clock: Arc<dyn Clock>, registry: Registry) -> anyhow::Result<Running> {
+    let sqlite_lock = if config.allow_second_sqlite_process { None } else { lock_sqlite(&config)? };
     let listener =
         tokio::net::TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
     let addr = listener.local_addr()?;
@@ -378,5 +412,5 @@ pub async fn spawn_with(config: Config, clock: Arc<dyn Clock>, registry: Registr
     };
     let stop_http = CancellationToken::new();
     let http_task = serve_until(listener, routes::router(state.clone()), "server", stop_http.clone());
-    Ok(Running { addr, state, demo_host, stop_http, http_task })
+    Ok(Running { addr, state, demo_host, stop_http, http_task, _sqlite_lock: sqlite_lock })
 }

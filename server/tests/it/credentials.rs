@@ -72,6 +72,7 @@ async fn a_wrong_secret_key_stops_the_start_and_changes_nothing() {
     let start = |secret: Option<&str>| {
         let mut config = parley_server::Config::for_tests(app.database_url.clone(), app.dir.path().to_path_buf());
         config.secret_key = secret.map(str::to_owned);
+        config.allow_second_sqlite_process = true;
         parley_server::spawn(config)
     };
     let other = "ABEiM0RVZneImaq7zN3u/wARIjNEVWZ3iJmqu8zd7v8=";

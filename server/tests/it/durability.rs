@@ -396,3 +396,29 @@ async fn json_logs_carry_the_request_id_into_the_turn() {
         .unwrap_or_else(|| panic!("the turn's warning: {log}"));
     assert_eq!(failed["span"]["id"], "req-from-proxy-42", "the turn's line names the request: {failed}");
 }
+
+#[tokio::test]
+async fn a_second_server_on_one_sqlite_file_is_refused_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("parley.db").display());
+    let mut first = start_parley(&url, dir.path(), &[]).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))
+        .arg("serve")
+        .env("PARLEY_ADDR", format!("127.0.0.1:{port}"))
+        .env("DATABASE_URL", &url)
+        .env("PARLEY_DATA_DIR", dir.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(!second.status.success());
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(said.contains("another `parley serve` is already using the SQLite database"), "{said}");
+    assert!(said.contains("PostgreSQL"), "{said}");
+    // The first one is unharmed; once it is gone (even by kill -9) the file is free again.
+    assert_eq!(health(&first.url).await, 200);
+    first.kill_9().await;
+    first.exit(Duration::from_secs(5)).await;
+    let again = start_parley(&url, dir.path(), &[]).await;
+    assert_eq!(health(&again.url).await, 200);
+}

@@ -186,7 +186,10 @@ impl TestApp {
     /// A second server on the same database and data directory, as after a restart (the same
     /// settings, the system clock, the built-in tools).
     pub async fn restart(&self) -> Running {
-        parley_server::spawn(self.config.clone()).await.expect("second server starts")
+        let mut config = self.config.clone();
+        // The first server still runs in this process (its crash is simulated by leaving it).
+        config.allow_second_sqlite_process = true;
+        parley_server::spawn(config).await.expect("second server starts")
     }
 
     pub fn url(&self, path: &str) -> String {
