@@ -212,6 +212,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             ("PARLEY_VISITOR_DAILY_CAP_USD", "0".into()),
         ],
     )?);
+    let parley_pid = children.0.last().and_then(|c| c.id());
     wait_ready(&format!("http://{parley}/healthz")).await?;
     wait_ready(&format!("http://{upstream}/v1/chat/completions")).await?;
     wait_ready(&format!("http://{slow_upstream}/v1/chat/completions")).await?;
@@ -289,7 +290,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
 
     let streams_result = match args.streams {
         0 => None,
-        _ => Some(streams::burst(&client, &base, &args).await?),
+        _ => Some(streams::burst(&client, &base, &args, parley_pid).await?),
     };
     if let Some(path) = &args.json {
         let out = json!({"series": report, "streams": streams_result, "tokens": args.tokens});

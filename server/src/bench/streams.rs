@@ -20,10 +20,30 @@ pub struct StreamsResult {
     pub max_gap_p99_ms: f64,
     pub max_gap_max_ms: f64,
     pub seconds: f64,
+    /// Parley's resident memory before the burst, at its peak during it, and 30 s after it, MiB
+    /// (from `/proc`; absent elsewhere).
+    pub rss_before_mib: Option<f64>,
+    pub rss_peak_mib: Option<f64>,
+    pub rss_after_30s_mib: Option<f64>,
+    /// Seconds after the burst until the memory was back under 96 MiB (absent: not within 30 s).
+    pub rss_under_96_mib_after_s: Option<f64>,
+}
+
+/// Resident memory of process `pid` in MiB (Linux `/proc`).
+fn rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb: f64 =
+        status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb / 1024.0)
 }
 
 /// Starts `args.streams` answers at once on the `bench-streams` agent and reads them all.
-pub async fn burst(client: &reqwest::Client, base: &str, args: &BenchArgs) -> anyhow::Result<StreamsResult> {
+pub async fn burst(
+    client: &reqwest::Client,
+    base: &str,
+    args: &BenchArgs,
+    parley_pid: Option<u32>,
+) -> anyhow::Result<StreamsResult> {
     let chat = format!("{base}/api/v1/chat");
     let visitor: Value = client
         .post(format!("{base}/api/v1/visitors"))
@@ -33,6 +53,22 @@ pub async fn burst(client: &reqwest::Client, base: &str, args: &BenchArgs) -> an
         .json()
         .await?;
     let token = Arc::new(visitor["token"].as_str().context("token")?.to_owned());
+    let rss_before = parley_pid.and_then(rss_mib);
+    // Memory sampled every 20 ms while the burst runs.
+    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let sampling = sampling.clone();
+        tokio::spawn(async move {
+            let mut peak: Option<f64> = None;
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Some(now) = parley_pid.and_then(rss_mib) {
+                    peak = Some(peak.map_or(now, |p: f64| p.max(now)));
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            peak
+        })
+    };
     let started = Instant::now();
     let tasks: Vec<_> = (0..args.streams)
         .map(|n| {
@@ -64,6 +100,22 @@ pub async fn burst(client: &reqwest::Client, base: &str, args: &BenchArgs) -> an
         }
     }
     let seconds = started.elapsed().as_secs_f64();
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let rss_peak = sampler.await.ok().flatten();
+    // How soon the memory is given back.
+    let mut under_96 = None;
+    let mut after = None;
+    if let Some(pid) = parley_pid {
+        let ended = Instant::now();
+        while ended.elapsed() < Duration::from_secs(30) {
+            let now = rss_mib(pid);
+            if under_96.is_none() && now.is_some_and(|m| m < 96.0) {
+                under_96 = Some(ended.elapsed().as_secs_f64());
+            }
+            after = now;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
     gaps.sort();
     let gap_at = |q: f64| {
         if gaps.is_empty() {
@@ -81,6 +133,10 @@ pub async fn burst(client: &reqwest::Client, base: &str, args: &BenchArgs) -> an
         max_gap_max_ms: gap_at(1.0),
         ttft: series("streams-ttft", ttfts, errors),
         seconds,
+        rss_before_mib: rss_before,
+        rss_peak_mib: rss_peak,
+        rss_after_30s_mib: after,
+        rss_under_96_mib_after_s: under_96,
     };
     println!(
         "\nstreams: {} started at once, {} completed, {} errors in {:.1} s; TTFT p50 {:.1} ms p99 {:.1} ms; \
@@ -96,6 +152,19 @@ pub async fn burst(client: &reqwest::Client, base: &str, args: &BenchArgs) -> an
         result.max_gap_max_ms,
         args.stream_token_delay_ms
     );
+    if let (Some(before), Some(peak), Some(after)) =
+        (result.rss_before_mib, result.rss_peak_mib, result.rss_after_30s_mib)
+    {
+        let back = match result.rss_under_96_mib_after_s {
+            Some(s) => format!("under 96 MiB {s:.1} s after the burst"),
+            None => "not under 96 MiB within 30 s".into(),
+        };
+        println!(
+            "memory: {before:.0} MiB before, peak {peak:.0} MiB during the burst ({:.1} KiB per stream over before), \
+             {after:.0} MiB 30 s after; {back}",
+            (peak - before) * 1024.0 / result.streams.max(1) as f64
+        );
+    }
     Ok(result)
 }
 

@@ -175,6 +175,12 @@ async fn a_restart_marks_the_streaming_answer_interrupted_and_ends_its_stream() 
     })
     .await;
 
+    // The first process "dies": its lease expires (it keeps running, as a paused process would).
+    sqlx::query("UPDATE processes SET heartbeat_at = 0 WHERE id = $1")
+        .bind(app.engine().process_id())
+        .execute(app.db().writer())
+        .await
+        .unwrap();
     let second = app.restart().await;
 
     let stored = messages::list(app.db(), &conv).await.unwrap();

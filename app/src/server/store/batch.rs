@@ -80,7 +80,10 @@ pub fn statements(batch: &Batch) -> Vec<Stmt> {
     out.extend(batch.usage.iter().map(usage::insert_stmt));
     for f in &batch.finished {
         out.push(Stmt::new(
-            "UPDATE messages SET content = $2, blocks = $3, status = $4, updated_at = $5 WHERE id = $1",
+            // Only a streaming answer: one recovered as `interrupted` after its process was taken
+            // for dead stays so, should that process come back.
+            "UPDATE messages SET content = $2, blocks = $3, status = $4, updated_at = $5 WHERE id = $1 \
+             AND status = 'streaming'",
             vec![
                 Arg::from(&f.message_id),
                 Arg::from(&f.content),
