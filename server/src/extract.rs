@@ -58,20 +58,6 @@ fn has_nul(body: &[u8]) -> bool {
     false
 }
 
-#[cfg(test)]
-mod tests {
-    use super::has_nul;
-
-    #[test]
-    fn finds_nul_bytes_and_escapes_but_not_an_escaped_backslash() {
-        assert!(has_nul(b"{\"m\":\"a\\u0000b\"}"));
-        assert!(has_nul(b"{\"m\":\"a\0b\"}"));
-        assert!(has_nul(b"{\"m\":\"\\\\\\u0000\"}"));
-        assert!(!has_nul(b"{\"m\":\"a\\\\u0000b\"}"));
-        assert!(!has_nul(b"{\"m\":\"hello\"}"));
-    }
-}
-
 /// The client's IP address: the socket's peer, or the `X-Forwarded-For` hop named by the trusted
 /// proxies (see [`parley_app::server::net`]).
 pub struct ClientIp(pub std::net::IpAddr);
@@ -161,4 +147,18 @@ pub fn check_origin(headers: &HeaderMap, agent: &Agent) -> Result<(), ApiFailure
 
 fn not_allowed() -> ApiFailure {
     ApiFailure::new(ApiCode::OriginNotAllowed, "This website is not allowed to use this agent.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_nul;
+
+    #[test]
+    fn finds_nul_bytes_and_escapes_but_not_an_escaped_backslash() {
+        assert!(has_nul(b"{\"m\":\"a\\u0000b\"}"));
+        assert!(has_nul(b"{\"m\":\"a\0b\"}"));
+        assert!(has_nul(b"{\"m\":\"\\\\\\u0000\"}"));
+        assert!(!has_nul(b"{\"m\":\"a\\\\u0000b\"}"));
+        assert!(!has_nul(b"{\"m\":\"hello\"}"));
+    }
 }
