@@ -16,6 +16,7 @@ pub mod layout;
 pub mod lists;
 pub mod loaded;
 pub mod login;
+pub mod look_preview;
 pub mod models;
 pub mod records;
 pub mod tokens;

@@ -18,7 +18,7 @@ pub fn NewsCardView(block: NewsCard, ctx: BlockCtx) -> impl IntoView {
             <h4 class="pw-news-title">{block.title}</h4>
             <p class="pw-news-summary">{block.summary}</p>
             <p class="pw-news-meta">
-                <span>{block.date}</span>
+                <span>{ctx.lang.date(&block.date)}</span>
                 " · "
                 <span>{block.source}</span>
             </p>
