@@ -99,7 +99,7 @@ impl Lang {
         let digits = (abs / 100).to_string();
         let mut major = String::new();
         for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
                 major.push(',');
             }
             major.push(c);
@@ -532,7 +532,7 @@ mod tests {
 
     #[test]
     fn amounts_and_dates_are_written_for_the_language() {
-        assert_eq!(Lang::En.amount(123_456_78, "HKD"), "HK$123,456.78");
+        assert_eq!(Lang::En.amount(12_345_678, "HKD"), "HK$123,456.78");
         assert_eq!(Lang::ZhHans.amount(5_000, "CNY"), "¥50.00");
         assert_eq!(Lang::ZhHant.amount(-100_000, "TWD"), "-NT$1,000.00");
         assert_eq!(Lang::En.amount(99, "THB"), "0.99 THB");

@@ -4,36 +4,20 @@
 use std::collections::BTreeSet;
 
 use leptos::prelude::*;
-use parley_widget::panel::colors;
 
+use super::agent_look::LookFields;
 use super::api::agents::save_agent;
 use super::fields::{
     Bound, CheckGroup, CheckList, Checkbox, FieldMessage, FormStatus, Notice, SelectField, TextArea, TextInput, bind,
     tick,
 };
 use super::layout::go_to;
-use super::look_preview::LookPreview;
 use super::types::{AgentForm, ToolInfo, UnpricedPrice};
 
 const PROVIDERS: &[(&str, &str)] = &[
     ("demo", "Offline demo model (no API key)"),
     ("openai", "OpenAI-compatible API"),
     ("anthropic", "Anthropic Messages API"),
-];
-
-const POSITIONS: &[(&str, &str)] = &[("right", "Bottom right"), ("left", "Bottom left")];
-
-const SCHEMES: &[(&str, &str)] =
-    &[("light", "Light"), ("dark", "Dark"), ("auto", "As the visitor's system (prefers-color-scheme)")];
-
-const ICONS: &[(&str, &str)] =
-    &[("chat", "Speech bubble"), ("help", "Question mark"), ("sparkle", "Sparkle"), ("none", "None (label only)")];
-
-const LANGUAGES: &[(&str, &str)] = &[
-    ("auto", "The visitor's browser language"),
-    ("en", "English"),
-    ("zh-Hans", "简体中文 (Simplified Chinese)"),
-    ("zh-Hant", "繁體中文 (Traditional Chinese)"),
 ];
 
 /// The form of a new agent (`form.id` is `None`) or of a stored one, with the catalogue's tools.
@@ -135,36 +119,8 @@ pub fn AgentFormView(
                 value=bind!(f.fallback_model) errors />
             <TextArea id="a-prompt" label="System prompt" field="system_prompt" value=bind!(f.system_prompt) errors
                 rows="8" />
-            <fieldset>
-                <legend>"The widget"</legend>
-                <SelectField id="a-language" label="Language of the widget" field="language" value=bind!(f.language)
-                    errors options=LANGUAGES />
-                <TextInput id="a-greeting" label="Greeting" field="greeting" value=bind!(f.greeting) errors />
-                <TextInput id="a-placeholder" label="Input placeholder (empty: “Type a message…” in the visitor's language)"
-                    field="placeholder" value=bind!(f.placeholder) errors />
-                <TextArea id="a-starters" label="Starter questions, shown before the first message (one per line, up to four)"
-                    field="starters" value=Bound::new(move || starters.get(), move |v| starters.set(v)) errors rows="4" />
-                <TextInput id="a-color" label="Theme colour" field="theme_color" value=bind!(f.theme_color) errors
-                    kind="color" />
-                <TextInput id="a-text-color" label="Text on the theme colour (empty: black or white, whichever reads best)"
-                    field="text_color" value=bind!(f.text_color) errors placeholder="automatic" />
-                {move || f.with(|f| colors::text_warning(&f.theme_color, f.text_color.trim())).map(|w| view! {
-                    <p class="c-warn" id="a-contrast-warning" role="status">{w}</p>
-                })}
-                <SelectField id="a-scheme" label="Colour scheme" field="color_scheme" value=bind!(f.color_scheme) errors
-                    options=SCHEMES />
-                <SelectField id="a-position" label="Launcher position" field="launcher_position"
-                    value=bind!(f.launcher_position) errors options=POSITIONS />
-                <SelectField id="a-icon" label="Launcher icon" field="launcher_icon" value=bind!(f.launcher_icon) errors
-                    options=ICONS />
-                <TextInput id="a-launcher-label" label="Launcher label beside the icon (optional, up to 24 characters)"
-                    field="launcher_label" value=bind!(f.launcher_label) errors />
-                <TextInput id="a-width" label="Panel width (320 to 480 px)" field="panel_width" value=bind!(f.panel_width)
-                    errors kind="number" inputmode="numeric" />
-                <TextInput id="a-height" label="Panel height (400 to 800 px)" field="panel_height"
-                    value=bind!(f.panel_height) errors kind="number" inputmode="numeric" />
-                <LookPreview f starters />
-            </fieldset>
+            // Type-erased: the form's view type is otherwise too deep for the compiler.
+            {view! { <LookFields f starters errors /> }.into_any()}
             <TextArea id="a-origins" label="Allowed origins (one per line; none: no website can embed it yet; * for any)" field="allowed_origins"
                 value=Bound::new(move || origins.get(), move |v| origins.set(v)) errors rows="3" />
             <div class="c-field">

@@ -4,6 +4,7 @@
 //! [`loaded::Loaded`]; forms are built from [`fields`].
 
 pub mod agent_form;
+pub mod agent_look;
 pub mod agents;
 pub mod api;
 pub mod conversations;
