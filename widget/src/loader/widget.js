@@ -79,17 +79,18 @@
     var dark = t.scheme === 'dark' ? '#111827' : '#fff';
     var w = size(t.width, 320, 480, 380), h = size(t.height, 400, 800, 640);
     return ':host{all:initial}' +
-      '.l{position:fixed;bottom:20px;' + side + ':20px;z-index:2147483000;min-width:56px;height:56px;border:0;border-radius:28px;' +
+      '.l{position:fixed;bottom:20px;' + side + ':20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;' +
       'background:' + color + ';color:' + ink + ';cursor:pointer;display:flex;align-items:center;justify-content:center;gap:8px;' +
-      'box-shadow:0 6px 20px rgba(0,0,0,.25);padding:0 14px;margin:0;box-sizing:border-box;' +
+      'box-shadow:0 6px 20px rgba(0,0,0,.25);padding:0;margin:0;box-sizing:border-box;' +
       'font:600 15px/1 system-ui,-apple-system,"Segoe UI",Roboto,"PingFang SC","Microsoft YaHei",sans-serif}' +
+      '.l.t{width:auto;min-width:56px;border-radius:28px;padding:0 18px 0 14px}' +
       '.l:focus-visible{outline:3px solid #111;outline-offset:3px}' +
       '.b{position:fixed;bottom:88px;' + side + ':20px;z-index:2147483000;width:' + w + 'px;max-width:calc(100vw - 40px);' +
       'height:min(' + h + 'px,calc(100vh - 110px));' +
       'border-radius:14px;overflow:hidden;box-shadow:0 12px 40px rgba(0,0,0,.28);background:' + dark + ';display:none}' +
       '.b.o{display:block}' +
       '.b iframe{border:0;width:100%;height:100%;display:block;background:' + dark + '}' +
-      '@media (max-width:640px){.b{inset:0;width:100%;height:100%;border-radius:0;bottom:0}.b.o~.l{display:none}}';
+      '@media (max-width:640px){.b{inset:0;width:100%;max-width:none;height:100%;border-radius:0;bottom:0}.b.o~.l{display:none}}';
   }
 
   function safeColor(c, otherwise) {
@@ -108,7 +109,7 @@
     box.className = 'b';
     button = document.createElement('button');
     button.type = 'button';
-    button.className = 'l';
+    button.className = theme.launcher_label ? 'l t' : 'l';
     button.setAttribute('aria-label', openLabel() + (cfg && cfg.name ? ': ' + cfg.name : ''));
     button.setAttribute('aria-expanded', 'false');
     button.innerHTML = icon(false);
@@ -134,7 +135,7 @@
     }
     // The panel's own close button stands in for the launcher, which would cover it.
     button.style.display = 'none';
-    s.cssText = 'border-radius:0;left:' + vv.offsetLeft + 'px;top:' + vv.offsetTop + 'px;right:auto;bottom:auto;width:' +
+    s.cssText = 'border-radius:0;max-width:none;left:' + vv.offsetLeft + 'px;top:' + vv.offsetTop + 'px;right:auto;bottom:auto;width:' +
       screenWidth + 'px;height:' + (vv.height * vv.scale) + 'px;transform-origin:0 0;transform:scale(' +
       (1 / vv.scale) + ')';
   }
