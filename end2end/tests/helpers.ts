@@ -147,6 +147,8 @@ export async function signIn(
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${APP_URL}/admin/login`);
+  // Signed in by the hydrated form: wait for the console's bundle first.
+  await page.waitForLoadState('networkidle');
   await page.getByLabel('Email').fill(who.email);
   await page.getByLabel('Password').fill(who.password);
   await page.getByRole('button', { name: 'Sign in' }).click();

@@ -154,16 +154,17 @@ test("the owner's look: set in the console with checks and a preview, seen in th
   await lightPage.goto(`${APP_URL}/embed/look-e2e`);
   await expect(lightPage.locator('.pw-panel')).toHaveCSS('background-color', 'rgb(255, 255, 255)');
 
-  // The loader on a website: the launcher's label and the panel's size.
-  await lightPage.route(`${DEMO_HOST_URL}/look-host`, (route) =>
-    route.fulfill({
-      contentType: 'text/html',
-      body: `<!DOCTYPE html><html lang="en"><head><title>Look host</title></head><body><h1>Shop</h1>
-        <script src="${APP_URL}/widget.js" data-agent="look-e2e" async></script></body></html>`,
-    }),
-  );
+  // The loader on a website: the launcher's label and the panel's size. The demo host page (a
+  // real one: Chromium keeps a page a test makes up from reaching loopback) is made to embed this
+  // agent instead of demo-help, before its loader runs.
+  await lightPage.addInitScript(() => {
+    new MutationObserver(() => {
+      const s = document.querySelector('script[data-agent="demo-help"]');
+      if (s) s.setAttribute('data-agent', 'look-e2e');
+    }).observe(document, { childList: true, subtree: true });
+  });
   await trackPanelReady(lightPage);
-  await lightPage.goto(`${DEMO_HOST_URL}/look-host`);
+  await lightPage.goto(DEMO_HOST_URL);
   await expect(launcher(lightPage)).toHaveText('Ask us');
   await expect(launcher(lightPage).locator('svg')).toHaveCount(1);
   await launcher(lightPage).click();

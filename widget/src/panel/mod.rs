@@ -95,6 +95,9 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
         .take(crate::protocol::MAX_STARTERS)
         .collect();
     let has_starters = !starters.is_empty();
+    // A chip's click hides the chips (and disposes of their scope): the message it sends is made
+    // under the panel's own owner, or its signals would be disposed with the chips.
+    let owner = Owner::current();
     let starters = StoredValue::new(starters);
     // Offered until the first message (only the greeting is shown).
     let show_starters = move || has_starters && panel.messages.with(|m| m.len() <= 1);
@@ -135,12 +138,17 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                 <div class="pw-starters" role="group" aria-label=labels.starters>
                     {starters.with_value(|list| list.iter().cloned().map(|q| {
                         let text = q.clone();
+                        let owner = owner.clone();
                         view! {
                             <button type="button" class="pw-starter" on:click=move |_| {
                                 if panel.busy.get_untracked() || panel.current.get_untracked().is_some() {
                                     return;
                                 }
-                                panel.send(text.clone());
+                                let text = text.clone();
+                                match &owner {
+                                    Some(owner) => owner.with(|| panel.send(text)),
+                                    None => panel.send(text),
+                                }
                                 scroll_to_bottom();
                             }>{q}</button>
                         }
