@@ -168,4 +168,5 @@ test('console detail pages (a transcript with blocks, an agent form) have no ser
   await admin.getByLabel('Colour scheme').selectOption('dark');
   await admin.getByLabel('Launcher label beside the icon (optional, up to 24 characters)').fill('Help');
   expect(await serious(admin), 'agent form, dark preview').toEqual([]);
+  await admin.context().close();
 });

@@ -174,6 +174,7 @@ test("the owner's look: set in the console with checks and a preview, seen in th
   expect(box?.height).toBe(560);
   await dark.close();
   await light.close();
+  await admin.context().close();
 });
 
 test('an agent set to light keeps the light palette in a dark browser', async ({ browser }) => {
