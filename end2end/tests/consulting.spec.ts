@@ -212,11 +212,12 @@ test('immigration news: news cards with title, date, source and link', async ({ 
     await expect(title).toHaveCount(1);
     await expect(title).toHaveText(/\S/);
     await expect(bubble).toContainText((await title.textContent())!.trim()); // the answer lists it
-    const meta = card.locator('.pw-news-meta span');
-    await expect(meta).toHaveCount(2);
-    await expect(meta.nth(0)).toHaveText(/^\d{4}-\d{2}-\d{2}$/);
-    await expect(meta.nth(1)).toHaveText(/\S/);
-    dates.push((await meta.nth(0).textContent())!);
+    // The date written for the panel's language (Simplified Chinese), the ISO date beside it.
+    const date = card.locator('.pw-news-meta time');
+    await expect(date).toHaveText(/^\d{4}年\d{1,2}月\d{1,2}日$/);
+    await expect(date).toHaveAttribute('datetime', /^\d{4}-\d{2}-\d{2}/);
+    await expect(card.locator('.pw-news-meta span')).toHaveText(/\S/);
+    dates.push((await date.getAttribute('datetime'))!);
     const link = card.locator('a.pw-news-link');
     await expect(link).toHaveCount(1);
     await expect(link).toHaveAttribute('href', /^https?:\/\/\S+$/);

@@ -138,3 +138,20 @@ export async function ask(
   await waitIdle(p, sendLabel);
   return answer;
 }
+
+/** A new browser context signed in to the console (the dashboard is shown). */
+export async function signIn(
+  browser: import('@playwright/test').Browser,
+  who: { email: string; password: string } = { email: 'admin@e2e.test', password: 'e2e-admin-password' },
+): Promise<Page> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${APP_URL}/admin/login`);
+  // Signed in by the hydrated form: wait for the console's bundle first.
+  await page.waitForLoadState('networkidle');
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
+  return page;
+}

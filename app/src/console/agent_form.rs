@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use leptos::prelude::*;
 
+use super::agent_look::LookFields;
 use super::api::agents::save_agent;
 use super::fields::{
     Bound, CheckGroup, CheckList, Checkbox, FieldMessage, FormStatus, Notice, SelectField, TextArea, TextInput, bind,
@@ -18,8 +19,6 @@ const PROVIDERS: &[(&str, &str)] = &[
     ("openai", "OpenAI-compatible API"),
     ("anthropic", "Anthropic Messages API"),
 ];
-
-const POSITIONS: &[(&str, &str)] = &[("right", "Bottom right"), ("left", "Bottom left")];
 
 /// The form of a new agent (`form.id` is `None`) or of a stored one, with the catalogue's tools.
 #[component]
@@ -39,6 +38,7 @@ pub fn AgentFormView(
     let title = if is_new { "New agent".to_owned() } else { format!("Agent: {}", form.name) };
     let hint = form.api_key_hint.clone();
     let origins = RwSignal::new(form.allowed_origins.join("\n"));
+    let starters = RwSignal::new(form.starters.join("\n"));
     let limit_tools = RwSignal::new(form.enabled_tools.is_some());
     let f = RwSignal::new(form);
     let status = FormStatus::default();
@@ -52,6 +52,8 @@ pub fn AgentFormView(
         let mut form = f.get_untracked();
         form.allowed_origins =
             origins.get_untracked().lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+        form.starters =
+            starters.get_untracked().lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
         if !limit_tools.get_untracked() {
             form.enabled_tools = None;
         }
@@ -117,11 +119,8 @@ pub fn AgentFormView(
                 value=bind!(f.fallback_model) errors />
             <TextArea id="a-prompt" label="System prompt" field="system_prompt" value=bind!(f.system_prompt) errors
                 rows="8" />
-            <TextInput id="a-greeting" label="Greeting" field="greeting" value=bind!(f.greeting) errors />
-            <TextInput id="a-color" label="Theme colour" field="theme_color" value=bind!(f.theme_color) errors
-                kind="color" />
-            <SelectField id="a-position" label="Launcher position" field="launcher_position"
-                value=bind!(f.launcher_position) errors options=POSITIONS />
+            // Type-erased: the form's view type is otherwise too deep for the compiler.
+            {view! { <LookFields f starters errors /> }.into_any()}
             <TextArea id="a-origins" label="Allowed origins (one per line; none: no website can embed it yet; * for any)" field="allowed_origins"
                 value=Bound::new(move || origins.get(), move |v| origins.set(v)) errors rows="3" />
             <div class="c-field">

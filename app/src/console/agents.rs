@@ -54,6 +54,11 @@ pub fn blank() -> AgentForm {
         greeting: "Hi! How can I help?".into(),
         theme_color: "#4f46e5".into(),
         launcher_position: "right".into(),
+        color_scheme: "light".into(),
+        launcher_icon: "chat".into(),
+        panel_width: "380".into(),
+        panel_height: "640".into(),
+        language: "auto".into(),
         budget_usd: 0.5,
         ..Default::default()
     }

@@ -214,9 +214,11 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
         "operator" => m.author.clone().unwrap_or_else(|| "Operator".into()),
         other => other.to_owned(),
     };
+    let lang = parley_widget::i18n::Lang::of_text(&m.text);
     let ctx = BlockCtx {
         capabilities: caps,
-        labels: parley_widget::i18n::for_text(&m.text),
+        labels: lang.labels(),
+        lang,
         on_escalate: Callback::new(|_| ()),
         lead_submitted: RwSignal::new(false),
     };

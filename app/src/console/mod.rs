@@ -4,6 +4,7 @@
 //! [`loaded::Loaded`]; forms are built from [`fields`].
 
 pub mod agent_form;
+pub mod agent_look;
 pub mod agents;
 pub mod api;
 pub mod conversations;
@@ -16,6 +17,7 @@ pub mod layout;
 pub mod lists;
 pub mod loaded;
 pub mod login;
+pub mod look_preview;
 pub mod models;
 pub mod records;
 pub mod tokens;

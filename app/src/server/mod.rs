@@ -28,5 +28,8 @@ pub fn public_config(engine: &Engine, agent: &Agent) -> PublicAgentConfig {
         demo_model: agent.provider.kind == ProviderKind::Demo || agent.provider.base_url.is_none(),
         max_message_chars: MAX_MESSAGE_CHARS,
         accepts_images: engine.accepts_images(agent),
+        language: agent.language,
+        placeholder: agent.placeholder.clone(),
+        starters: agent.starters.clone(),
     }
 }

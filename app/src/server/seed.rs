@@ -76,6 +76,8 @@ pub async fn demo_agents(
         system_prompt: IMMIGRATION_PROMPT.into(),
         greeting: "您好！我是香港移民咨询助手，可以为您介绍优才、专才、高才通等入境计划。请问您想了解哪方面？".into(),
         theme_color: "#0f766e".into(),
+        // A Chinese-speaking consultancy: its panel speaks Simplified Chinese to everyone.
+        language: "zh-Hans".into(),
         ..demo_input(origins, provider.as_ref())
     };
     let catalogue = tool_catalogue(db).await?;

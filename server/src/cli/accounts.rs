@@ -76,6 +76,7 @@ pub async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()>
         theme_color: theme.color,
         launcher_position: theme.position,
         allowed_origins: a.allowed_origins,
+        ..AgentInput::default()
     };
     let db = open_db(config).await?;
     let catalogue = parley_app::server::seed::tool_catalogue(&db).await.context("reading the experts")?;

@@ -13,9 +13,8 @@ fn safe_link(url: Option<&str>) -> Option<String> {
 
 #[component]
 pub fn CitationsView(block: Citations, ctx: BlockCtx) -> impl IntoView {
-    let _ = ctx;
     view! {
-        <ol class="pw-block pw-citations">
+        <ol class="pw-block pw-citations" aria-label=ctx.labels.sources>
             {block
                 .sources
                 .into_iter()

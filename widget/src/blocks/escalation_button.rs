@@ -1,4 +1,5 @@
-//! `escalation_button`: opens the lead form; says so once the visitor has sent it.
+//! `escalation_button`: opens the lead form; says so once the visitor has sent it. The button
+//! says the panel's own words (the block's label is in the server's language).
 
 use leptos::prelude::*;
 
@@ -8,6 +9,7 @@ use crate::protocol::EscalationButton;
 #[component]
 pub fn EscalationButtonView(block: EscalationButton, ctx: BlockCtx) -> impl IntoView {
     let done = ctx.lead_submitted;
+    let _ = block;
     view! {
         <div class="pw-block pw-escalation">
             <button
@@ -16,7 +18,7 @@ pub fn EscalationButtonView(block: EscalationButton, ctx: BlockCtx) -> impl Into
                 disabled=move || done.get()
                 on:click=move |_| ctx.on_escalate.run(())
             >
-                {move || if done.get() { format!("✓ {}", ctx.labels.lead_done) } else { block.label.clone() }}
+                {move || if done.get() { format!("✓ {}", ctx.labels.lead_done) } else { ctx.labels.escalate.to_owned() }}
             </button>
         </div>
     }

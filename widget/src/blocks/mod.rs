@@ -8,7 +8,7 @@ mod payment_qr;
 
 use leptos::prelude::*;
 
-use crate::i18n::Labels;
+use crate::i18n::{Labels, Lang};
 use crate::protocol::Block;
 
 /// What renderers may use from the panel.
@@ -16,7 +16,9 @@ use crate::protocol::Block;
 pub struct BlockCtx {
     /// Capabilities the server authorised for this agent (sent at boot).
     pub capabilities: StoredValue<Vec<String>>,
-    pub labels: Labels,
+    pub labels: &'static Labels,
+    /// The panel's language (amounts, dates).
+    pub lang: Lang,
     /// Opens the lead form (escalation button).
     pub on_escalate: Callback<()>,
     /// The visitor already left their contact details.

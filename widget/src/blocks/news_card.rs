@@ -1,4 +1,5 @@
-//! `news_card`: title, summary, date, source and a link (http and https only).
+//! `news_card`: title, summary, date (written for the panel's language, the tool's own form in
+//! `datetime`), source and a link (http and https only).
 
 use leptos::prelude::*;
 
@@ -18,7 +19,7 @@ pub fn NewsCardView(block: NewsCard, ctx: BlockCtx) -> impl IntoView {
             <h4 class="pw-news-title">{block.title}</h4>
             <p class="pw-news-summary">{block.summary}</p>
             <p class="pw-news-meta">
-                <span>{block.date}</span>
+                <time datetime=block.date.clone()>{ctx.lang.date(&block.date)}</time>
                 " · "
                 <span>{block.source}</span>
             </p>

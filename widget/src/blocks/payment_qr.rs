@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use super::BlockCtx;
-use crate::protocol::{PaymentQr, PaymentStatus, format_amount};
+use crate::protocol::{PaymentQr, PaymentStatus};
 
 /// `data:` URL of an SVG document.
 fn svg_data_url(svg: &str) -> String {
@@ -30,15 +30,6 @@ fn now_ms() -> i64 {
     }
 }
 
-fn method_label(method: &str) -> &str {
-    match method {
-        "ALIPAY" => "Alipay 支付宝",
-        "WECHAT" => "WeChat Pay 微信支付",
-        "CREDIT_CARD" => "Card 信用卡",
-        other => other,
-    }
-}
-
 #[component]
 pub fn PaymentQrView(block: PaymentQr, ctx: BlockCtx) -> impl IntoView {
     let now = RwSignal::new(now_ms());
@@ -59,13 +50,13 @@ pub fn PaymentQrView(block: PaymentQr, ctx: BlockCtx) -> impl IntoView {
         let left = ((expires_at - now.get()) / 1000).max(0);
         format!("{} {:02}:{:02}", ctx.labels.expires_in, left / 60, left % 60)
     };
-    let amount = format_amount(block.amount_minor, &block.currency);
+    let amount = ctx.lang.amount(block.amount_minor, &block.currency);
     view! {
         <div class="pw-block pw-payment" data-state=move || format!("{:?}", state()).to_lowercase()>
             <img class="pw-qr" src=svg_data_url(&block.qr_svg) alt=block.fallback_text.clone() width="180" height="180" />
             <div class="pw-payment-info">
                 <p class="pw-amount">{amount}</p>
-                <p class="pw-method">{method_label(&block.method).to_owned()}</p>
+                <p class="pw-method">{ctx.labels.payment_method(&block.method)}</p>
                 <p class="pw-payment-state">
                     {move || match state() {
                         PaymentStatus::Paid => format!("✓ {}", ctx.labels.paid),

@@ -13,10 +13,45 @@
   var cfg = null, frame = null, ready = false, isOpen = false, queue = [];
   var shell, root, button, box;
 
+  // The owner's launcher icon (chat, help, sparkle or none) and label; a close cross when open.
+  var ICONS = {
+    chat: '<path d="M4 5.5A2.5 2.5 0 0 1 6.5 3h11A2.5 2.5 0 0 1 20 5.5v8a2.5 2.5 0 0 1-2.5 2.5H10l-4.5 4v-4h0A2.5 2.5 0 0 1 4 13.5z" fill="currentColor"/>',
+    help: '<circle cx="12" cy="12" r="9.5" fill="none" stroke="currentColor" stroke-width="2"/><path d="M9.3 9.2a2.8 2.8 0 1 1 3.9 2.6c-.8.4-1.2.9-1.2 1.8v.6" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/><circle cx="12" cy="17.3" r="1.2" fill="currentColor"/>',
+    sparkle: '<path d="M12 2.5l2.2 6.1 6.3 2.4-6.3 2.4L12 19.5l-2.2-6.1L3.5 11l6.3-2.4zM19 16l.9 2.1 2.1.9-2.1.9L19 22l-.9-2.1-2.1-.9 2.1-.9z" fill="currentColor"/>'
+  };
+  function svg(paths, size) {
+    return '<svg viewBox="0 0 24 24" width="' + size + '" height="' + size + '" aria-hidden="true">' + paths + '</svg>';
+  }
+  function text(s) {
+    var d = document.createElement('span');
+    d.textContent = s;
+    return d.innerHTML;
+  }
   function icon(open) {
-    return open
-      ? '<svg viewBox="0 0 24 24" width="26" height="26" aria-hidden="true"><path d="M6 6l12 12M18 6L6 18" stroke="currentColor" stroke-width="2.2" stroke-linecap="round"/></svg>'
-      : '<svg viewBox="0 0 24 24" width="28" height="28" aria-hidden="true"><path d="M4 5.5A2.5 2.5 0 0 1 6.5 3h11A2.5 2.5 0 0 1 20 5.5v8a2.5 2.5 0 0 1-2.5 2.5H10l-4.5 4v-4h0A2.5 2.5 0 0 1 4 13.5z" fill="currentColor"/></svg>';
+    if (open) return svg('<path d="M6 6l12 12M18 6L6 18" stroke="currentColor" stroke-width="2.2" stroke-linecap="round"/>', 26);
+    var t = (cfg && cfg.theme) || {};
+    var pic = t.launcher_icon === 'none' && t.launcher_label ? '' : svg(ICONS[t.launcher_icon] || ICONS.chat, 28);
+    return pic + (t.launcher_label ? '<span>' + text(t.launcher_label) + '</span>' : '');
+  }
+
+  // "Open chat" in the panel's language: the agent's, or the visitor's browser's (as the panel
+  // chooses, widget/src/i18n.rs).
+  function openLabel() {
+    var lang = (cfg && cfg.language) || 'auto';
+    if (lang === 'auto') {
+      lang = 'en';
+      var list = navigator.languages || [navigator.language || ''];
+      for (var i = 0; i < list.length; i++) {
+        var p = String(list[i]).toLowerCase().split(/[-_]/);
+        if (p[0] === 'en') break;
+        if (p[0] === 'zh') {
+          var rest = p.slice(1);
+          lang = rest.indexOf('hans') < 0 && rest.some(function (x) { return /^(hant|tw|hk|mo)$/.test(x); }) ? 'zh-Hant' : 'zh-Hans';
+          break;
+        }
+      }
+    }
+    return { en: 'Open chat', 'zh-Hans': '打开对话', 'zh-Hant': '開啟對話' }[lang] || 'Open chat';
   }
 
   // White or near-black on the owner's colour, whichever contrasts more, pure black when the
@@ -34,22 +69,32 @@
     return (y + 0.05) / 0.05 >= light ? '#000' : '#fff';
   }
 
-  function css(color, left) {
-    var side = left ? 'left' : 'right';
-    return ':host{all:initial}' +
-      '.l{position:fixed;bottom:20px;' + side + ':20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;' +
-      'background:' + color + ';color:' + onColor(color) + ';cursor:pointer;display:flex;align-items:center;justify-content:center;' +
-      'box-shadow:0 6px 20px rgba(0,0,0,.25);padding:0;margin:0}' +
-      '.l:focus-visible{outline:3px solid #111;outline-offset:3px}' +
-      '.b{position:fixed;bottom:88px;' + side + ':20px;z-index:2147483000;width:380px;height:min(640px,calc(100vh - 110px));' +
-      'border-radius:14px;overflow:hidden;box-shadow:0 12px 40px rgba(0,0,0,.28);background:#fff;display:none}' +
-      '.b.o{display:block}' +
-      '.b iframe{border:0;width:100%;height:100%;display:block;background:#fff}' +
-      '@media (max-width:640px){.b{inset:0;width:100%;height:100%;border-radius:0;bottom:0}.b.o~.l{display:none}}';
+  function size(n, lo, hi, d) {
+    return typeof n === 'number' && n >= lo && n <= hi ? Math.round(n) : d;
   }
 
-  function safeColor(c) {
-    return /^#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?$/.test(c || '') ? c : '#4f46e5';
+  function css(t) {
+    var color = safeColor(t.color), side = t.position === 'left' ? 'left' : 'right';
+    var ink = safeColor(t.text_color, onColor(color));
+    var dark = t.scheme === 'dark' ? '#111827' : '#fff';
+    var w = size(t.width, 320, 480, 380), h = size(t.height, 400, 800, 640);
+    return ':host{all:initial}' +
+      '.l{position:fixed;bottom:20px;' + side + ':20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;' +
+      'background:' + color + ';color:' + ink + ';cursor:pointer;display:flex;align-items:center;justify-content:center;gap:8px;' +
+      'box-shadow:0 6px 20px rgba(0,0,0,.25);padding:0;margin:0;box-sizing:border-box;' +
+      'font:600 15px/1 system-ui,-apple-system,"Segoe UI",Roboto,"PingFang SC","Microsoft YaHei",sans-serif}' +
+      '.l.t{width:auto;min-width:56px;border-radius:28px;padding:0 18px 0 14px}' +
+      '.l:focus-visible{outline:3px solid #111;outline-offset:3px}' +
+      '.b{position:fixed;bottom:88px;' + side + ':20px;z-index:2147483000;width:' + w + 'px;max-width:calc(100vw - 40px);' +
+      'height:min(' + h + 'px,calc(100vh - 110px));' +
+      'border-radius:14px;overflow:hidden;box-shadow:0 12px 40px rgba(0,0,0,.28);background:' + dark + ';display:none}' +
+      '.b.o{display:block}' +
+      '.b iframe{border:0;width:100%;height:100%;display:block;background:' + dark + '}' +
+      '@media (max-width:640px){.b{inset:0;width:100%;max-width:none;height:100%;border-radius:0;bottom:0}.b.o~.l{display:none}}';
+  }
+
+  function safeColor(c, otherwise) {
+    return /^#[0-9a-fA-F]{3}([0-9a-fA-F]{3})?$/.test(c || '') ? c : otherwise || '#4f46e5';
   }
 
   function draw() {
@@ -59,13 +104,13 @@
     shell.setAttribute('data-parley', '');
     root = shell.attachShadow ? shell.attachShadow({ mode: 'open' }) : shell;
     var style = document.createElement('style');
-    style.textContent = css(safeColor(theme.color), theme.position === 'left');
+    style.textContent = css(theme);
     box = document.createElement('div');
     box.className = 'b';
     button = document.createElement('button');
     button.type = 'button';
-    button.className = 'l';
-    button.setAttribute('aria-label', 'Open chat' + (cfg && cfg.name ? ': ' + cfg.name : ''));
+    button.className = theme.launcher_label ? 'l t' : 'l';
+    button.setAttribute('aria-label', openLabel() + (cfg && cfg.name ? ': ' + cfg.name : ''));
     button.setAttribute('aria-expanded', 'false');
     button.innerHTML = icon(false);
     button.addEventListener('click', function () { isOpen ? close() : open(); });
@@ -90,7 +135,7 @@
     }
     // The panel's own close button stands in for the launcher, which would cover it.
     button.style.display = 'none';
-    s.cssText = 'border-radius:0;left:' + vv.offsetLeft + 'px;top:' + vv.offsetTop + 'px;right:auto;bottom:auto;width:' +
+    s.cssText = 'border-radius:0;max-width:none;left:' + vv.offsetLeft + 'px;top:' + vv.offsetTop + 'px;right:auto;bottom:auto;width:' +
       screenWidth + 'px;height:' + (vv.height * vv.scale) + 'px;transform-origin:0 0;transform:scale(' +
       (1 / vv.scale) + ')';
   }

@@ -32,13 +32,23 @@ impl Panel {
     /// The visitor's token, created on first use.
     /// What the visitor reads when a call failed: a limit in the panel's language, otherwise
     /// the server's message.
-    fn error_text(&self, e: &ClientError) -> String {
+    pub(super) fn error_text(&self, e: &ClientError) -> String {
+        let l = self.labels;
         match e {
-            ClientError::Api { error, .. } if error.error == ApiCode::RateLimited => {
-                self.labels.rate_limited.to_owned()
-            }
-            other => other.to_string(),
+            ClientError::Api { error, .. } => match error.error {
+                ApiCode::RateLimited => l.rate_limited,
+                ApiCode::MessageTooLong => l.error_too_long,
+                ApiCode::ReplyInProgress => l.busy,
+                ApiCode::UnsupportedImage => l.image_type,
+                ApiCode::AttachmentTooLarge => l.image_too_large,
+                ApiCode::TooManyAttachments | ApiCode::TooManyWaitingImages => l.image_limit,
+                ApiCode::AttachmentNotFound => l.image_unavailable,
+                ApiCode::ConversationClosed => l.closed,
+                _ => l.error_generic,
+            },
+            ClientError::Network(_) => l.error_network,
         }
+        .to_owned()
     }
 
     async fn ensure_token(&self) -> Result<String, ClientError> {
@@ -96,7 +106,7 @@ impl Panel {
                     self.forget_conversation();
                 }
                 Err(e) if e.status() == Some(404) => self.forget_conversation(),
-                Err(e) => self.notice.set(Some(e.to_string())),
+                Err(e) => self.notice.set(Some(self.error_text(&e))),
             }
         });
     }
@@ -315,7 +325,7 @@ impl Panel {
         spawn_local(async move {
             let url = format!("{API}/conversations/{conversation}/stop");
             if let Err(e) = client::json::<(), Value>("POST", &url, Some(&token), None).await {
-                self.notice.set(Some(e.to_string()));
+                self.notice.set(Some(self.error_text(&e)));
             }
         });
     }
@@ -341,7 +351,7 @@ impl Panel {
     /// Sends the lead form; field errors come back for the form to show.
     pub async fn submit_lead(&self, form: LeadForm) -> Result<(), Vec<(String, String)>> {
         let (Some(conversation), Some(token)) = (self.conversation.get_untracked(), self.token.get_value()) else {
-            return Err(vec![("form".into(), "Send a message first.".into())]);
+            return Err(vec![("form".into(), self.labels.send_first.into())]);
         };
         let url = format!("{API}/conversations/{conversation}/lead");
         match client::json::<LeadForm, Value>("POST", &url, Some(&token), Some(&form)).await {
@@ -353,7 +363,7 @@ impl Panel {
             Err(ClientError::Api { error, .. }) if !error.fields.is_empty() => {
                 Err(error.fields.into_iter().map(|f| (f.field, f.message)).collect())
             }
-            Err(e) => Err(vec![("form".into(), e.to_string())]),
+            Err(e) => Err(vec![("form".into(), self.error_text(&e))]),
         }
     }
 }

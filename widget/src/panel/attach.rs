@@ -266,7 +266,7 @@ pub fn PendingImages(panel: Panel) -> impl IntoView {
 
 /// The images a message was sent with.
 #[component]
-pub fn MessageImages(msg: Msg, labels: Labels) -> impl IntoView {
+pub fn MessageImages(msg: Msg, labels: &'static Labels) -> impl IntoView {
     view! {
         <Show when=move || msg.images.with(|i| !i.is_empty())>
             <div class="pw-images">

@@ -1,12 +1,16 @@
 //! The owner's colour, made readable: whatever colour an agent is given, text on it and text in
 //! it keep at least 4.5:1 contrast (WCAG AA). Text on the colour is black or white, whichever
 //! contrasts more (one of them always reaches 4.58:1); the colour used for text and borders on
-//! the panel's light surfaces is the owner's colour darkened until it reaches 4.5:1 there.
+//! the panel's light surfaces is the owner's colour darkened until it reaches 4.5:1 there, and on
+//! the dark palette's surfaces the colour lightened until it does. An owner may choose the text
+//! colour on their colour themselves; the console warns when it falls short ([`text_warning`]).
 
 /// The least contrast for text (WCAG 2 AA, normal text).
 pub const MIN_CONTRAST: f64 = 4.5;
 /// The panel's lightest surface text in the accent colour sits on (`--pw-soft`).
 const SURFACE: (u8, u8, u8) = (0xf3, 0xf4, 0xf6);
+/// The dark palette's lightest surface text in the accent colour sits on (`--pw-soft`, dark).
+const DARK_SURFACE: (u8, u8, u8) = (0x37, 0x41, 0x51);
 const FALLBACK: &str = "#4f46e5";
 
 /// `#rgb` or `#rrggbb`, else `None`.
@@ -78,14 +82,42 @@ pub fn readable_on_surface(color: (u8, u8, u8)) -> (u8, u8, u8) {
     c
 }
 
-/// The panel's colour variables for an agent's colour (an invalid one gets Parley's own).
-pub fn style(color: &str) -> String {
+/// The colour lightened (mixed with white in steps of 5 %) until text in it reaches
+/// [`MIN_CONTRAST`] on the dark palette's surfaces.
+pub fn readable_on_dark(color: (u8, u8, u8)) -> (u8, u8, u8) {
+    let mut c = color;
+    let mut step = 0;
+    while contrast(c, DARK_SURFACE) < MIN_CONTRAST && step < 20 {
+        step += 1;
+        let mix = f64::from(step) * 0.05;
+        let lift = |v: u8| (f64::from(v) + (255.0 - f64::from(v)) * mix).round() as u8;
+        c = (lift(color.0), lift(color.1), lift(color.2));
+    }
+    c
+}
+
+/// The console's warning when the owner's text colour on their colour falls short of
+/// [`MIN_CONTRAST`]; `None` when it is readable (or either colour is not one).
+pub fn text_warning(color: &str, text_color: &str) -> Option<String> {
+    let ratio = contrast(parse(color)?, parse(text_color)?);
+    (ratio < MIN_CONTRAST).then(|| {
+        format!(
+            "Text in {text_color} on {color} has a contrast of {ratio:.1}:1, below the 4.5:1 that keeps it readable. Leave it empty to have it chosen for you."
+        )
+    })
+}
+
+/// The panel's colour variables for an agent's colour (an invalid one gets Parley's own) and the
+/// owner's text colour on it (`None` or an invalid one: chosen for contrast).
+pub fn style(color: &str, text_color: Option<&str>) -> String {
     let accent = parse(color).unwrap_or_else(|| parse(FALLBACK).expect("the fallback colour"));
+    let on_accent = text_color.and_then(parse).unwrap_or_else(|| on(accent));
     format!(
-        "--pw-accent: {}; --pw-on-accent: {}; --pw-accent-text: {};",
+        "--pw-accent: {}; --pw-on-accent: {}; --pw-accent-text-l: {}; --pw-accent-text-d: {};",
         hex(accent),
-        hex(on(accent)),
-        hex(readable_on_surface(accent))
+        hex(on_accent),
+        hex(readable_on_surface(accent)),
+        hex(readable_on_dark(accent))
     )
 }
 
@@ -103,6 +135,8 @@ mod tests {
                     assert!(contrast(c, on(c)) >= MIN_CONTRAST, "text on {c:?}");
                     assert!(contrast(readable_on_surface(c), SURFACE) >= MIN_CONTRAST, "text in {c:?}");
                     assert!(contrast(readable_on_surface(c), (255, 255, 255)) >= MIN_CONTRAST);
+                    assert!(contrast(readable_on_dark(c), DARK_SURFACE) >= MIN_CONTRAST, "dark {c:?}");
+                    assert!(contrast(readable_on_dark(c), (0x1f, 0x29, 0x37)) >= MIN_CONTRAST);
                 }
             }
         }
@@ -116,7 +150,21 @@ mod tests {
         assert_eq!(readable_on_surface((0x1d, 0x4e, 0xd8)), (0x1d, 0x4e, 0xd8), "a dark colour stays as it is");
         assert_eq!(parse("#abc"), Some((0xaa, 0xbb, 0xcc)));
         assert_eq!(parse("red"), None);
-        assert!(style("javascript:alert(1)").starts_with("--pw-accent: #4f46e5;"));
-        assert!(style("#FACC15").contains("--pw-on-accent: #111827;"));
+        assert!(style("javascript:alert(1)", None).starts_with("--pw-accent: #4f46e5;"));
+        assert!(style("#FACC15", None).contains("--pw-on-accent: #111827;"));
+        // The owner's own text colour is used as given; an invalid one is chosen for them.
+        assert!(style("#FACC15", Some("#ffffff")).contains("--pw-on-accent: #ffffff;"));
+        assert!(style("#FACC15", Some("url(x)")).contains("--pw-on-accent: #111827;"));
+    }
+
+    #[test]
+    fn a_text_colour_below_the_contrast_rule_is_warned_about() {
+        // White on yellow: 1.5:1.
+        let warning = text_warning("#facc15", "#ffffff").expect("a warning");
+        assert!(warning.contains("1.5:1"), "{warning}");
+        assert_eq!(text_warning("#4f46e5", "#ffffff"), None, "6.3:1");
+        assert!(text_warning("#777777", "#ffffff").is_some(), "4.48:1");
+        assert_eq!(text_warning("#767676", "#ffffff"), None, "4.54:1");
+        assert_eq!(text_warning("#4f46e5", ""), None);
     }
 }

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::model::Panel;
-use crate::protocol::{LeadForm, validate_lead};
+use crate::protocol::{LeadForm, lead_problems};
 
 #[component]
 pub fn LeadFormView(panel: Panel) -> impl IntoView {
@@ -26,9 +26,10 @@ pub fn LeadFormView(panel: Panel) -> impl IntoView {
             phone: opt(phone.get_untracked()),
             message: message.get_untracked(),
         };
-        let problems = validate_lead(&form);
+        let problems = lead_problems(&form);
         if !problems.is_empty() {
-            errors.set(problems.into_iter().map(|(f, m)| (f.to_owned(), m.to_owned())).collect());
+            errors
+                .set(problems.into_iter().map(|p| (p.field().to_owned(), labels.lead_problem(p).to_owned())).collect());
             return;
         }
         errors.set(Vec::new());

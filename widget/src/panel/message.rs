@@ -47,14 +47,14 @@ pub fn MessageView(msg: Msg, ctx: BlockCtx) -> impl IntoView {
             <Show when=move || msg.tools.with(|t| !t.is_empty())>
                 <ul class="pw-tools" aria-live="polite">
                     <For each=move || msg.tools.get() key=|c| (c.call_id.clone(), c.status) let:chip>
-                        <li class=format!("pw-tool pw-tool-{}", chip.status.as_str())>{tool_label(&chip, &labels)}</li>
+                        <li class=format!("pw-tool pw-tool-{}", chip.status.as_str())>{tool_label(&chip, labels)}</li>
                     </For>
                 </ul>
             </Show>
             <MessageImages msg labels />
             {body}
             <Show when=typing>
-                <div class="pw-typing" aria-label="…">
+                <div class="pw-typing" role="img" aria-label=labels.writing>
                     <span></span>
                     <span></span>
                     <span></span>

@@ -42,9 +42,11 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
     let labels = panel.labels;
     let input = RwSignal::new(String::new());
     let textarea = NodeRef::<html::Textarea>::new();
+    let lang = panel.lang;
     let ctx = BlockCtx {
         capabilities: panel.capabilities,
         labels,
+        lang,
         on_escalate: Callback::new(move |_| panel.lead_open.set(true)),
         lead_submitted: panel.lead_submitted,
     };
@@ -61,6 +63,11 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
         host::on_leave(panel);
         host::close_on_escape(panel);
         host::post(&panel, "parley:ready");
+        // The page speaks the panel's language (screen readers, hyphenation, fonts).
+        if let Some(root) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) {
+            let _ = root.set_attribute("lang", lang.tag());
+            let _ = root.set_attribute("dir", lang.dir());
+        }
     });
 
     let submit = move || {
@@ -74,10 +81,29 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
         scroll_to_bottom();
     };
     let max_chars = config.max_message_chars;
-    let theme_style = colors::style(&config.theme.color);
+    let theme_style = colors::style(&config.theme.color, config.theme.text_color.as_deref());
+    let scheme = format!("pw-panel pw-scheme-{}", config.theme.scheme.as_str());
+    let placeholder = match config.placeholder.trim() {
+        "" => labels.placeholder.to_owned(),
+        own => own.to_owned(),
+    };
+    let starters: Vec<String> = config
+        .starters
+        .iter()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .take(crate::protocol::MAX_STARTERS)
+        .collect();
+    let has_starters = !starters.is_empty();
+    // A chip's click hides the chips (and disposes of their scope): the message it sends is made
+    // under the panel's own owner, or its signals would be disposed with the chips.
+    let owner = Owner::current();
+    let starters = StoredValue::new(starters);
+    // Offered until the first message (only the greeting is shown).
+    let show_starters = move || has_starters && panel.messages.with(|m| m.len() <= 1);
 
     view! {
-        <div class="pw-panel" style=theme_style>
+        <div class=scheme style=theme_style lang=lang.tag() dir=lang.dir()>
             <header class="pw-header">
                 <div class="pw-title">
                     <strong>{config.name.clone()}</strong>
@@ -108,6 +134,27 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                     </div>
                 </Show>
             </div>
+            <Show when=show_starters>
+                <div class="pw-starters" role="group" aria-label=labels.starters>
+                    {starters.with_value(|list| list.iter().cloned().map(|q| {
+                        let text = q.clone();
+                        let owner = owner.clone();
+                        view! {
+                            <button type="button" class="pw-starter" on:click=move |_| {
+                                if panel.busy.get_untracked() || panel.current.get_untracked().is_some() {
+                                    return;
+                                }
+                                let text = text.clone();
+                                match &owner {
+                                    Some(owner) => owner.with(|| panel.send(text)),
+                                    None => panel.send(text),
+                                }
+                                scroll_to_bottom();
+                            }>{q}</button>
+                        }
+                    }).collect_view())}
+                </div>
+            </Show>
             <div class="pw-sr" role="status" aria-live="polite" aria-atomic="true">{move || panel.announce.get()}</div>
             <Show when=move || panel.lead_open.get()>
                 <LeadFormView panel />
@@ -127,8 +174,8 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                     class="pw-input"
                     rows="1"
                     maxlength=max_chars
-                    placeholder=labels.placeholder
-                    aria-label=labels.placeholder
+                    placeholder=placeholder.clone()
+                    aria-label=placeholder
                     prop:value=input
                     on:input=move |ev| {
                         input.set(event_target_value(&ev));

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::attach::{ImageSrc, MsgImage, Pending};
-use crate::i18n::Labels;
+use crate::i18n::{Labels, Lang};
 use crate::protocol::{
     Block, ConversationStatus, MessageStatus, PublicAgentConfig, Role, StreamCode, StreamEvent, ToolCallStatus,
     Transcript, TranscriptMessage,
@@ -54,7 +54,9 @@ impl Msg {
 pub struct Panel {
     pub agent: StoredValue<String>,
     pub host_origin: StoredValue<Option<String>>,
-    pub labels: Labels,
+    /// The panel's language and its words.
+    pub lang: Lang,
+    pub labels: &'static Labels,
     pub capabilities: StoredValue<Vec<String>>,
     pub messages: RwSignal<Vec<Msg>>,
     pub conversation: RwSignal<Option<String>>,
@@ -92,10 +94,12 @@ pub struct Panel {
 
 impl Panel {
     pub fn new(config: &PublicAgentConfig, host_origin: Option<String>) -> Panel {
+        let lang = crate::i18n::choose(config.language, &crate::i18n::browser_languages());
         let panel = Panel {
             agent: StoredValue::new(config.key.clone()),
             host_origin: StoredValue::new(host_origin),
-            labels: crate::i18n::for_text(&config.greeting),
+            lang,
+            labels: lang.labels(),
             capabilities: StoredValue::new(config.capabilities.clone()),
             messages: RwSignal::new(Vec::new()),
             conversation: RwSignal::new(None),
@@ -298,9 +302,14 @@ impl Panel {
                 if e.code == StreamCode::UserAborted {
                     return;
                 }
+                // Said in the panel's language (a code this panel does not know: the server's words).
+                let text = match e.code {
+                    StreamCode::Other(_) => e.message,
+                    code => self.labels.stream_error(&code).to_owned(),
+                };
                 match self.current_msg() {
-                    Some(msg) => msg.error.set(Some(e.message)),
-                    None => self.notice.set(Some(e.message)),
+                    Some(msg) => msg.error.set(Some(text)),
+                    None => self.notice.set(Some(text)),
                 }
             }
             StreamEvent::Handoff(h) => match h.to.as_str() {

@@ -195,6 +195,21 @@ pub struct AgentForm {
     pub greeting: String,
     pub theme_color: String,
     pub launcher_position: String,
+    /// Text on the theme colour; empty: chosen for contrast.
+    pub text_color: String,
+    /// `light`, `dark` or `auto`.
+    pub color_scheme: String,
+    /// `chat`, `help`, `sparkle` or `none`.
+    pub launcher_icon: String,
+    pub launcher_label: String,
+    /// In CSS pixels, as typed.
+    pub panel_width: String,
+    pub panel_height: String,
+    /// `auto`, `en`, `zh-Hans` or `zh-Hant`.
+    pub language: String,
+    /// Empty: the panel's own.
+    pub placeholder: String,
+    pub starters: Vec<String>,
     pub allowed_origins: Vec<String>,
     pub budget_usd: f64,
     /// Tool hops per turn; empty: the mode's default.

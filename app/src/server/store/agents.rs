@@ -5,7 +5,8 @@
 mod fields;
 mod input;
 
-use parley_widget::protocol::Theme;
+use parley_widget::protocol::{ColorScheme, LanguageSetting, LauncherIcon, Theme};
+use serde::{Deserialize, Serialize};
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 use sqlx::{Any, FromRow};
@@ -72,6 +73,12 @@ pub struct Agent {
     pub system_prompt: String,
     pub greeting: String,
     pub theme: Theme,
+    /// The language of the panel's words.
+    pub language: LanguageSetting,
+    /// The input's placeholder; empty: the panel's own.
+    pub placeholder: String,
+    /// Questions offered as chips before the first message.
+    pub starters: Vec<String>,
     /// Origins allowed to embed the widget; empty means any.
     pub allowed_origins: Vec<String>,
     pub limits: AgentLimits,
@@ -133,7 +140,48 @@ pub struct NewAgent {
     pub system_prompt: String,
     pub greeting: String,
     pub theme: Theme,
+    pub language: LanguageSetting,
+    pub placeholder: String,
+    pub starters: Vec<String>,
     pub allowed_origins: Vec<String>,
+}
+
+/// The `look` column: the look beyond colour and side, and the panel's words, as JSON (every
+/// field optional, so `{}` and rows written before a field existed read as the defaults).
+#[derive(Default, Serialize, Deserialize)]
+struct LookColumn {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    text_color: Option<String>,
+    #[serde(default)]
+    scheme: ColorScheme,
+    #[serde(default)]
+    launcher_icon: LauncherIcon,
+    #[serde(default)]
+    launcher_label: String,
+    #[serde(default)]
+    width: Option<u32>,
+    #[serde(default)]
+    height: Option<u32>,
+    #[serde(default)]
+    placeholder: String,
+    #[serde(default)]
+    starters: Vec<String>,
+}
+
+impl LookColumn {
+    fn of(new: &NewAgent) -> LookColumn {
+        let t = &new.theme;
+        LookColumn {
+            text_color: t.text_color.clone(),
+            scheme: t.scheme,
+            launcher_icon: t.launcher_icon,
+            launcher_label: t.launcher_label.clone(),
+            width: Some(t.width),
+            height: Some(t.height),
+            placeholder: new.placeholder.clone(),
+            starters: new.starters.clone(),
+        }
+    }
 }
 
 #[derive(FromRow)]
@@ -153,6 +201,8 @@ struct AgentRow {
     greeting: String,
     theme_color: String,
     launcher_position: String,
+    language: String,
+    look: String,
     allowed_origins: String,
     budget_usd: f64,
     max_turns: Option<i64>,
@@ -167,6 +217,8 @@ impl AgentRow {
             Some(stored) => open_key(db, &stored)?,
             None => None,
         };
+        let look: LookColumn = from_json_text(&r.look);
+        let defaults = Theme::default();
         Ok(Agent {
             id: r.id,
             public_key: r.public_key,
@@ -183,7 +235,19 @@ impl AgentRow {
             },
             system_prompt: r.system_prompt,
             greeting: r.greeting,
-            theme: Theme { color: r.theme_color, position: r.launcher_position },
+            theme: Theme {
+                color: r.theme_color,
+                position: r.launcher_position,
+                text_color: look.text_color,
+                scheme: look.scheme,
+                launcher_icon: look.launcher_icon,
+                launcher_label: look.launcher_label,
+                width: look.width.unwrap_or(defaults.width),
+                height: look.height.unwrap_or(defaults.height),
+            },
+            language: LanguageSetting::parse(&r.language).unwrap_or_default(),
+            placeholder: look.placeholder,
+            starters: look.starters,
             allowed_origins: from_json_text(&r.allowed_origins),
             limits: AgentLimits {
                 budget_usd: r.budget_usd,
@@ -220,8 +284,8 @@ fn no_secret_key() -> DbError {
 }
 
 const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_tools, provider, base_url, \
-    api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, allowed_origins, \
-    budget_usd, max_turns, daily_cap_usd";
+    api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, language, look, \
+    allowed_origins, budget_usd, max_turns, daily_cap_usd";
 
 /// The agent with this embed key.
 pub async fn by_public_key(db: &Db, key: &str) -> Result<Option<Agent>, DbError> {
@@ -275,8 +339,8 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, SaveErro
     let id = new_id();
     let sql = "INSERT INTO agents (id, public_key, name, vertical, capabilities, enabled_tools, provider, \
          base_url, api_key, model, fallback_model, system_prompt, greeting, theme_color, \
-         launcher_position, allowed_origins, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)";
+         launcher_position, allowed_origins, language, look, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)";
     let key = seal_key(db, new.provider.api_key.as_ref())?;
     bind_editable(sqlx::query(sql).bind(&id), new, key)
         .bind(now)
@@ -291,7 +355,8 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool,
     let sql = "UPDATE agents SET public_key = $2, name = $3, vertical = $4, capabilities = $5, \
          enabled_tools = $6, provider = $7, base_url = $8, api_key = $9, model = $10, \
          fallback_model = $11, system_prompt = $12, greeting = $13, theme_color = $14, \
-         launcher_position = $15, allowed_origins = $16, updated_at = $17 WHERE id = $1";
+         launcher_position = $15, allowed_origins = $16, language = $17, look = $18, updated_at = $19 \
+         WHERE id = $1";
     let key = seal_key(db, new.provider.api_key.as_ref())?;
     let done = bind_editable(sqlx::query(sql).bind(id), new, key)
         .bind(now)
@@ -301,7 +366,7 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool,
     Ok(done.rows_affected() == 1)
 }
 
-/// Binds the editable columns of an agent as `$2` to `$16` (`$1` is the id), in the order
+/// Binds the editable columns of an agent as `$2` to `$18` (`$1` is the id), in the order
 /// [`insert`] and [`update`] both name them; `sealed_key` is the provider key as stored.
 fn bind_editable<'q>(
     query: Query<'q, Any, AnyArguments<'q>>,
@@ -324,6 +389,8 @@ fn bind_editable<'q>(
         .bind(&new.theme.color)
         .bind(&new.theme.position)
         .bind(to_json_text(&new.allowed_origins))
+        .bind(new.language.as_str())
+        .bind(to_json_text(&LookColumn::of(new)))
 }
 
 /// `(id, stored key)` of every agent with a provider key, as stored (for [`super::credentials`]).

@@ -20,6 +20,9 @@ pub fn agent(capabilities: &[&str], enabled_tools: Option<&[&str]>) -> Agent {
         system_prompt: "Be kind.".into(),
         greeting: String::new(),
         theme: Theme::default(),
+        language: Default::default(),
+        placeholder: String::new(),
+        starters: Vec::new(),
         allowed_origins: vec![],
         limits: AgentLimits::default(),
     }
@@ -50,6 +53,9 @@ pub async fn db_with_agent() -> (Db, Agent, tempfile::TempDir) {
         system_prompt: String::new(),
         greeting: String::new(),
         theme: Theme::default(),
+        language: Default::default(),
+        placeholder: String::new(),
+        starters: Vec::new(),
         allowed_origins: vec![],
     };
     let agent = agents::insert(&db, &new, 0).await.expect("agent");

@@ -43,6 +43,9 @@ pub fn agent(key: &str, provider: ProviderConfig) -> AgentFixture {
         system_prompt: "You are a test agent.".into(),
         greeting: "Hi".into(),
         theme: Theme::default(),
+        language: Default::default(),
+        placeholder: String::new(),
+        starters: Vec::new(),
         allowed_origins: Vec::new(),
     })
 }

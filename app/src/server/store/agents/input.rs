@@ -3,7 +3,10 @@
 //! place the rules of an agent live; the tool catalogue comes in as data, so the store does not
 //! depend on the engine.
 
-use parley_widget::protocol::Theme;
+use parley_widget::protocol::{
+    ColorScheme, LanguageSetting, LauncherIcon, MAX_LAUNCHER_LABEL_CHARS, MAX_STARTER_CHARS, MAX_STARTERS,
+    PANEL_HEIGHTS, PANEL_WIDTHS, Theme,
+};
 
 use super::fields::{AgentKey, AllowedOrigins, Capabilities, FieldError, ModelSettings, RawModel};
 use super::{AgentLimits, NewAgent};
@@ -42,6 +45,23 @@ pub struct AgentInput {
     pub theme_color: String,
     /// `left` or `right`.
     pub launcher_position: String,
+    /// Text on the theme colour, `#rrggbb`; empty: chosen for contrast.
+    pub text_color: String,
+    /// `light`, `dark` or `auto`; empty: light.
+    pub color_scheme: String,
+    /// `chat`, `help`, `sparkle` or `none`; empty: chat.
+    pub launcher_icon: String,
+    /// Text beside the launcher's icon; empty: none.
+    pub launcher_label: String,
+    /// The panel's width and height in CSS pixels, as typed; empty: 380 × 640.
+    pub panel_width: String,
+    pub panel_height: String,
+    /// `auto`, `en`, `zh-Hans` or `zh-Hant`; empty: auto.
+    pub language: String,
+    /// The input's placeholder; empty: the panel's own.
+    pub placeholder: String,
+    /// Questions offered as chips before the first message; blank ones are dropped.
+    pub starters: Vec<String>,
     /// Origins that may embed the agent; empty: any.
     pub allowed_origins: Vec<String>,
 }
@@ -73,9 +93,30 @@ impl NewAgent {
         if input.greeting.chars().count() > 500 {
             errors.0.push(FieldError::new("greeting", "At most 500 characters."));
         }
-        let theme = errors.all(theme(&input.theme_color, &input.launcher_position));
+        let theme = errors.all(theme(input));
+        let language = match input.language.trim() {
+            "" => Some(LanguageSetting::Auto),
+            text => LanguageSetting::parse(text).or_else(|| {
+                errors.0.push(FieldError::new("language", "auto, en, zh-Hans or zh-Hant."));
+                None
+            }),
+        };
+        let placeholder = input.placeholder.trim();
+        if placeholder.chars().count() > 80 {
+            errors.0.push(FieldError::new("placeholder", "At most 80 characters."));
+        }
+        let starters: Vec<String> =
+            input.starters.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+        if starters.len() > MAX_STARTERS {
+            errors.0.push(FieldError::new("starters", format!("At most {MAX_STARTERS} starter questions.")));
+        } else if starters.iter().any(|s| s.chars().count() > MAX_STARTER_CHARS) {
+            let message = format!("A starter question has at most {MAX_STARTER_CHARS} characters.");
+            errors.0.push(FieldError::new("starters", message));
+        }
         let origins = errors.one(AllowedOrigins::parse(&input.allowed_origins));
-        let (Some(key), Some(can), Some(model), Some(theme), Some(origins)) = (key, can, model, theme, origins) else {
+        let (Some(key), Some(can), Some(model), Some(theme), Some(language), Some(origins)) =
+            (key, can, model, theme, language, origins)
+        else {
             return Err(errors.0);
         };
         if !errors.0.is_empty() {
@@ -92,6 +133,9 @@ impl NewAgent {
             system_prompt: input.system_prompt.clone(),
             greeting: input.greeting.trim().to_owned(),
             theme,
+            language,
+            placeholder: placeholder.to_owned(),
+            starters,
             allowed_origins: origins.into_inner(),
         })
     }
@@ -133,20 +177,94 @@ impl AgentLimits {
     }
 }
 
-/// The launcher's colour (`#rrggbb`, stored in lower case) and side.
-fn theme(color: &str, position: &str) -> Result<Theme, Vec<FieldError>> {
+/// `#rrggbb`, in lower case.
+fn hex_color(text: &str) -> Option<String> {
+    let text = text.trim();
+    (text.len() == 7 && text.starts_with('#') && text[1..].bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| text.to_lowercase())
+}
+
+/// A size in CSS pixels within `range`; empty: `default`.
+fn pixels(text: &str, range: std::ops::RangeInclusive<u32>, default: u32) -> Option<u32> {
+    match text.trim().trim_end_matches("px") {
+        "" => Some(default),
+        n => n.trim().parse::<u32>().ok().filter(|n| range.contains(n)),
+    }
+}
+
+/// The launcher's and the panel's look: colours (stored in lower case), scheme, side, icon and
+/// label, size.
+fn theme(input: &AgentInput) -> Result<Theme, Vec<FieldError>> {
     let mut errors = Vec::new();
-    let color = color.trim();
-    if color.len() != 7 || !color.starts_with('#') || !color[1..].bytes().all(|b| b.is_ascii_hexdigit()) {
+    let defaults = Theme::default();
+    let color = hex_color(&input.theme_color);
+    if color.is_none() {
         errors.push(FieldError::new("theme_color", "A colour like #4f46e5."));
     }
-    if !matches!(position, "left" | "right") {
+    let text_color = match input.text_color.trim() {
+        "" => None,
+        text => {
+            let parsed = hex_color(text);
+            if parsed.is_none() {
+                errors.push(FieldError::new("text_color", "Empty (chosen for contrast) or a colour like #ffffff."));
+            }
+            parsed
+        }
+    };
+    let scheme = match input.color_scheme.trim() {
+        "" => Some(ColorScheme::Light),
+        text => ColorScheme::parse(text),
+    };
+    if scheme.is_none() {
+        errors.push(FieldError::new("color_scheme", "light, dark or auto."));
+    }
+    if !matches!(input.launcher_position.as_str(), "left" | "right") {
         errors.push(FieldError::new("launcher_position", "left or right."));
     }
-    if !errors.is_empty() {
-        return Err(errors);
+    let icon = match input.launcher_icon.trim() {
+        "" => Some(LauncherIcon::Chat),
+        text => LauncherIcon::parse(text),
+    };
+    if icon.is_none() {
+        errors.push(FieldError::new("launcher_icon", "chat, help, sparkle or none."));
     }
-    Ok(Theme { color: color.to_lowercase(), position: position.to_owned() })
+    let label = input.launcher_label.trim();
+    if label.chars().count() > MAX_LAUNCHER_LABEL_CHARS {
+        let message = format!("A launcher label has at most {MAX_LAUNCHER_LABEL_CHARS} characters.");
+        errors.push(FieldError::new("launcher_label", message));
+    } else if label.is_empty() && icon == Some(LauncherIcon::None) {
+        errors.push(FieldError::new("launcher_label", "A launcher without an icon needs a label."));
+    }
+    let width = pixels(&input.panel_width, PANEL_WIDTHS, defaults.width);
+    if width.is_none() {
+        let message =
+            format!("Empty (380) or a whole number of pixels from {} to {}.", PANEL_WIDTHS.start(), PANEL_WIDTHS.end());
+        errors.push(FieldError::new("panel_width", message));
+    }
+    let height = pixels(&input.panel_height, PANEL_HEIGHTS, defaults.height);
+    if height.is_none() {
+        let message = format!(
+            "Empty (640) or a whole number of pixels from {} to {}.",
+            PANEL_HEIGHTS.start(),
+            PANEL_HEIGHTS.end()
+        );
+        errors.push(FieldError::new("panel_height", message));
+    }
+    let (Some(color), Some(scheme), Some(launcher_icon), Some(width), Some(height), true) =
+        (color, scheme, icon, width, height, errors.is_empty())
+    else {
+        return Err(errors);
+    };
+    Ok(Theme {
+        color,
+        position: input.launcher_position.clone(),
+        text_color,
+        scheme,
+        launcher_icon,
+        launcher_label: label.to_owned(),
+        width,
+        height,
+    })
 }
 
 /// The errors found so far.
@@ -218,6 +336,72 @@ mod tests {
         );
         let empty = AgentInput { name: " ".into(), vertical: String::new(), model: String::new(), ..good() };
         assert_eq!(fields(&empty), ["name", "vertical", "model"]);
+    }
+
+    #[test]
+    fn the_look_is_checked_and_stored_tidy() {
+        let input = AgentInput {
+            text_color: " #FFFFFF ".into(),
+            color_scheme: "dark".into(),
+            launcher_icon: "sparkle".into(),
+            launcher_label: " Ask us ".into(),
+            panel_width: "420".into(),
+            panel_height: "720px".into(),
+            language: "zh-Hant".into(),
+            placeholder: " Your question… ".into(),
+            starters: vec!["How much?".into(), "  ".into(), "Opening hours?".into()],
+            ..good()
+        };
+        let new = NewAgent::parse(&input, &catalogue()).expect("valid");
+        assert_eq!(new.theme.text_color.as_deref(), Some("#ffffff"));
+        assert_eq!((new.theme.scheme, new.theme.launcher_icon), (ColorScheme::Dark, LauncherIcon::Sparkle));
+        assert_eq!((new.theme.launcher_label.as_str(), new.theme.width, new.theme.height), ("Ask us", 420, 720));
+        assert_eq!((new.language, new.placeholder.as_str()), (LanguageSetting::ZhHant, "Your question…"));
+        assert_eq!(new.starters, ["How much?", "Opening hours?"], "blank starters are dropped");
+        // Empty means the defaults.
+        let plain = NewAgent::parse(&good(), &catalogue()).expect("valid");
+        assert_eq!(plain.theme, Theme { color: "#4f46e5".into(), ..Theme::default() });
+        assert_eq!(plain.language, LanguageSetting::Auto);
+    }
+
+    #[test]
+    fn each_wrong_look_field_is_named() {
+        let input = AgentInput {
+            text_color: "white".into(),
+            color_scheme: "sepia".into(),
+            launcher_icon: "rocket".into(),
+            launcher_label: "Chat with our friendly team now".into(),
+            panel_width: "1000".into(),
+            panel_height: "tall".into(),
+            language: "fr".into(),
+            placeholder: "x".repeat(81),
+            starters: (1..=5).map(|i| format!("Question {i}?")).collect(),
+            ..good()
+        };
+        assert_eq!(
+            fields(&input),
+            [
+                "text_color",
+                "color_scheme",
+                "launcher_icon",
+                "launcher_label",
+                "panel_width",
+                "panel_height",
+                "language",
+                "placeholder",
+                "starters"
+            ]
+        );
+        let narrow = AgentInput { panel_width: "319".into(), panel_height: "801".into(), ..good() };
+        assert_eq!(fields(&narrow), ["panel_width", "panel_height"]);
+        let bounds = AgentInput { panel_width: "320".into(), panel_height: "800".into(), ..good() };
+        assert!(fields(&bounds).is_empty());
+        let long_starter = AgentInput { starters: vec!["?".repeat(81)], ..good() };
+        assert_eq!(fields(&long_starter), ["starters"]);
+        let bare = AgentInput { launcher_icon: "none".into(), ..good() };
+        assert_eq!(fields(&bare), ["launcher_label"], "no icon and no label");
+        let bad_colour = AgentInput { theme_color: "#12345g".into(), ..good() };
+        assert_eq!(fields(&bad_colour), ["theme_color"]);
     }
 
     #[test]

@@ -1,0 +1,61 @@
+//! The agent form's fieldset "The widget": language, greeting, placeholder, starter questions and
+//! the look (colours, scheme, launcher, size), with the contrast warning and the live preview.
+
+use leptos::prelude::*;
+use parley_widget::panel::colors;
+
+use super::fields::{Bound, Errors, SelectField, TextArea, TextInput, bind};
+use super::look_preview::LookPreview;
+use super::types::AgentForm;
+
+const POSITIONS: &[(&str, &str)] = &[("right", "Bottom right"), ("left", "Bottom left")];
+
+const SCHEMES: &[(&str, &str)] =
+    &[("light", "Light"), ("dark", "Dark"), ("auto", "As the visitor's system (prefers-color-scheme)")];
+
+const ICONS: &[(&str, &str)] =
+    &[("chat", "Speech bubble"), ("help", "Question mark"), ("sparkle", "Sparkle"), ("none", "None (label only)")];
+
+const LANGUAGES: &[(&str, &str)] = &[
+    ("auto", "The visitor's browser language"),
+    ("en", "English"),
+    ("zh-Hans", "简体中文 (Simplified Chinese)"),
+    ("zh-Hant", "繁體中文 (Traditional Chinese)"),
+];
+
+/// The fieldset. `starters` is the starter questions' text area (one per line).
+#[component]
+pub fn LookFields(f: RwSignal<AgentForm>, starters: RwSignal<String>, errors: Errors) -> impl IntoView {
+    view! {
+    <fieldset>
+        <legend>"The widget"</legend>
+        <SelectField id="a-language" label="Language of the widget" field="language" value=bind!(f.language)
+            errors options=LANGUAGES />
+        <TextInput id="a-greeting" label="Greeting" field="greeting" value=bind!(f.greeting) errors />
+        <TextInput id="a-placeholder" label="Input placeholder (empty: “Type a message…” in the visitor's language)"
+            field="placeholder" value=bind!(f.placeholder) errors />
+        <TextArea id="a-starters" label="Starter questions, shown before the first message (one per line, up to four)"
+            field="starters" value=Bound::new(move || starters.get(), move |v| starters.set(v)) errors rows="4" />
+        <TextInput id="a-color" label="Theme colour" field="theme_color" value=bind!(f.theme_color) errors
+            kind="color" />
+        <TextInput id="a-text-color" label="Text on the theme colour (empty: black or white, whichever reads best)"
+            field="text_color" value=bind!(f.text_color) errors placeholder="automatic" />
+        {move || f.with(|f| colors::text_warning(&f.theme_color, f.text_color.trim())).map(|w| view! {
+            <p class="c-warn" id="a-contrast-warning" role="status">{w}</p>
+        })}
+        <SelectField id="a-scheme" label="Colour scheme" field="color_scheme" value=bind!(f.color_scheme) errors
+            options=SCHEMES />
+        <SelectField id="a-position" label="Launcher position" field="launcher_position"
+            value=bind!(f.launcher_position) errors options=POSITIONS />
+        <SelectField id="a-icon" label="Launcher icon" field="launcher_icon" value=bind!(f.launcher_icon) errors
+            options=ICONS />
+        <TextInput id="a-launcher-label" label="Launcher label beside the icon (optional, up to 24 characters)"
+            field="launcher_label" value=bind!(f.launcher_label) errors />
+        <TextInput id="a-width" label="Panel width (320 to 480 px)" field="panel_width" value=bind!(f.panel_width)
+            errors kind="number" inputmode="numeric" />
+        <TextInput id="a-height" label="Panel height (400 to 800 px)" field="panel_height"
+            value=bind!(f.panel_height) errors kind="number" inputmode="numeric" />
+        {view! { <LookPreview f starters /> }.into_any()}
+    </fieldset>
+    }
+}
