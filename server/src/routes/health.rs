@@ -19,14 +19,25 @@ async fn health(State(state): State<AppState>) -> impl IntoResponse {
     if state.engine.writer_outage() {
         return (StatusCode::SERVICE_UNAVAILABLE, "database unavailable");
     }
-    // A database that does not answer within the probe's patience counts as down.
-    let probe = sqlx::query("SELECT 1").execute(state.engine.db().pool());
-    match tokio::time::timeout(std::time::Duration::from_secs(2), probe).await.unwrap_or(Err(sqlx::Error::PoolTimedOut))
-    {
-        Ok(_) => (StatusCode::OK, "ok"),
-        Err(e) => {
+    // A database that does not answer within the probe's patience counts as down. The probe
+    // reads like every request does (a kept connection): sqlx's own pool may lend none while
+    // the kept ones are idle.
+    let db = state.engine.db().clone();
+    let probe = async move {
+        let mut conn = db.read().await?;
+        sqlx::query("SELECT 1").execute(&mut *conn).await?;
+        Ok::<(), parley_app::server::store::DbError>(())
+    };
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(2), probe).await;
+    match outcome {
+        Ok(Ok(())) => (StatusCode::OK, "ok"),
+        failed => {
+            let error = match failed {
+                Ok(Err(e)) => e.to_string(),
+                _ => "no answer within 2 s".to_owned(),
+            };
             state.engine.db().connections_lost();
-            tracing::error!(error = %e, "health check failed");
+            tracing::error!(%error, "health check failed");
             (StatusCode::SERVICE_UNAVAILABLE, "database unavailable")
         }
     }

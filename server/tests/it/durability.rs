@@ -422,3 +422,17 @@ async fn a_second_server_on_one_sqlite_file_is_refused_with_a_clear_message() {
     let again = start_parley(&url, dir.path(), &[]).await;
     assert_eq!(health(&again.url).await, 200);
 }
+
+/// A busy moment leaves every read connection kept out of sqlx's pool, idle; the health probe
+/// must still get one (it used to wait on sqlx's empty pool and report the database down).
+#[tokio::test]
+async fn health_is_ok_while_every_read_connection_is_kept_idle() {
+    let app = TestApp::builder().spawn().await;
+    let db = app.db().clone();
+    let mut held = Vec::new();
+    for _ in 0..db.pool().options().get_max_connections() {
+        held.push(db.read().await.unwrap());
+    }
+    drop(held);
+    assert_eq!(health(&app.url("")).await, 200);
+}
