@@ -3,9 +3,10 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use super::api::auth::sign_in;
+use super::api::auth::{WRONG_CREDENTIALS, sign_in};
 use super::fields::ErrorLine;
 use super::layout::go_to;
+use crate::console::error::ConsoleError;
 
 /// `/admin/login`: the sign-in form.
 #[component]
@@ -15,7 +16,17 @@ pub fn LoginPage() -> impl IntoView {
     let email = NodeRef::<leptos::html::Input>::new();
     let password = NodeRef::<leptos::html::Input>::new();
     let value = |input: NodeRef<leptos::html::Input>| input.get_untracked().map(|i| i.value()).unwrap_or_default();
-    let error = RwSignal::new(None::<String>);
+    // A form the browser sent itself (before hydration) comes back here saying why it was refused.
+    let query = leptos_router::hooks::use_query_map().get_untracked();
+    let refused = match query.get("refused").as_deref() {
+        Some("credentials") => Some(WRONG_CREDENTIALS.to_owned()),
+        Some("busy") => {
+            let wait = query.get("wait").and_then(|w| w.parse::<u64>().ok()).unwrap_or(60);
+            Some(ConsoleError::TooMany(wait).to_string())
+        }
+        _ => None,
+    };
+    let error = RwSignal::new(refused);
     let busy = RwSignal::new(false);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -37,8 +48,9 @@ pub fn LoginPage() -> impl IntoView {
     view! {
         <Title text="Sign in — Parley console" />
         <main class="c-login">
-            // `post`: a form sent before hydration must not put the password in a URL.
-            <form on:submit=submit method="post" class="c-card" aria-labelledby="login-title">
+            // Sent by the browser itself until the page has hydrated: a plain form post that signs
+            // in on the server (`post`: the password never goes in a URL).
+            <form on:submit=submit method="post" action="/admin/sign-in" class="c-card" aria-labelledby="login-title">
                 <h1 id="login-title">"Parley console"</h1>
                 <label for="email">"Email"</label>
                 <input id="email" name="email" type="email" autocomplete="username" required

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use futures::StreamExt;
 use parley_app::server::auth::{AuthError, authorize};
 use parley_app::server::state::AppState;
@@ -20,6 +20,7 @@ use tokio_stream::wrappers::BroadcastStream;
 use tower_sessions::Session;
 
 use crate::api_error::ApiFailure;
+use crate::extract::ClientIp;
 use parley_widget::protocol::ApiCode;
 
 pub fn router() -> Router<AppState> {
@@ -27,6 +28,41 @@ pub fn router() -> Router<AppState> {
         .route("/admin/feed", get(feed))
         .route("/admin/leads.csv", get(leads_csv))
         .route("/admin/attachments/{id}", get(attachment))
+        .route("/admin/sign-in", post(sign_in_form))
+}
+
+#[derive(Deserialize)]
+struct SignInForm {
+    email: String,
+    password: String,
+}
+
+/// The sign-in form sent by the browser itself (before the page's WebAssembly has loaded, or
+/// without script): signed in → the dashboard; refused → back to the form, which says why.
+async fn sign_in_form(
+    State(state): State<AppState>,
+    session: Session,
+    headers: HeaderMap,
+    ClientIp(ip): ClientIp,
+    axum::Form(form): axum::Form<SignInForm>,
+) -> Response {
+    use axum::response::Redirect;
+    use parley_app::server::auth::{is_cross_site, sign_in};
+    if is_cross_site(&headers) {
+        return refused(AuthError::CrossSite).into_response();
+    }
+    match sign_in(&state.engine, &state.auth, &session, ip, &form.email, &form.password).await {
+        Ok(_) => Redirect::to("/admin").into_response(),
+        Err(AuthError::BadCredentials) => Redirect::to("/admin/login?refused=credentials").into_response(),
+        Err(AuthError::TooMany { retry_after }) => {
+            let secs = retry_after.as_secs_f64().ceil().max(1.0) as u64;
+            Redirect::to(&format!("/admin/login?refused=busy&wait={secs}")).into_response()
+        }
+        Err(e) => {
+            tracing::error!(error = ?e, "sign-in failed");
+            ApiFailure::internal().into_response()
+        }
+    }
 }
 
 fn refused(e: AuthError) -> ApiFailure {

@@ -182,3 +182,40 @@ async fn cross_site_calls_are_refused_and_change_nothing() {
     assert_eq!(app.count("agents").await, agents_before);
     assert_eq!(app.count("knowledge_bases").await, bases_before);
 }
+
+/// The sign-in form as the browser sends it before the page has hydrated (or without script).
+#[tokio::test]
+async fn the_plain_sign_in_form_signs_in_or_says_why_not() {
+    let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let post = |origin: &'static str, password: &'static str| {
+        client
+            .post(app.url("/admin/sign-in"))
+            .header("origin", if origin.is_empty() { app.url("") } else { origin.to_owned() })
+            .form(&[("email", "admin@example.com"), ("password", password)])
+            .send()
+    };
+    let refused = post("", "wrong password").await.unwrap();
+    assert_eq!(refused.status().as_u16(), 303);
+    assert_eq!(refused.headers()["location"], "/admin/login?refused=credentials");
+    assert!(refused.headers().get("set-cookie").is_none(), "no session for a refused sign-in");
+    // The form it comes back to says why, in the page the server renders.
+    let (status, page) = app.browser().page("/admin/login?refused=credentials").await;
+    assert_eq!(status, 200);
+    assert!(page.contains("Wrong email or password."), "{page}");
+
+    let cross = post("http://evil.example", "a long password").await.unwrap();
+    assert_eq!(cross.status().as_u16(), 403);
+    assert!(cross.headers().get("set-cookie").is_none());
+
+    let sessions = app.count("sessions").await;
+    let ok = post("", "a long password").await.unwrap();
+    assert_eq!(ok.status().as_u16(), 303);
+    assert_eq!(ok.headers()["location"], "/admin");
+    let cookie = ok.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    assert_eq!(app.count("sessions").await, sessions + 1);
+    let mut b = app.browser();
+    b.cookie = Some(cookie);
+    let (status, body) = b.call(a::Agents::PATH, &[]).await;
+    assert_eq!(status, 200, "the session works for the console: {body}");
+}

@@ -12,6 +12,9 @@ fn me(u: crate::server::store::users::User) -> Me {
     Me { id: u.id, name: u.name, email: u.email, role: u.role.as_str().into() }
 }
 
+/// What the sign-in form says when the email or the password is wrong.
+pub const WRONG_CREDENTIALS: &str = "Wrong email or password.";
+
 /// Signs in; the answer is the person, or why not for the form.
 #[server]
 pub async fn sign_in(email: String, password: String) -> Result<Me, ConsoleError> {
@@ -29,7 +32,7 @@ pub async fn sign_in(email: String, password: String) -> Result<Me, ConsoleError
 fn refusal(e: crate::server::auth::AuthError) -> ConsoleError {
     use crate::server::auth::AuthError;
     match e {
-        AuthError::BadCredentials => ConsoleError::invalid("password", "Wrong email or password."),
+        AuthError::BadCredentials => ConsoleError::invalid("password", WRONG_CREDENTIALS),
         AuthError::TooMany { retry_after } => ConsoleError::TooMany(retry_after.as_secs_f64().ceil().max(1.0) as u64),
         e => ConsoleError::internal(e),
     }
