@@ -188,6 +188,8 @@ catalogue! {
     writing,
     stopped,
     interrupted,
+    /// Sends the question of an interrupted answer again.
+    retry,
     /// The starter questions' group.
     starters,
     lead_title,
@@ -295,6 +297,7 @@ pub const EN: Labels = Labels {
     writing: "The assistant is writing…",
     stopped: "Stopped",
     interrupted: "This answer was interrupted.",
+    retry: "Ask again",
     starters: "Suggested questions",
     lead_title: "Talk to a person",
     lead_name: "Name",
@@ -358,6 +361,7 @@ pub const ZH_HANS: Labels = Labels {
     writing: "助手正在输入…",
     stopped: "已停止",
     interrupted: "此回答被中断。",
+    retry: "重新提问",
     starters: "推荐问题",
     lead_title: "联系人工",
     lead_name: "姓名",
@@ -421,6 +425,7 @@ pub const ZH_HANT: Labels = Labels {
     writing: "助理正在輸入…",
     stopped: "已停止",
     interrupted: "此回答被中斷。",
+    retry: "重新提問",
     starters: "推薦問題",
     lead_title: "聯絡真人客服",
     lead_name: "姓名",

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use super::attach::MessageImages;
-use super::model::{Msg, ToolChip};
+use super::model::{Msg, Panel, ToolChip};
 use crate::blocks::{BlockCtx, BlockView};
 use crate::i18n::Labels;
 use crate::markdown;
@@ -21,7 +21,7 @@ fn tool_label(chip: &ToolChip, labels: &Labels) -> String {
 }
 
 #[component]
-pub fn MessageView(msg: Msg, ctx: BlockCtx) -> impl IntoView {
+pub fn MessageView(msg: Msg, ctx: BlockCtx, panel: Panel, ask: Callback<String>) -> impl IntoView {
     let labels = ctx.labels;
     let role = msg.role;
     let text = move || msg.text.get();
@@ -65,7 +65,16 @@ pub fn MessageView(msg: Msg, ctx: BlockCtx) -> impl IntoView {
             </For>
             {move || match msg.status.get() {
                 MessageStatus::Stopped => Some(view! { <p class="pw-note">{labels.stopped}</p> }.into_any()),
-                MessageStatus::Interrupted => Some(view! { <p class="pw-note">{labels.interrupted}</p> }.into_any()),
+                MessageStatus::Interrupted => Some(view! {
+                    <p class="pw-note">{labels.interrupted}</p>
+                    // The last answer, cut off (a restart, a lost connection): its question can be
+                    // asked again in one click.
+                    {move || panel.question_to_retry(msg.key).map(|question| view! {
+                        <button type="button" class="pw-retry" on:click=move |_| ask.run(question.clone())>
+                            {labels.retry}
+                        </button>
+                    })}
+                }.into_any()),
                 _ => None,
             }}
             {move || msg.error.get().map(|e| view! { <p class="pw-error" role="alert">{e}</p> })}

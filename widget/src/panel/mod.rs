@@ -95,9 +95,20 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
         .take(crate::protocol::MAX_STARTERS)
         .collect();
     let has_starters = !starters.is_empty();
-    // A chip's click hides the chips (and disposes of their scope): the message it sends is made
-    // under the panel's own owner, or its signals would be disposed with the chips.
+    // Sends a question for the visitor (a starter chip, "ask again"). The button clicked goes
+    // away with its scope: the message it sends is made under the panel's own owner, or its
+    // signals would be disposed with the button.
     let owner = Owner::current();
+    let ask = Callback::new(move |text: String| {
+        if panel.busy.get_untracked() || panel.current.get_untracked().is_some() {
+            return;
+        }
+        match &owner {
+            Some(owner) => owner.with(|| panel.send(text)),
+            None => panel.send(text),
+        }
+        scroll_to_bottom();
+    });
     let starters = StoredValue::new(starters);
     // Offered until the first message (only the greeting is shown).
     let show_starters = move || has_starters && panel.messages.with(|m| m.len() <= 1);
@@ -119,7 +130,7 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
             // Not live: the announcer below reads each finished answer once, not every token.
             <div id="pw-list" class="pw-list" role="log" aria-live="off" aria-label=labels.conversation tabindex="0">
                 <For each=move || panel.messages.get() key=|m| m.key let:msg>
-                    <MessageView msg ctx />
+                    <MessageView msg ctx panel ask />
                 </For>
                 <Show when=move || panel.lead_submitted.get() && panel.human.get().is_none()>
                     <p class="pw-notice pw-handoff">{labels.waiting_human}</p>
@@ -138,19 +149,8 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                 <div class="pw-starters" role="group" aria-label=labels.starters>
                     {starters.with_value(|list| list.iter().cloned().map(|q| {
                         let text = q.clone();
-                        let owner = owner.clone();
                         view! {
-                            <button type="button" class="pw-starter" on:click=move |_| {
-                                if panel.busy.get_untracked() || panel.current.get_untracked().is_some() {
-                                    return;
-                                }
-                                let text = text.clone();
-                                match &owner {
-                                    Some(owner) => owner.with(|| panel.send(text)),
-                                    None => panel.send(text),
-                                }
-                                scroll_to_bottom();
-                            }>{q}</button>
+                            <button type="button" class="pw-starter" on:click=move |_| ask.run(text.clone())>{q}</button>
                         }
                     }).collect_view())}
                 </div>

@@ -185,6 +185,23 @@ impl Panel {
         self.current.get_untracked().and_then(|id| self.find(&id))
     }
 
+    /// The question to ask again for an interrupted answer: the visitor's words just before it,
+    /// while that answer is the conversation's last message and nothing is being answered.
+    pub fn question_to_retry(&self, key: u64) -> Option<String> {
+        if self.busy.get() || self.current.get().is_some() {
+            return None;
+        }
+        self.messages.with(|list| {
+            let (last, before) = list.split_last()?;
+            if last.key != key || last.role != Role::Assistant || last.status.get() != MessageStatus::Interrupted {
+                return None;
+            }
+            let question = before.iter().rev().find(|m| m.role != Role::System)?;
+            let text = question.text.get();
+            (question.role == Role::Visitor && !text.trim().is_empty()).then_some(text)
+        })
+    }
+
     /// Shows a stored conversation.
     pub fn load(&self, t: &Transcript) {
         let mut list = self.messages.get_untracked().into_iter().take(1).collect::<Vec<_>>();
@@ -359,5 +376,80 @@ impl Panel {
             StreamEvent::Typing(_) => self.apply_unnumbered(event),
             StreamEvent::Usage(_) | StreamEvent::VisitorMessage(_) | StreamEvent::StateUpdate(_) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn panel_with(messages: serde_json::Value) -> Panel {
+        let config: PublicAgentConfig = serde_json::from_value(json!({
+            "key": "help", "name": "Help", "greeting": "Hello!",
+            "theme": { "color": "#2563eb", "position": "right" },
+            "capabilities": [], "demo_model": false, "max_message_chars": 2000
+        }))
+        .unwrap();
+        let panel = Panel::new(&config, None);
+        let transcript: Transcript = serde_json::from_value(json!({
+            "conversation_id": "c1", "last_seq": 9, "status": "bot", "lead_submitted": false,
+            "messages": messages
+        }))
+        .unwrap();
+        panel.load(&transcript);
+        panel
+    }
+
+    fn message(id: &str, role: &str, text: &str, status: &str) -> serde_json::Value {
+        json!({ "id": id, "role": role, "text": text, "blocks": [], "tool_calls": [], "status": status,
+                "created_at": 0, "start_seq": 0 })
+    }
+
+    fn last_key(panel: &Panel) -> u64 {
+        panel.messages.with_untracked(|m| m.last().unwrap().key)
+    }
+
+    #[test]
+    fn only_the_last_interrupted_answer_offers_its_question_again() {
+        let owner = Owner::new();
+        owner.set();
+        let panel = panel_with(json!([
+            message("v1", "visitor", "How long does a work visa take?", "complete"),
+            message("a1", "assistant", "It usually takes", "interrupted"),
+        ]));
+        let answer = last_key(&panel);
+        assert_eq!(panel.question_to_retry(answer).as_deref(), Some("How long does a work visa take?"));
+        assert_eq!(panel.question_to_retry(0), None, "the greeting is not an interrupted answer");
+        // Not while a message is being sent or answered.
+        panel.busy.set(true);
+        assert_eq!(panel.question_to_retry(answer), None);
+        panel.busy.set(false);
+        panel.current.set(Some("a2".into()));
+        assert_eq!(panel.question_to_retry(answer), None);
+        panel.current.set(None);
+        // Not once the conversation went on.
+        panel.push_visitor("Never mind");
+        assert_eq!(panel.question_to_retry(answer), None);
+
+        // Not for an answer that finished or was stopped by the visitor.
+        for status in ["complete", "stopped", "failed"] {
+            let panel = panel_with(json!([
+                message("v1", "visitor", "Hi", "complete"),
+                message("a1", "assistant", "Hi", status)
+            ]));
+            assert_eq!(panel.question_to_retry(last_key(&panel)), None, "{status}");
+        }
+        // An answer to a person's message, or to images without words, has no question to repeat.
+        let panel = panel_with(json!([
+            message("o1", "operator", "I'll check", "complete"),
+            message("a1", "assistant", "Hm", "interrupted"),
+        ]));
+        assert_eq!(panel.question_to_retry(last_key(&panel)), None);
+        let panel = panel_with(json!([
+            message("v1", "visitor", " ", "complete"),
+            message("a1", "assistant", "", "interrupted")
+        ]));
+        assert_eq!(panel.question_to_retry(last_key(&panel)), None);
     }
 }
