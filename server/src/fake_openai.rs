@@ -26,6 +26,9 @@ pub enum Reply {
     Content { pieces: Vec<String>, delay: Duration },
     /// Streams these tool calls `(name, arguments JSON text)` as deltas, then `tool_calls`.
     ToolCalls(Vec<(String, String)>),
+    /// Streams `text`, then the start of a call to `name` whose arguments stop at `arguments`,
+    /// then `finish_reason: length` (the model ran out of tokens mid-call).
+    CutToolCall { text: String, name: String, arguments: String },
     /// Answers with an HTTP error.
     Status { status: u16, headers: Vec<(String, String)>, body: String },
     /// A 200 stream that sends the pieces, then an error object.
@@ -289,6 +292,23 @@ async fn answer(shared: Arc<Shared>, reply: Reply, stream: bool, usage: bool) ->
             items.push((Duration::ZERO, chunk(json!({}), Some("stop"))));
             if usage {
                 items.push((Duration::ZERO, usage_chunk(12, n)));
+            }
+            items.push((Duration::ZERO, Bytes::from_static(b"data: [DONE]\n\n")));
+            sse(timed_body(shared, items, None))
+        }
+        Reply::CutToolCall { text, name, arguments } => {
+            let mut items = vec![(Duration::ZERO, chunk(json!({"role": "assistant", "content": text}), None))];
+            items.push((
+                Duration::ZERO,
+                chunk(
+                    json!({"tool_calls": [{"index": 0, "id": "call_cut", "type": "function",
+                        "function": {"name": name, "arguments": arguments}}]}),
+                    None,
+                ),
+            ));
+            items.push((Duration::ZERO, chunk(json!({}), Some("length"))));
+            if usage {
+                items.push((Duration::ZERO, usage_chunk(20, 8)));
             }
             items.push((Duration::ZERO, Bytes::from_static(b"data: [DONE]\n\n")));
             sse(timed_body(shared, items, None))

@@ -204,6 +204,51 @@ async fn an_overloaded_model_is_replaced_by_the_fallback_model() {
     );
 }
 
+/// Overloaded said inside a 200 stream before any text (Anthropic's usual `overloaded_error`),
+/// and rate limits that outlast the retries: the fallback model answers; the failed attempts
+/// are in the ledger at no cost.
+#[tokio::test]
+async fn overloaded_inside_the_stream_or_still_rate_limited_goes_to_the_fallback_model() {
+    let app = spawn_app().await;
+    let agent = app.agent("plain", &[]).await;
+    sqlx::query("UPDATE agents SET fallback_model = 'gpt-4o-mini-fallback' WHERE id = $1")
+        .bind(&agent.id)
+        .execute(app.db().writer())
+        .await
+        .unwrap();
+    let token = app.visitor("plain").await;
+    app.fake.push(Reply::StreamError { pieces: vec![], message: "Overloaded".into() });
+    app.fake.push_content("Answer from the fallback.");
+    let events = app.send(&token, "plain", None, "hello").await;
+    assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
+    assert_eq!(text(&events), "Answer from the fallback.");
+    let models: Vec<String> = app.fake.requests().iter().map(|r| r["model"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(models, ["gpt-4o-mini", "gpt-4o-mini-fallback"]);
+    app.engine().flush().await;
+    let ledger = usage::of_conversation(app.db(), &conversation_id(&events)).await.unwrap();
+    let mut rows: Vec<(&str, &str, f64)> =
+        ledger.iter().map(|r| (r.model.as_str(), r.outcome.as_str(), r.cost_usd)).collect();
+    rows.sort_by(|a, b| a.0.cmp(b.0));
+    assert_eq!(rows[0], ("gpt-4o-mini", "stream_error", 0.0));
+    assert_eq!((rows[1].0, rows[1].1), ("gpt-4o-mini-fallback", "ok"));
+
+    // Once text was written, an error is the answer's end: no second model writes over it.
+    app.fake.push(Reply::StreamError { pieces: vec!["Half an ".into()], message: "overloaded".into() });
+    let conversation = conversation_id(&events);
+    let events = app.send(&token, "plain", Some(&conversation), "again").await;
+    assert_eq!(shape(&events).last().unwrap(), "message_end:failed");
+    assert_eq!(app.fake.requests().len(), 3);
+
+    // Rate limited on every retry: the fallback model too.
+    for _ in 0..3 {
+        app.fake.push_error(429, &[("retry-after", "0")]);
+    }
+    app.fake.push_content("Fallback again.");
+    let events = app.send(&token, "plain", Some(&conversation), "once more").await;
+    assert_eq!(text(&events), "Fallback again.");
+    assert_eq!(app.fake.requests().last().unwrap()["model"], "gpt-4o-mini-fallback");
+}
+
 #[tokio::test]
 async fn the_consulting_state_tag_never_reaches_the_visitor() {
     let (app, token) = spawn_chat("plain", &[]).await;

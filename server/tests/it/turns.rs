@@ -74,6 +74,29 @@ async fn tool_enabled_agent_without_tool_need_makes_one_call() {
     assert!(app.fake.requests()[0]["tools"].is_array(), "tools were offered");
 }
 
+/// The model ran out of tokens while writing a call's arguments: nothing is run, the answer
+/// ends with what it said, and no further call is made.
+#[tokio::test]
+async fn a_tool_call_cut_short_by_the_token_limit_is_not_run() {
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
+    app.fake.push(Reply::CutToolCall {
+        text: "Let me get someone for you.".into(),
+        name: "escalate_to_human".into(),
+        arguments: "{\"reason\": \"the customer wa".into(),
+    });
+    let events = app.send(&token, "help", None, "I want a human").await;
+    assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
+    assert_eq!(text(&events), "Let me get someone for you.");
+    assert_eq!(app.fake.served(), 1, "no second call after a cut-short one");
+    let conv = conversation_id(&events);
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tool_calls WHERE conversation_id = $1")
+        .bind(&conv)
+        .fetch_one(app.db().pool())
+        .await
+        .unwrap();
+    assert_eq!(stored, 0, "nothing was run");
+}
+
 #[tokio::test]
 async fn tool_loop_stops_after_three_hops() {
     let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
@@ -249,4 +272,40 @@ async fn upstream_down_gives_a_friendly_error_and_keeps_the_visitor_message() {
     let stored = messages::list(app.db(), &conversation_id(&events)).await.unwrap();
     assert_eq!(stored[0].content, "是否有人");
     assert_eq!(stored[1].status, MessageStatus::Failed);
+}
+
+/// A model that refuses `tools` (Ollama: "does not support tools") answers without them, and is
+/// not offered tools again on the next turn.
+#[tokio::test]
+async fn a_model_that_refuses_tools_answers_without_them_and_is_remembered() {
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
+    let refusal = json!({"error": {"message": "registry.ollama.ai/library/gemma:2b does not support tools"}});
+    app.fake.push(Reply::Status { status: 400, headers: vec![], body: refusal.to_string() });
+    app.fake.push_content("Our shop opens at nine.");
+    let events = app.send(&token, "help", None, "When do you open?").await;
+    assert_eq!(shape(&events), ["message_start", "token*", "usage", "message_end:complete"]);
+    assert_eq!(text(&events), "Our shop opens at nine.");
+    let requests = app.fake.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0]["tools"].is_array(), "tools were offered first");
+    assert!(requests[1].get("tools").is_none(), "then the same request without them");
+
+    app.fake.push_content("We close at six.");
+    let conversation = conversation_id(&events);
+    let events = app.send(&token, "help", Some(&conversation), "And when do you close?").await;
+    assert_eq!(text(&events), "We close at six.");
+    let requests = app.fake.requests();
+    assert_eq!(requests.len(), 3, "no refused attempt the second time");
+    assert!(requests[2].get("tools").is_none());
+
+    // Any other refusal is not retried without tools.
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
+    app.fake.push(Reply::Status {
+        status: 400,
+        headers: vec![],
+        body: json!({"error": {"message": "bad request"}}).to_string(),
+    });
+    let events = app.send(&token, "help", None, "hi").await;
+    assert_eq!(shape(&events).last().unwrap(), "message_end:failed");
+    assert_eq!(app.fake.requests().len(), 1);
 }

@@ -211,7 +211,7 @@ struct UsageDetails {
     cached_tokens: u64,
 }
 
-/// Tool call fragments by index, as they arrive.
+/// One tool call's fragments, as they arrive.
 #[derive(Default)]
 struct PartialCall {
     id: String,
@@ -223,8 +223,42 @@ struct PartialCall {
 /// gathered by index until the answer ends.
 #[derive(Default)]
 pub struct OpenAiWire {
-    calls: BTreeMap<u64, PartialCall>,
+    /// The calls in the order they began.
+    calls: Vec<PartialCall>,
+    /// The call each `index` is adding to now. Some servers give parallel calls all `index: 0`
+    /// with different ids: a new id at an index begins a new call.
+    open: BTreeMap<u64, usize>,
     finish: Option<FinishReason>,
+}
+
+impl OpenAiWire {
+    fn add(&mut self, pos: usize, c: ToolDelta<'_>) {
+        let index = c.index.unwrap_or(pos as u64);
+        let id = c.id.filter(|id| !id.is_empty());
+        let current = self.open.get(&index).copied();
+        let slot = match (current, &id) {
+            // The same id again (some servers repeat it in every fragment) or none: the same call.
+            (Some(at), Some(id)) if self.calls[at].id.is_empty() || self.calls[at].id == id.as_ref() => at,
+            (Some(at), None) => at,
+            _ => {
+                self.calls.push(PartialCall::default());
+                self.open.insert(index, self.calls.len() - 1);
+                self.calls.len() - 1
+            }
+        };
+        let entry = &mut self.calls[slot];
+        if let Some(id) = id {
+            entry.id = id.into_owned();
+        }
+        if let Some(f) = c.function {
+            if let Some(name) = f.name {
+                entry.name.push_str(&name);
+            }
+            if let Some(args) = f.arguments {
+                entry.arguments.push_str(&args);
+            }
+        }
+    }
 }
 
 impl WireFormat for OpenAiWire {
@@ -259,18 +293,7 @@ impl WireFormat for OpenAiWire {
                 out.push(ModelEvent::Text(text.into_owned()));
             }
             for (pos, c) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
-                let entry = self.calls.entry(c.index.unwrap_or(pos as u64)).or_default();
-                if let Some(id) = c.id {
-                    entry.id.push_str(&id);
-                }
-                if let Some(f) = c.function {
-                    if let Some(name) = f.name {
-                        entry.name.push_str(&name);
-                    }
-                    if let Some(args) = f.arguments {
-                        entry.arguments.push_str(&args);
-                    }
-                }
+                self.add(pos, c);
             }
         }
         if let Some(reason) = choice.finish_reason {
@@ -285,7 +308,8 @@ impl WireFormat for OpenAiWire {
         let Some(reason) = self.finish.take() else {
             return out.fail(ProviderError::Truncated);
         };
-        for (i, call) in std::mem::take(&mut self.calls) {
+        self.open.clear();
+        for (i, call) in std::mem::take(&mut self.calls).into_iter().enumerate() {
             let id = if call.id.is_empty() { format!("call_{i}") } else { call.id };
             let arguments = if call.arguments.trim().is_empty() { "{}".to_owned() } else { call.arguments };
             out.push(ModelEvent::ToolCall(ModelToolCall { id, name: call.name, arguments }));
@@ -338,6 +362,32 @@ mod tests {
                 })),
                 Ok(ModelEvent::Finished(FinishReason::ToolCalls)),
             ]
+        );
+    }
+
+    fn call(id: &str, name: &str, arguments: &str) -> Result<ModelEvent, ProviderError> {
+        Ok(ModelEvent::ToolCall(ModelToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }))
+    }
+
+    #[test]
+    fn parallel_calls_all_at_index_0_stay_separate() {
+        let delta = |rest: &str| format!("data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{rest}]}}}}]}}\n\n");
+        let chunks = [
+            delta(r#"{"index":0,"id":"a","function":{"name":"get_time","arguments":"{\"city\":"}}"#),
+            delta(r#"{"index":0,"function":{"arguments":"\"HK\"}"}}"#),
+            delta(r#"{"index":0,"id":"b","function":{"name":"get_time","arguments":""}}"#),
+            delta(r#"{"index":0,"id":"b","function":{"arguments":"{\"city\":\"SG\"}"}}"#),
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n".to_owned(),
+        ];
+        let events = run(&chunks.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(
+            events,
+            vec![
+                call("a", "get_time", "{\"city\":\"HK\"}"),
+                call("b", "get_time", "{\"city\":\"SG\"}"),
+                Ok(ModelEvent::Finished(FinishReason::ToolCalls)),
+            ],
+            "a new id at index 0 is a new call; the same id repeated is the same call"
         );
     }
 

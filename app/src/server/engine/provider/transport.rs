@@ -306,15 +306,22 @@ where
             return Err(error);
         }
         retries += 1;
+        // The provider's own `retry-after` as it says; otherwise the backoff with jitter (between
+        // half and all of it), so callers failed together do not all come back at once.
         let wait = match &error {
             ProviderError::RateLimited { retry_after: Some(d) } => (*d).min(settings.max_retry_wait),
-            ProviderError::RateLimited { retry_after: None } => backoff.min(settings.max_retry_wait),
-            _ => backoff,
+            ProviderError::RateLimited { retry_after: None } => jittered(backoff).min(settings.max_retry_wait),
+            _ => jittered(backoff),
         };
         backoff = backoff.saturating_mul(2);
         tracing::info!(code = error.code(), wait_ms = wait.as_millis() as u64, retries, "retrying model call");
         tokio::time::sleep(wait).await;
     }
+}
+
+/// Between half and all of `backoff`, at random.
+fn jittered(backoff: Duration) -> Duration {
+    backoff.mul_f64(rand::random_range(0.5..=1.0))
 }
 
 /// Reads a streamed body: bytes → complete UTF-8 → server-sent events → the wire format's
@@ -398,6 +405,14 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retries_wait_between_half_and_all_of_the_backoff_at_random() {
+        let backoff = std::time::Duration::from_millis(400);
+        let waits: std::collections::BTreeSet<_> = (0..50).map(|_| super::jittered(backoff)).collect();
+        assert!(waits.iter().all(|w| *w >= backoff / 2 && *w <= backoff), "{waits:?}");
+        assert!(waits.len() > 40, "callers failed together spread out: {waits:?}");
+    }
 
     #[test]
     fn classifies_statuses() {

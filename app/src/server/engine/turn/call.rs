@@ -13,7 +13,9 @@ use parley_widget::protocol::{StreamCode, StreamEvent, Token, Usage};
 use super::super::attachments;
 use super::super::budget::{Budgets, Hold, LimitHit, Limits};
 use super::super::pricing::{Prices, estimate_tokens};
-use super::super::provider::{AttemptLog, ChatModel, ModelEvent, ModelMessage, ModelRequest, ProviderError};
+use super::super::provider::{
+    AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ProviderError,
+};
 use super::super::state_tag::StateFilter;
 use super::super::tools::ToolContext;
 use super::out::Out;
@@ -131,6 +133,51 @@ impl<'a> Caller<'a> {
 
     /// One streaming model call: tokens go out as they come; tool calls are collected. Every
     /// attempt is written to the ledger; the hold is settled with the call's cost.
+    /// The agent's fallback model, unless `model` is it.
+    fn fallback_for(&self, model: &str) -> Option<&str> {
+        self.ctx.agent.provider.fallback_model.as_deref().filter(|f| *f != model)
+    }
+
+    /// The request goes to the fallback model (without images it cannot read).
+    fn switch_to_fallback(&self, request: &mut ModelRequest, fallback: &str, code: &str) {
+        tracing::info!(code, from = %request.model, to = fallback, "using the fallback model");
+        request.model = fallback.to_owned();
+        if !self.prices.lookup(fallback).is_some_and(|p| p.vision) {
+            attachments::drop_images(&mut request.messages);
+        }
+    }
+
+    /// Opens the model's stream: the fallback model when the model is overloaded, failing or
+    /// out of rate-limit retries; once more without tools when the model does not take them.
+    async fn open(&self, request: &mut ModelRequest, attempts: &AttemptLog) -> Result<ModelStream, ProviderError> {
+        let agent_id = &self.ctx.agent.id;
+        if !request.tools.is_empty() && toolless::known(agent_id, &request.model) {
+            request.tools.clear();
+        }
+        let mut result = self.model.stream(request.clone(), attempts).await;
+        if let Err(error) = &result
+            && wants_fallback(error)
+            && let Some(fallback) = self.fallback_for(&request.model)
+        {
+            self.switch_to_fallback(request, fallback, error.code());
+            result = self.model.stream(request.clone(), attempts).await;
+        }
+        // A model that does not take tools (Ollama's "does not support tools") answers alone,
+        // and is not offered tools again for a while.
+        if let Err(error) = &result
+            && !request.tools.is_empty()
+            && rejects_tools(error)
+        {
+            tracing::warn!(model = %request.model, "the model does not take tools; answering without them");
+            toolless::remember(agent_id, &request.model);
+            request.tools.clear();
+            result = self.model.stream(request.clone(), attempts).await;
+        }
+        result
+    }
+
+    /// One streaming model call: tokens go out as they come; tool calls are collected. Every
+    /// attempt is written to the ledger; the hold is settled with the call's cost.
     async fn call(
         &self,
         mut request: ModelRequest,
@@ -139,78 +186,90 @@ impl<'a> Caller<'a> {
         text: &mut String,
     ) -> Result<HopEnd, Stop> {
         let out = self.out;
-        let attempts = AttemptLog::default();
-        let started = Instant::now();
-        let mut result = self.model.stream(request.clone(), &attempts).await;
-        if let Err(error) = &result
-            && wants_fallback(error)
-            && let Some(fallback) = self.ctx.agent.provider.fallback_model.as_deref().filter(|f| *f != request.model)
-        {
-            tracing::info!(code = error.code(), from = %request.model, to = fallback, "using the fallback model");
-            request.model = fallback.to_owned();
-            if !self.prices.lookup(fallback).is_some_and(|p| p.vision) {
-                attachments::drop_images(&mut request.messages);
+        let mut hold = Some(hold);
+        'attempt: loop {
+            let attempts = AttemptLog::default();
+            let started = Instant::now();
+            let result = self.open(&mut request, &attempts).await;
+            for attempt in attempts.take() {
+                self.record(&attempt.model, attempt.outcome, Spent::Nothing, attempt.latency_ms);
             }
-            result = self.model.stream(request.clone(), &attempts).await;
-        }
-        for attempt in attempts.take() {
-            self.record(&attempt.model, attempt.outcome, Spent::Nothing, attempt.latency_ms);
-        }
-        let mut stream = result.map_err(Stop::Provider)?;
-        // From here the call is paid for, however it ends (dropped included: see `Meter`).
-        let mut meter = Meter { caller: self, request, produced: String::new(), started, hold: Some(hold) };
-        let mut calls = Vec::new();
-        let mut usage = None;
-        let mut finished = false;
-        while let Some(item) = stream.next().await {
-            match item {
-                Ok(ModelEvent::Text(t)) => {
-                    meter.produced.push_str(&t);
-                    match filter.as_deref_mut() {
-                        Some(filter) => {
-                            let visible = filter.push(&t);
-                            if !visible.is_empty() {
-                                text.push_str(&visible);
-                                out.emit(StreamEvent::Token(Token { text: visible }));
-                                // A stalled database slows the answer instead of growing memory.
-                                out.writer.room().await;
+            let mut stream = result.map_err(Stop::Provider)?;
+            // From here the call is paid for, however it ends (dropped included: see `Meter`).
+            let mut meter =
+                Meter { caller: self, request: request.clone(), produced: String::new(), started, hold: hold.take() };
+            let mut calls = Vec::new();
+            let mut usage = None;
+            let mut finished = None;
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(ModelEvent::Text(t)) => {
+                        meter.produced.push_str(&t);
+                        match filter.as_deref_mut() {
+                            Some(filter) => {
+                                let visible = filter.push(&t);
+                                if !visible.is_empty() {
+                                    text.push_str(&visible);
+                                    out.emit(StreamEvent::Token(Token { text: visible }));
+                                    // A stalled database slows the answer instead of growing memory.
+                                    out.writer.room().await;
+                                }
                             }
+                            None => text.push_str(&t),
                         }
-                        None => text.push_str(&t),
+                    }
+                    Ok(ModelEvent::ToolCall(call)) => {
+                        meter.produced.push_str(&call.name);
+                        meter.produced.push_str(&call.arguments);
+                        calls.push(call);
+                    }
+                    Ok(ModelEvent::Usage(u)) => usage = Some(u),
+                    Ok(ModelEvent::Finished(reason)) => finished = Some(reason),
+                    Err(e) => {
+                        // Overloaded inside a 200 stream before anything was written (Anthropic's
+                        // usual `overloaded_error`): nothing generated, nothing paid; the fallback
+                        // model answers instead.
+                        if meter.produced.is_empty()
+                            && wants_fallback(&e)
+                            && let Some(fallback) = self.fallback_for(&request.model)
+                        {
+                            let latency_ms = started.elapsed().as_millis() as u64;
+                            self.record(&request.model, e.code(), Spent::Nothing, latency_ms);
+                            hold = meter.hold.take();
+                            self.switch_to_fallback(&mut request, fallback, e.code());
+                            continue 'attempt;
+                        }
+                        meter.settle(e.code(), usage);
+                        return Err(Stop::Provider(e));
                     }
                 }
-                Ok(ModelEvent::ToolCall(call)) => {
-                    meter.produced.push_str(&call.name);
-                    meter.produced.push_str(&call.arguments);
-                    calls.push(call);
-                }
-                Ok(ModelEvent::Usage(u)) => usage = Some(u),
-                Ok(ModelEvent::Finished(_)) => finished = true,
-                Err(e) => {
-                    meter.settle(e.code(), usage);
-                    return Err(Stop::Provider(e));
-                }
             }
+            let Some(reason) = finished else {
+                meter.settle(ProviderError::Truncated.code(), usage);
+                return Err(Stop::Provider(ProviderError::Truncated));
+            };
+            if reason == FinishReason::Length && !calls.is_empty() {
+                // The model ran out of tokens while writing a call: its arguments are cut short,
+                // so nothing is run; the answer ends with what it said.
+                tracing::warn!(model = %meter.request.model, calls = calls.len(), "tool call cut short by the token limit; not run");
+                calls.clear();
+            }
+            let (spent, cost, total) = meter.settle("ok", usage);
+            let (input, output, cached) = match spent {
+                Spent::Reported(u) => (u.input, u.output, u.cached),
+                Spent::Estimated { input, output } => (input, output, 0),
+                Spent::Nothing => (0, 0, 0),
+            };
+            out.emit(StreamEvent::Usage(Usage {
+                model: meter.request.model.clone(),
+                input_tokens: input,
+                output_tokens: output,
+                cached_tokens: cached,
+                cost_usd: cost,
+                conversation_cost_usd: total,
+            }));
+            return Ok(if calls.is_empty() { HopEnd::Done } else { HopEnd::Tools(calls) });
         }
-        if !finished {
-            meter.settle(ProviderError::Truncated.code(), usage);
-            return Err(Stop::Provider(ProviderError::Truncated));
-        }
-        let (spent, cost, total) = meter.settle("ok", usage);
-        let (input, output, cached) = match spent {
-            Spent::Reported(u) => (u.input, u.output, u.cached),
-            Spent::Estimated { input, output } => (input, output, 0),
-            Spent::Nothing => (0, 0, 0),
-        };
-        out.emit(StreamEvent::Usage(Usage {
-            model: meter.request.model.clone(),
-            input_tokens: input,
-            output_tokens: output,
-            cached_tokens: cached,
-            cost_usd: cost,
-            conversation_cost_usd: total,
-        }));
-        Ok(if calls.is_empty() { HopEnd::Done } else { HopEnd::Tools(calls) })
     }
 }
 
@@ -288,7 +347,52 @@ fn estimate_input(request: &ModelRequest) -> u64 {
 }
 
 /// Whether a failed call should be tried once more on the agent's fallback model.
+/// A refusal that says the model cannot use tools.
+fn rejects_tools(error: &ProviderError) -> bool {
+    match error {
+        ProviderError::Client { status: 400 | 404 | 422, detail } => {
+            let detail = detail.to_ascii_lowercase();
+            detail.contains("tool")
+                && ["not support", "unsupported", "not supported", "does not accept", "not available"]
+                    .iter()
+                    .any(|s| detail.contains(s))
+        }
+        _ => false,
+    }
+}
+
+/// Models found not to take tools, per agent, remembered for an hour (then tried again: the
+/// model behind a name can change). Process-wide: each replica finds out for itself.
+mod toolless {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    use std::time::{Duration, Instant};
+
+    const REMEMBERED: Duration = Duration::from_secs(3600);
+    static FOUND: LazyLock<Mutex<HashMap<(String, String), Instant>>> = LazyLock::new(Default::default);
+
+    pub(super) fn remember(agent_id: &str, model: &str) {
+        if let Ok(mut found) = FOUND.lock() {
+            found.retain(|_, at| at.elapsed() < REMEMBERED);
+            found.insert((agent_id.to_owned(), model.to_owned()), Instant::now());
+        }
+    }
+
+    pub(super) fn known(agent_id: &str, model: &str) -> bool {
+        FOUND.lock().is_ok_and(|found| {
+            found.get(&(agent_id.to_owned(), model.to_owned())).is_some_and(|at| at.elapsed() < REMEMBERED)
+        })
+    }
+}
+
+/// Failures the fallback model is tried for: the model is failing, overloaded (also when said
+/// inside a 200 stream) or still rate limited after its retries.
 fn wants_fallback(error: &ProviderError) -> bool {
-    matches!(error, ProviderError::Server { .. } | ProviderError::Timeout(_) | ProviderError::Connect(_))
-        || matches!(error, ProviderError::StreamError(m) if m.contains("overloaded"))
+    matches!(
+        error,
+        ProviderError::Server { .. }
+            | ProviderError::Timeout(_)
+            | ProviderError::Connect(_)
+            | ProviderError::RateLimited { .. }
+    ) || matches!(error, ProviderError::StreamError(m) if m.to_ascii_lowercase().contains("overloaded"))
 }
