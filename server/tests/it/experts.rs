@@ -179,3 +179,25 @@ async fn a_tool_that_panics_inside_an_expert_does_not_hold_the_conversation() {
     .expect("the next answer ends");
     assert_eq!(shape(&next).last().unwrap(), "message_end:complete");
 }
+
+/// `enabled_tools` narrows a coordinator's experts like its other tools.
+#[tokio::test]
+async fn enabled_tools_narrow_the_experts_offered() {
+    let app = spawn_app().await;
+    let agent = fixtures::agent("coord", fixtures::openai_provider(&app.fake))
+        .capabilities(&["expert_team", "ticket_escalation"])
+        .enabled_tools(&["invoke_policy_expert", "escalate_to_human"]);
+    app.insert_agent(agent).await;
+    let token = app.visitor("coord").await;
+    app.fake.push_content("Ask me about QMAS.");
+    app.send(&token, "coord", None, "hello").await;
+    let offered: Vec<String> = app.fake.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(offered, ["escalate_to_human", "invoke_policy_expert"], "the assessment expert is not enabled");
+    let system = app.fake.requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system.contains("invoke_policy_expert") && !system.contains("invoke_assessment_expert"), "{system}");
+}

@@ -46,6 +46,21 @@ impl Experts {
         if all.iter().all(|e| e.enabled) { all } else { Arc::new(all.iter().filter(|e| e.enabled).cloned().collect()) }
     }
 
+    /// The experts a coordinator calls: the enabled ones, narrowed by its `enabled_tools` (when
+    /// set) like its other tools.
+    pub fn for_agent(&self, agent: &crate::server::store::agents::Agent) -> Arc<Vec<Expert>> {
+        if !agent.is_coordinator() {
+            return Arc::new(Vec::new());
+        }
+        let enabled = self.enabled();
+        match &agent.enabled_tools {
+            None => enabled,
+            Some(named) => {
+                Arc::new(enabled.iter().filter(|e| named.iter().any(|n| *n == e.tool_name())).cloned().collect())
+            }
+        }
+    }
+
     pub fn all(&self) -> Arc<Vec<Expert>> {
         self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
     }

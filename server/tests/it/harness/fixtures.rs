@@ -59,6 +59,12 @@ impl AgentFixture {
         self
     }
 
+    /// Only these tools (among those its capabilities allow).
+    pub fn enabled_tools(mut self, tools: &[&str]) -> Self {
+        self.0.enabled_tools = Some(tools.iter().map(|s| s.to_string()).collect());
+        self
+    }
+
     /// The model the agent asks for.
     pub fn model(mut self, model: &str) -> Self {
         self.0.provider.model = model.into();

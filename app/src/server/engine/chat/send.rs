@@ -156,7 +156,7 @@ impl Engine {
             replay::open(self.db().clone(), lease.clone(), start.seq - 1, Until::MessageEnd(message_id.clone()), false)
                 .await?;
         let this_turn = [visitor_message_id, message_id.clone()];
-        let experts = if agent.is_coordinator() { self.experts().enabled() } else { Arc::new(Vec::new()) };
+        let experts = self.experts().for_agent(&agent);
         let window = self.prices().lookup(&agent.provider.model).map(|p| p.context_window);
         let history_limit = usize::try_from(self.settings().history_limit).unwrap_or(20);
         attachments::mark_history(&mut known.history, &sent);
