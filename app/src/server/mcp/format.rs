@@ -1,7 +1,7 @@
 //! How tool results reach an MCP client: `raw` is the result as JSON text; `text` is Markdown
 //! written for people, tailored per tool (knowledge hits as a numbered list with title, excerpt and
-//! source link; news as a list; trending questions as grouped bullets; anything else as a fenced
-//! JSON block).
+//! source link; news as a list; trending questions as grouped bullets; anything else as an outline
+//! of bold labels and values).
 
 use serde_json::Value;
 
@@ -30,7 +30,7 @@ pub fn result(output: OutputFormat, shape: Shape, value: &Value) -> String {
             Shape::Search => search(value),
             Shape::News => news(value),
             Shape::Trending => trending(value),
-            Shape::Other => fenced(value),
+            Shape::Other => outline(value),
         },
     }
 }
@@ -63,9 +63,57 @@ fn line(text: &str, max: usize) -> String {
     if flat.chars().count() > max { format!("{}…", flat.chars().take(max).collect::<String>()) } else { flat }
 }
 
-fn fenced(value: &Value) -> String {
-    let pretty = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
-    format!("```json\n{pretty}\n```")
+/// Any other tool's result as a Markdown outline: each field a bold label and its value, nested
+/// objects and lists indented under their label, numbered when they hold objects.
+fn outline(value: &Value) -> String {
+    let mut out = String::new();
+    outline_into(&mut out, value, "");
+    match out.trim_end() {
+        "" => "(no result)".to_owned(),
+        text => text.to_owned(),
+    }
+}
+
+fn outline_into(out: &mut String, value: &Value, indent: &str) {
+    let nested = format!("{indent}   ");
+    let scalar = |v: &Value| match v {
+        Value::String(s) => line(s, 2000),
+        Value::Bool(true) => "yes".to_owned(),
+        Value::Bool(false) => "no".to_owned(),
+        Value::Null => "—".to_owned(),
+        other => other.to_string(),
+    };
+    let is_tree = |v: &Value| match v {
+        Value::Object(m) => !m.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => false,
+    };
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                let label = key.replace('_', " ");
+                if is_tree(v) {
+                    out.push_str(&format!("{indent}- **{label}**:\n"));
+                    outline_into(out, v, &nested);
+                } else if matches!(v, Value::Array(_) | Value::Object(_)) {
+                    out.push_str(&format!("{indent}- **{label}**: (none)\n"));
+                } else {
+                    out.push_str(&format!("{indent}- **{label}**: {}\n", scalar(v)));
+                }
+            }
+        }
+        Value::Array(list) => {
+            for (i, v) in list.iter().enumerate() {
+                if is_tree(v) {
+                    out.push_str(&format!("{indent}{}.\n", i + 1));
+                    outline_into(out, v, &nested);
+                } else {
+                    out.push_str(&format!("{indent}- {}\n", scalar(v)));
+                }
+            }
+        }
+        v => out.push_str(&format!("{indent}{}\n", scalar(v))),
+    }
 }
 
 fn knowledge_bases(v: &Value) -> String {
@@ -92,13 +140,26 @@ fn search(v: &Value) -> String {
         return format!("Nothing in **{}** matches “{}”.", line(base, 100), line(query, 200));
     }
     let mut out = format!("## {} — results for “{}”\n", line(base, 100), line(query, 200));
+    if str_of(v, "return") == "documents" {
+        // Whole articles keep their own Markdown (headings, lists) under a heading each.
+        for (i, h) in hits.iter().enumerate() {
+            out.push_str(&format!(
+                "\n### {}. {}\n\n{}\n",
+                i + 1,
+                line(str_of(h, "title"), 200),
+                str_of(h, "text").trim()
+            ));
+            let url = str_of(h, "source_url");
+            if !url.is_empty() {
+                out.push_str(&format!("\nSource: <{url}>\n"));
+            }
+        }
+        return out;
+    }
     for (i, h) in hits.iter().enumerate() {
-        out.push_str(&format!(
-            "\n{}. **{}**\n   {}",
-            i + 1,
-            line(str_of(h, "title"), 200),
-            line(str_of(h, "text"), EXCERPT_CHARS)
-        ));
+        // The passage keeps its Markdown (headings, lists, emphasis), indented under its item.
+        let passage = crate::server::store::knowledge::excerpt(str_of(h, "text"), EXCERPT_CHARS).replace('\n', "\n   ");
+        out.push_str(&format!("\n{}. **{}**\n   {}", i + 1, line(str_of(h, "title"), 200), passage));
         let url = str_of(h, "source_url");
         if !url.is_empty() {
             out.push_str(&format!("\n   Source: <{url}>"));
@@ -109,15 +170,19 @@ fn search(v: &Value) -> String {
 
 fn news(v: &Value) -> String {
     let date = str_of(v, "date");
+    let of = match str_of(v, "news_date") {
+        "" => String::new(),
+        day => format!(" (the news of {day})"),
+    };
     let list = items(v, "items");
     if list.is_empty() {
-        let mut out = format!("No news for {date}.");
+        let mut out = format!("The digest for {date}{of} is empty.");
         if let Some(latest) = v.get("latest_date").and_then(Value::as_str) {
-            out.push_str(&format!(" The latest news is from {latest}."));
+            out.push_str(&format!(" The latest digest with news is {latest}."));
         }
         return out;
     }
-    let mut out = format!("## News for {date}\n");
+    let mut out = format!("## News digest for {date}{of}\n");
     for n in list {
         out.push_str(&format!(
             "\n- **{}** ({}, {})",
@@ -174,17 +239,23 @@ mod tests {
         assert!(text.contains("1. **QMAS — eligibility**") && text.contains("<https://immd.example/q>"), "{text}");
 
         let item = json!({"title": "T", "source": "S", "category": "QMAS", "summary": "x", "url": "https://n.example"});
-        let news = json!({"date": "2025-03-04", "items": [item]});
+        let news = json!({"date": "2025-03-05", "news_date": "2025-03-04", "items": [item]});
         let text = result(OutputFormat::Text, Shape::News, &news);
         assert!(
-            text.starts_with("## News for 2025-03-04")
+            text.starts_with("## News digest for 2025-03-05 (the news of 2025-03-04)")
                 && text.contains("- **T** (S, QMAS) — x [link](https://n.example)")
         );
 
         let group = json!({"category": "QMAS", "questions": [{"question": "优才？", "count": 3}]});
         let trending = json!({"days": 30, "categories": [group]});
         assert!(result(OutputFormat::Text, Shape::Trending, &trending).contains("**QMAS**\n- 优才？ (×3)"));
-        assert!(result(OutputFormat::Text, Shape::Other, &json!({"a": 1})).starts_with("```json\n"));
+        // (Keys in alphabetical order: the order serde_json keeps either way.)
+        let other = json!({"currency": "HKD", "live": true, "rates": [{"rate": 0.92, "to": "CNY"}], "warnings": []});
+        assert_eq!(
+            result(OutputFormat::Text, Shape::Other, &other),
+            "- **currency**: HKD\n- **live**: yes\n- **rates**:\n   1.\n      - **rate**: 0.92\n      - **to**: CNY\n- **warnings**: (none)"
+        );
+        assert_eq!(result(OutputFormat::Text, Shape::Other, &json!({})), "(no result)");
 
         let e = ToolError::InvalidArguments("query: missing".into());
         assert_eq!(serde_json::from_str::<Value>(&error(OutputFormat::Raw, &e)).unwrap()["error"], "invalid_arguments");

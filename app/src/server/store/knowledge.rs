@@ -116,6 +116,73 @@ pub fn split(body: &str) -> Vec<String> {
     chunks
 }
 
+/// The start of a Markdown text, at most `max` characters, with its structure kept: whole
+/// blocks and lines (headings, list items, paragraphs) while they fit; a line longer than that is
+/// cut at a word boundary and never inside an emphasis, code or link span. `…` marks a cut.
+pub fn excerpt(body: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    let mut cut = false;
+    'blocks: for block in body.split("\n\n").map(str::trim).filter(|b| !b.is_empty()) {
+        let mut first_line = true;
+        for line in block.lines().map(str::trim_end).filter(|l| !l.trim().is_empty()) {
+            let len = line.chars().count();
+            let sep = if out.is_empty() {
+                ""
+            } else if first_line {
+                "\n\n"
+            } else {
+                "\n"
+            };
+            if used + len <= max {
+                out.push_str(sep);
+                out.push_str(line);
+                used += len;
+            } else {
+                // Nothing yet: the first line alone is too long, so it is cut inside.
+                if out.is_empty() {
+                    out.push_str(&cut_line(line, max));
+                }
+                cut = true;
+                break 'blocks;
+            }
+            first_line = false;
+        }
+    }
+    if cut {
+        out.push('…');
+    }
+    out
+}
+
+/// `line` cut to at most `max` characters at a word boundary (any place in text without spaces),
+/// then before an emphasis, code span or link it would leave open.
+fn cut_line(line: &str, max: usize) -> String {
+    let mut cut: String = line.chars().take(max).collect();
+    if let Some(space) = cut.rfind(char::is_whitespace).filter(|at| *at > cut.len() / 2) {
+        cut.truncate(space);
+    }
+    loop {
+        let open_strong = cut.matches("**").count() % 2 == 1;
+        let open_code = cut.matches('`').count() % 2 == 1;
+        let open_link = cut.rfind('[').is_some_and(|at| !cut[at..].contains(')'));
+        let back_to = if open_strong {
+            cut.rfind("**")
+        } else if open_code {
+            cut.rfind('`')
+        } else if open_link {
+            cut.rfind('[')
+        } else {
+            break;
+        };
+        match back_to {
+            Some(at) => cut.truncate(at),
+            None => break,
+        }
+    }
+    cut.trim_end().to_owned()
+}
+
 pub async fn create_base(
     db: &Db,
     agent_id: &str,
@@ -338,6 +405,21 @@ pub async fn version(db: &Db) -> Result<(i64, i64), DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn excerpts_keep_headings_lists_and_spans_whole() {
+        let body = "## 优才计划：基本申请条件\n\n- **年龄**：18 岁或以上\n- **财政能力**：能独立负担生活\n- **学历**：一般须具备大学学位\n\n其他段落。";
+        // Everything fits: the structure is kept as written.
+        assert_eq!(excerpt(body, 500), body);
+        // Whole lines while they fit, then the mark of a cut.
+        assert_eq!(excerpt(body, 40), "## 优才计划：基本申请条件\n\n- **年龄**：18 岁或以上…");
+        // A line cut inside never leaves `**`, a code span or a link open.
+        assert_eq!(excerpt("申请人须 **具备良好的中文或英文能力**，并有学历。", 12), "申请人须…");
+        assert_eq!(excerpt("Run `parley serve --addr` to start it now", 16), "Run…");
+        assert_eq!(excerpt("See [the official page](https://immd.gov.hk) for more", 20), "See…");
+        assert_eq!(excerpt("word word word word", 12), "word word…");
+        assert_eq!(excerpt("", 10), "");
+    }
 
     #[test]
     fn parses_front_matter() {

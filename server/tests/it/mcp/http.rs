@@ -4,6 +4,52 @@
 
 use super::*;
 
+/// `SearchKnowledgeBase` gives the matching passages, or with `return: documents` the whole
+/// articles they come from (once each), in both output formats.
+#[tokio::test]
+async fn search_returns_fragments_or_whole_documents() {
+    let app = spawn_app().await;
+    let agent = app.agent("mcp-docs", CAPABILITIES).await;
+    let sections: Vec<String> = (1..=12)
+        .map(|i| {
+            let line = format!("优才计划的第{i}项要求：申请人须提交第{i}类证明文件，并说明相关工作经验与学历背景。");
+            format!("## 第{i}部分\n\n{}", line.repeat(3))
+        })
+        .collect();
+    let body = sections.join("\n\n");
+    let base = add_base(&app, &agent, "Immigration", &[("QMAS — the whole guide", &body)]).await;
+    let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
+    let client = connect(&app, "", Some(&t)).await.unwrap();
+    let args = |mode: Option<&str>| {
+        let mut a = json!({"knowledge_base_id": base.id, "query": "优才计划 证明文件 工作经验", "limit": 5});
+        if let Some(mode) = mode {
+            a["return"] = json!(mode);
+        }
+        a
+    };
+    let fragments = ok_json(&call(&client, "SearchKnowledgeBase", args(None)).await);
+    let passages = fragments["results"].as_array().unwrap();
+    assert!(!passages.is_empty(), "{fragments}");
+    assert!(passages.iter().all(|p| p["text"].as_str().unwrap().len() < body.len()));
+    let documents = ok_json(&call(&client, "SearchKnowledgeBase", args(Some("documents"))).await);
+    assert_eq!(documents["return"], "documents");
+    let whole = documents["results"].as_array().unwrap();
+    assert_eq!(whole.len(), 1, "one entry per article: {documents}");
+    assert_eq!(whole[0]["text"], body.as_str());
+    let refused = call(&client, "SearchKnowledgeBase", args(Some("everything"))).await;
+    assert_eq!(refused.is_error, Some(true));
+    client.cancel().await.unwrap();
+
+    let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Text).await;
+    let readable = connect(&app, "", Some(&t)).await.unwrap();
+    let text = text(&call(&readable, "SearchKnowledgeBase", args(Some("documents"))).await);
+    assert!(
+        text.contains("### 1. QMAS — the whole guide") && text.contains("## 第12部分\n\n优才计划的第12项要求"),
+        "{text}"
+    );
+    readable.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn mcp_initialize_base_list_and_search() {
     let app = spawn_app().await;
@@ -123,11 +169,12 @@ async fn mcp_news_and_trending_in_both_output_formats() {
     let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
 
     let raw = connect(&app, &format!("?token={t}"), None).await.unwrap();
-    let day = ok_json(&call(&raw, "GetNewsForDate", json!({"date": NEWS_DAY})).await);
-    assert_eq!((day["date"].as_str(), day["items"][0]["title"].as_str()), (Some(NEWS_DAY), Some("优才计划新措施")));
+    let day = ok_json(&call(&raw, "GetNewsForDate", json!({"date": NEWS_DIGEST})).await);
+    assert_eq!((day["date"].as_str(), day["items"][0]["title"].as_str()), (Some(NEWS_DIGEST), Some("优才计划新措施")));
+    assert_eq!(day["news_date"], NEWS_DAY);
     let today = ok_json(&call(&raw, "GetNewsForDate", json!({})).await);
     assert_eq!(today["items"], json!([]));
-    assert_eq!(today["latest_date"], NEWS_DAY);
+    assert_eq!(today["latest_date"], NEWS_DIGEST);
     let trending = ok_json(&call(&raw, "GetTrendingQuestions", json!({})).await);
     assert_eq!(trending["categories"][0]["category"], "QMAS");
     assert_eq!(trending["categories"][0]["questions"][0], json!({"question": "优才计划的条件是什么？", "count": 2}));
@@ -136,11 +183,12 @@ async fn mcp_news_and_trending_in_both_output_formats() {
     raw.cancel().await.unwrap();
 
     let readable = connect(&app, &format!("?token={t}&output=text"), None).await.unwrap();
-    let day = call(&readable, "GetNewsForDate", json!({"date": NEWS_DAY})).await;
+    let day = call(&readable, "GetNewsForDate", json!({"date": NEWS_DIGEST})).await;
     assert_eq!(day.is_error, Some(false));
     let day = text(&day);
     assert!(
-        day.starts_with(&format!("## News for {NEWS_DAY}")) && day.contains("- **优才计划新措施** (入境事务处, QMAS)"),
+        day.starts_with(&format!("## News digest for {NEWS_DIGEST} (the news of {NEWS_DAY})"))
+            && day.contains("- **优才计划新措施** (入境事务处, QMAS)"),
         "{day}"
     );
     let trending = text(&call(&readable, "GetTrendingQuestions", json!({})).await);
@@ -148,7 +196,7 @@ async fn mcp_news_and_trending_in_both_output_formats() {
     let bases = text(&call(&readable, "ListAvailableKnowledgeBases", json!({})).await);
     assert!(bases.starts_with("## Knowledge bases") && bases.contains("**Immigration**"), "{bases}");
     let other = text(&call(&readable, "get_current_datetime", json!({})).await);
-    assert!(other.starts_with("```json\n"), "{other}");
+    assert!(other.contains("- **timezone**: Asia/Hong_Kong") && !other.contains("```"), "{other}");
     readable.cancel().await.unwrap();
 }
 

@@ -27,6 +27,8 @@ type Client = RunningService<RoleClient, ()>;
 const CAPABILITIES: &[&str] = &["knowledge_search", "news", "datetime", "ticket_escalation", "payments"];
 
 const NEWS_DAY: &str = "2025-03-04";
+/// The digest that holds [`NEWS_DAY`]'s news (each day's digest reports the day before).
+const NEWS_DIGEST: &str = "2025-03-05";
 
 async fn add_base(app: &TestApp, agent: &Agent, name: &str, articles: &[(&str, &str)]) -> KnowledgeBase {
     let base = knowledge::create_base(app.db(), &agent.id, name, "Test knowledge", SystemClock.now_ms()).await.unwrap();

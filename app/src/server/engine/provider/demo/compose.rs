@@ -6,7 +6,8 @@ fn s<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// A short excerpt of a quoted source (the text inside `<source>` fences).
+/// A short excerpt of each quoted source (the text inside `<source>` fences), its Markdown
+/// structure kept (headings left out: the answer has its own).
 fn excerpts(content: &str, max_each: usize) -> Vec<String> {
     content
         .split("<source ")
@@ -14,17 +15,8 @@ fn excerpts(content: &str, max_each: usize) -> Vec<String> {
         .map(|part| {
             let body = part.split_once(">\n").map(|(_, b)| b).unwrap_or(part);
             let body = body.split("</source>").next().unwrap_or(body);
-            let flat: String = body
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let mut out: String = flat.chars().take(max_each).collect();
-            if flat.chars().count() > max_each {
-                out.push('…');
-            }
-            out
+            let without_headings: Vec<&str> = body.lines().filter(|l| !l.trim_start().starts_with('#')).collect();
+            crate::server::store::knowledge::excerpt(&without_headings.join("\n"), max_each)
         })
         .collect()
 }
