@@ -260,10 +260,15 @@ test('every console page renders on a direct load and hydrates; MCP tokens are m
   await page.getByLabel('Agent').selectOption({ label: '香港移民顾问' });
   await page.getByLabel('Name').fill('e2e client');
   await page.getByLabel('Tool definitions').selectOption('detail');
+  // Limited to the knowledge and news modules.
+  await page.locator('#t-module-trending').uncheck();
+  await page.locator('#t-module-tools').uncheck();
   await page.getByRole('button', { name: 'Create token' }).click();
   await expect(page.locator('#new-token-url')).toContainText(`${APP_URL}/mcp?token=pm_`);
+  await expect(page.locator('#new-token-sse-url')).toContainText(`${APP_URL}/sse/mcp?token=pm_`);
   const row = page.locator('#tokens tbody tr').filter({ hasText: 'e2e client' });
   await expect(row).toContainText('detail');
+  await expect(row).toContainText('knowledge, news');
   page.once('dialog', (d) => d.accept());
   await row.getByRole('button', { name: 'Revoke' }).click();
   await expect(row).toContainText('revoked');

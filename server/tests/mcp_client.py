@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Interoperability check of Parley's MCP server with a client that is not ours: the official
-Python SDK (`pip install mcp`). Connects over Streamable HTTP, lists the tools, checks their names
+Python SDK (`pip install mcp`). Connects over Streamable HTTP (or, for a URL on `/sse/mcp`, the
+HTTP+SSE transport of protocol 2024-11-05), lists the tools, checks their names
 against the SDK's own SEP-986 rule, lists the knowledge bases, searches the first one, and makes a
 call with bad arguments (which must come back as a tool error, not a protocol error).
 
 Usage: mcp_client.py URL [QUERY]
   URL    the MCP endpoint with its token, e.g. http://127.0.0.1:3000/mcp?token=pm_...
+         or http://127.0.0.1:3000/sse/mcp?token=pm_...
   QUERY  what to search for (default: "QMAS")
 
 Prints progress, then one JSON line with the findings; exits 1 on any failure.
@@ -16,7 +18,10 @@ import json
 import re
 import sys
 
+from urllib.parse import urlparse
+
 from mcp import ClientSession
+from mcp.client.sse import sse_client
 
 try:  # the SDK renamed the transport in its 2.x line
     from mcp.client.streamable_http import streamable_http_client as connect
@@ -31,7 +36,8 @@ def text_of(result) -> str:
 
 
 async def run(url: str, query: str) -> dict:
-    async with connect(url) as streams:
+    transport = sse_client if urlparse(url).path.endswith("/sse/mcp") else connect
+    async with transport(url) as streams:
         read, write = streams[0], streams[1]
         async with ClientSession(read, write) as session:
             init = await session.initialize()

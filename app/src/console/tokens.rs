@@ -9,6 +9,42 @@ use super::lists::{AgentChoice, when};
 use super::loaded::Loaded;
 use super::types::NewToken;
 
+/// The modules a token may be limited to (the server's `mcp_tokens::Module`; a test keeps the
+/// two lists alike), with what each holds.
+const MODULES: [(&str, &str); 4] = [
+    ("knowledge", " knowledge (list and search the knowledge bases)"),
+    ("news", " news (GetNewsForDate)"),
+    ("trending", " trending questions"),
+    ("tools", " other tools (date and time, web search, exchange rates…)"),
+];
+
+/// The modules ticked, as the server takes them: empty when all are ticked.
+fn chosen_modules(ticked: &[&'static str]) -> String {
+    if MODULES.iter().all(|(m, _)| ticked.contains(m)) {
+        return String::new();
+    }
+    // None ticked is refused by the server ("name at least one module").
+    if ticked.is_empty() {
+        return ",".into();
+    }
+    MODULES.iter().filter(|(m, _)| ticked.contains(m)).map(|(m, _)| *m).collect::<Vec<_>>().join(",")
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+    use crate::server::store::mcp_tokens::Module;
+
+    #[test]
+    fn the_forms_modules_are_the_servers() {
+        let names: Vec<&str> = MODULES.iter().map(|(m, _)| *m).collect();
+        assert_eq!(names, Module::ALL.map(Module::as_str));
+        assert_eq!(chosen_modules(&names), "", "all ticked: all, future modules too");
+        assert_eq!(chosen_modules(&["tools", "news"]), "news,tools");
+        assert!(Module::parse_list(&chosen_modules(&[])).is_err(), "none ticked is refused");
+    }
+}
+
 /// `/admin/tokens`: the MCP tokens, and a form for a new one.
 #[component]
 pub fn TokensPage() -> impl IntoView {
@@ -18,6 +54,8 @@ pub fn TokensPage() -> impl IntoView {
     let name = RwSignal::new("MCP client".to_owned());
     let feature_set = RwSignal::new("base".to_owned());
     let output = RwSignal::new("raw".to_owned());
+    // Unticked modules are left out; all ticked means "all" (future modules too).
+    let modules = RwSignal::new(MODULES.map(|(m, _)| m).to_vec());
     let created = RwSignal::new(None::<NewToken>);
     let error = RwSignal::new(None::<String>);
     let create = move |ev: leptos::ev::SubmitEvent| {
@@ -28,6 +66,7 @@ pub fn TokensPage() -> impl IntoView {
                 name.get_untracked(),
                 feature_set.get_untracked(),
                 output.get_untracked(),
+                chosen_modules(&modules.get_untracked()),
             )
             .await
             {
@@ -64,12 +103,14 @@ pub fn TokensPage() -> impl IntoView {
                     <button type="button" on:click=move |_| copy_text(&url)>"Copy URL"</button>
                     <p class="c-hint">"Client configuration:"</p>
                     <pre>{config}</pre>
+                    <p class="c-hint">"Clients that only speak the older SSE transport ("<code>"\"transportType\": \"sse\""</code>") use:"</p>
+                    <pre id="new-token-sse-url">{t.sse_url.clone()}</pre>
                 </section>
             }
         })}
         <Loaded resource=list let:list>
             <table class="c-table" id="tokens">
-                <thead><tr><th>"Name"</th><th>"Agent"</th><th>"Token"</th><th>"Tools"</th><th>"Output"</th><th>"Created (UTC)"</th><th></th></tr></thead>
+                <thead><tr><th>"Name"</th><th>"Agent"</th><th>"Token"</th><th>"Tools"</th><th>"Modules"</th><th>"Output"</th><th>"Created (UTC)"</th><th></th></tr></thead>
                 <tbody>{list.into_iter().map(|t| {
                     let id = t.id.clone();
                     view! {
@@ -78,6 +119,7 @@ pub fn TokensPage() -> impl IntoView {
                             <td><code>{t.agent_key}</code></td>
                             <td><code>{format!("{}…", t.prefix)}</code></td>
                             <td>{t.feature_set}</td>
+                            <td>{if t.modules.is_empty() { "all".to_owned() } else { t.modules.replace(',', ", ") }}</td>
                             <td>{t.output}</td>
                             <td>{when(t.created_at)}</td>
                             <td>{if t.revoked {
@@ -105,6 +147,28 @@ pub fn TokensPage() -> impl IntoView {
                 <option value="raw">"raw (JSON)"</option>
                 <option value="text">"text (Markdown)"</option>
             </select>
+            <fieldset class="c-modules">
+                <legend>"Modules it may use"</legend>
+                {MODULES.into_iter().map(|(m, label)| {
+                    let id = format!("t-module-{m}");
+                    view! {
+                        <label for=id.clone()>
+                            <input type="checkbox" id=id
+                                prop:checked=move || modules.with(|ms| ms.contains(&m))
+                                on:change=move |ev| {
+                                    let on = event_target_checked(&ev);
+                                    modules.update(|ms| {
+                                        ms.retain(|x| *x != m);
+                                        if on {
+                                            ms.push(m);
+                                        }
+                                    });
+                                } />
+                            {label}
+                        </label>
+                    }
+                }).collect_view()}
+            </fieldset>
             <ErrorLine error />
             <button type="submit" class="c-primary">"Create token"</button>
         </form>

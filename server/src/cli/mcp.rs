@@ -41,6 +41,10 @@ pub struct McpTokenCreate {
     /// A name to recognise the token by.
     #[arg(long, default_value = "MCP client")]
     name: String,
+    /// The modules the token may use, comma-separated: knowledge, news, trending, tools (the
+    /// agent's other tools). Empty: all of them.
+    #[arg(long, default_value = "")]
+    modules: String,
 }
 
 #[derive(clap::Args)]
@@ -61,7 +65,9 @@ pub async fn mcp_token(config: &Config, command: McpTokenCommand) -> anyhow::Res
                 .with_context(|| format!("no agent with key {}", a.agent))?;
             let feature_set = FeatureSet::parse(&a.feature_set).context("--feature-set must be base or detail")?;
             let output = OutputFormat::parse(&a.output).context("--output must be raw or text")?;
-            let (row, token) = mcp_tokens::create(&db, &agent.id, &a.name, feature_set, output, now).await?;
+            let modules = mcp_tokens::Module::parse_list(&a.modules).map_err(|e| anyhow::anyhow!("--modules: {e}"))?;
+            let (row, token) =
+                mcp_tokens::create(&db, &agent.id, &a.name, feature_set, output, modules.as_deref(), now).await?;
             let base = config.public_url.clone().unwrap_or_else(|| format!("http://{}", config.addr));
             println!(
                 "created MCP token {} for agent {} ({}, {})",
@@ -71,7 +77,14 @@ pub async fn mcp_token(config: &Config, command: McpTokenCommand) -> anyhow::Res
                 output.as_str()
             );
             println!("token (shown only now): {token}");
+            if let Some(modules) = &row.modules {
+                println!("modules: {}", mcp_tokens::Module::join(modules));
+            }
             println!("URL: {}/mcp?token={token}", base.trim_end_matches('/'));
+            println!(
+                "SSE URL (older clients, transportType \"sse\"): {}/sse/mcp?token={token}",
+                base.trim_end_matches('/')
+            );
         }
         McpTokenCommand::List { agent } => {
             let agent_id = match &agent {

@@ -2,25 +2,162 @@
 //! request must carry an MCP access token, as `Authorization: Bearer pm_…` or `?token=pm_…`; the
 //! `feature_set` (`base`/`detail`) and `output` (`raw`/`text`) query parameters override the
 //! token's defaults. A request without a valid token is answered 401 before the MCP layer sees it.
+//!
+//! `/sse/mcp`: the same tools over the older HTTP+SSE transport (protocol 2024-11-05), which the
+//! seed's client configuration uses (`transportType: "sse"`). `GET /sse/mcp?token=…` opens an event
+//! stream whose first event (`endpoint`) names where to post messages:
+//! `/sse/mcp/message?sessionId=…`. The session id is a random 128-bit secret known only to the
+//! stream's reader, so posts need no token of their own; they are answered `202` and the replies
+//! come as `message` events on the stream. The session lives as long as its stream; like every
+//! stream it ends when the server shuts down (clients reconnect). Sessions live in the process
+//! that opened them: behind several replicas, route `/sse/mcp` with client affinity.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, header};
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use parley_app::server::mcp::service::http_service;
+use axum::routing::{get, post};
+use axum::{Extension, Router};
+use futures::StreamExt;
+use futures::channel::mpsc;
+use parley_app::server::mcp::service::{http_service, serve_sse_session};
 use parley_app::server::mcp::{AuthError, Overrides, authenticate};
 use parley_app::server::state::AppState;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use tokio_util::sync::CancellationToken;
 
 use crate::api_error::ApiFailure;
 use parley_widget::protocol::ApiCode;
 
+/// Open SSE sessions of one process at most (each holds a small server task and two queues).
+const MAX_SSE_SESSIONS: usize = 1_000;
+/// Messages queued per direction of an SSE session before the sender waits.
+const SSE_QUEUE: usize = 32;
+/// Largest message posted to an SSE session, in bytes (as `/mcp`).
+const MAX_SSE_MESSAGE_BYTES: usize = 256 * 1024;
+
+/// The open SSE sessions of this process: where each one's posted messages go.
+#[derive(Clone, Default)]
+struct SseSessions(Arc<Mutex<HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>>>);
+
+impl SseSessions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Forgets a session when its event stream is dropped (the client went, or the server stops).
+struct SessionGuard {
+    sessions: SseSessions,
+    id: String,
+    stop: CancellationToken,
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        self.sessions.lock().remove(&self.id);
+        self.stop.cancel();
+    }
+}
+
 pub fn router(state: &AppState) -> Router<AppState> {
-    Router::new()
+    let with_token = Router::new()
         .route_service("/mcp", http_service(state.engine.clone()))
-        .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .route("/sse/mcp", get(open_sse))
+        .layer(middleware::from_fn_with_state(state.clone(), require_token));
+    with_token.route("/sse/mcp/message", post(post_sse_message)).layer(Extension(SseSessions::default()))
+}
+
+/// `GET /sse/mcp`: a new session and its event stream (the token was checked by the layer).
+async fn open_sse(
+    State(state): State<AppState>,
+    Extension(sessions): Extension<SseSessions>,
+    request: Request,
+) -> Response {
+    let (Some(token), overrides) = credentials(&request) else {
+        return ApiFailure::new(ApiCode::TokenRequired, AuthError::Missing.to_string()).into_response();
+    };
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let (to_server, incoming) = mpsc::channel(SSE_QUEUE);
+    {
+        let mut open = sessions.lock();
+        if open.len() >= MAX_SSE_SESSIONS {
+            return ApiFailure {
+                retry_after: Some(5),
+                ..ApiFailure::new(ApiCode::Unavailable, "too many open MCP SSE sessions; try again shortly")
+            }
+            .into_response();
+        }
+        open.insert(id.clone(), to_server);
+    }
+    let (outgoing, to_client) = mpsc::channel(SSE_QUEUE);
+    let stop = CancellationToken::new();
+    serve_sse_session(state.engine.clone(), token, overrides, incoming, outgoing, stop.clone());
+    let guard = SessionGuard { sessions, id: id.clone(), stop };
+    let endpoint = Event::default().event("endpoint").data(format!("/sse/mcp/message?sessionId={id}"));
+    let closing = state.engine.shutdown_state().streams_closing().clone().cancelled_owned();
+    let events = futures::stream::once(async move { endpoint })
+        .chain(to_client.map(|message: ServerJsonRpcMessage| {
+            Event::default().event("message").json_data(&message).unwrap_or_else(|e| {
+                tracing::error!(error = %e, "an MCP message could not be encoded");
+                Event::default().comment("unencodable message")
+            })
+        }))
+        .take_until(closing)
+        .map(move |event| {
+            let _session = &guard;
+            Ok::<Event, Infallible>(event)
+        });
+    let mut response = Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response();
+    response.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+#[derive(serde::Deserialize)]
+struct SessionQuery {
+    #[serde(rename = "sessionId")]
+    session_id: String,
+}
+
+/// `POST /sse/mcp/message?sessionId=…`: one JSON-RPC message for a session's server.
+async fn post_sse_message(
+    Extension(sessions): Extension<SseSessions>,
+    Query(query): Query<SessionQuery>,
+    body: axum::body::Bytes,
+) -> Response {
+    let Some(mut to_server) = sessions.lock().get(&query.session_id).cloned() else {
+        return ApiFailure::new(ApiCode::NotFound, "no open MCP SSE session has this id; open /sse/mcp again")
+            .into_response();
+    };
+    if body.len() > MAX_SSE_MESSAGE_BYTES {
+        return ApiFailure::new(ApiCode::BodyTooLarge, "an MCP message may be at most 256 KB").into_response();
+    }
+    let message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(e) => {
+            return ApiFailure::new(ApiCode::MalformedJson, format!("not a JSON-RPC message of MCP: {e}"))
+                .into_response();
+        }
+    };
+    use futures::SinkExt;
+    match tokio::time::timeout(Duration::from_secs(10), to_server.send(message)).await {
+        Ok(Ok(())) => StatusCode::ACCEPTED.into_response(),
+        Ok(Err(_)) => {
+            ApiFailure::new(ApiCode::NotFound, "this MCP SSE session has ended; open /sse/mcp again").into_response()
+        }
+        Err(_) => ApiFailure {
+            retry_after: Some(1),
+            ..ApiFailure::new(ApiCode::Unavailable, "this MCP SSE session is not reading its messages")
+        }
+        .into_response(),
+    }
 }
 
 /// The token and the overrides of a request.

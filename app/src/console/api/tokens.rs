@@ -20,6 +20,7 @@ pub async fn tokens() -> Result<Vec<TokenItem>, ConsoleError> {
             name: t.name,
             feature_set: t.feature_set.as_str().into(),
             output: t.output_format.as_str().into(),
+            modules: t.modules.as_deref().map(crate::server::store::mcp_tokens::Module::join).unwrap_or_default(),
             prefix: t.token_prefix,
             created_at: t.created_at,
             revoked: t.revoked_at.is_some(),
@@ -27,13 +28,15 @@ pub async fn tokens() -> Result<Vec<TokenItem>, ConsoleError> {
         .collect())
 }
 
-/// Creates a token for an agent; the answer holds the secret, shown once.
+/// Creates a token for an agent; the answer holds the secret, shown once. `modules`: the modules
+/// it may use, comma-separated (`knowledge,news`); empty: all of them.
 #[server]
 pub async fn create_token(
     agent_id: String,
     name: String,
     feature_set: String,
     output: String,
+    #[server(default)] modules: String,
 ) -> Result<NewToken, ConsoleError> {
     use crate::server::store::mcp_tokens;
     let AdminUser { state, .. } = AdminUser::extract().await?;
@@ -42,11 +45,18 @@ pub async fn create_token(
         .ok_or_else(|| ConsoleError::invalid("feature_set", "Choose base or detail."))?;
     let output = mcp_tokens::OutputFormat::parse(&output)
         .ok_or_else(|| ConsoleError::invalid("output", "Choose raw or text."))?;
+    let modules = mcp_tokens::Module::parse_list(&modules).map_err(|e| ConsoleError::invalid("modules", e))?;
     let name = super::checks::name(&name)?;
     super::checks::agent(db, &agent_id).await?;
-    let (t, token) = mcp_tokens::create(db, &agent_id, name, feature_set, output, state.engine.now_ms()).await?;
-    let url = format!("{}/mcp?token={token}", state.http.public_url.trim_end_matches('/'));
-    Ok(NewToken { id: t.id, token, url })
+    let now = state.engine.now_ms();
+    let (t, token) = mcp_tokens::create(db, &agent_id, name, feature_set, output, modules.as_deref(), now).await?;
+    let base = state.http.public_url.trim_end_matches('/');
+    Ok(NewToken {
+        id: t.id,
+        url: format!("{base}/mcp?token={token}"),
+        sse_url: format!("{base}/sse/mcp?token={token}"),
+        token,
+    })
 }
 
 /// Revokes a token: clients using it are refused from now on.

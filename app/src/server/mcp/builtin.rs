@@ -187,6 +187,7 @@ pub async fn search(ctx: &ToolContext, base: &KnowledgeBase, args: &Value) -> Re
             "title": h.title,
             "text": text,
             "score": h.score,
+            "similarity": h.similarity,
             "source_url": h.source_url,
             "category": h.category,
             "kind": h.kind,

@@ -14,6 +14,10 @@
 //!   (Creating a synthetic "MCP visitor" and conversation per token was rejected: it would pollute
 //!   the console's conversations, the leads and the trending questions.)
 //!
+//! A token limited to some modules ([`Module`]: `knowledge`, `news`, `trending`, `tools`) gets
+//! only their tools: the others are neither listed nor callable (a call looks the tool up in this
+//! same list).
+//!
 //! Every name is checked against SEP-986 when the list is built; a name that fails is left out
 //! (and logged), so a client never receives an invalid name.
 
@@ -29,6 +33,7 @@ use crate::server::engine::Engine;
 use crate::server::engine::tools::names;
 use crate::server::store::DbError;
 use crate::server::store::knowledge::{self, KnowledgeBase};
+use crate::server::store::mcp_tokens::Module;
 
 /// Registry tools MCP does not offer, with the reason.
 pub const VISITOR_BOUND: &[(&str, &str)] = &[
@@ -167,26 +172,30 @@ impl McpTool {
 pub async fn build(engine: &Engine, access: &McpAccess) -> Result<Vec<McpTool>, DbError> {
     let registry = engine.registry().for_agent(&access.agent);
     let offered = registry.names();
+    let allows = |module| access.token.allows(module);
     let mut tools = Vec::new();
-    if offered.contains(&KNOWLEDGE_TOOL) {
+    if offered.contains(&KNOWLEDGE_TOOL) && allows(Module::Knowledge) {
         let bases = match access.feature_set {
             FeatureSet::Detail => knowledge::bases_of_agent(engine.db(), &access.agent.id).await?,
             FeatureSet::Base => Vec::new(),
         };
         tools.extend(knowledge_tools(access.feature_set, &bases));
     }
-    if offered.contains(&NEWS_TOOL) {
+    if offered.contains(&NEWS_TOOL) && allows(Module::News) {
         tools.push(entry(NEWS.into(), builtin::NEWS_DESCRIPTION.into(), builtin::news_schema(), Target::News, true));
     }
-    tools.push(entry(
-        TRENDING.into(),
-        builtin::TRENDING_DESCRIPTION.into(),
-        builtin::trending_schema(),
-        Target::Trending,
-        true,
-    ));
+    if allows(Module::Trending) {
+        tools.push(entry(
+            TRENDING.into(),
+            builtin::TRENDING_DESCRIPTION.into(),
+            builtin::trending_schema(),
+            Target::Trending,
+            true,
+        ));
+    }
     for spec in registry.specs() {
-        if spec.name == KNOWLEDGE_TOOL || VISITOR_BOUND.iter().any(|(n, _)| *n == spec.name) {
+        let module = if spec.name == NEWS_TOOL { Module::News } else { Module::Tools };
+        if spec.name == KNOWLEDGE_TOOL || !allows(module) || VISITOR_BOUND.iter().any(|(n, _)| *n == spec.name) {
             continue;
         }
         let target = Target::Registry(spec.name.clone());

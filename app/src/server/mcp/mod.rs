@@ -138,6 +138,7 @@ mod tests {
             token_prefix: "pm_x".into(),
             feature_set,
             output_format,
+            modules: None,
             created_at: 0,
             last_used_at: None,
             revoked_at: None,

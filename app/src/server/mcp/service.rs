@@ -1,7 +1,8 @@
-//! The `rmcp` server handler and its two transports: Streamable HTTP (stateless, JSON responses;
-//! the HTTP layer authenticates every request and hands over the [`McpAccess`]) and stdio (the
-//! token given on the command line, checked again at every request so a revoked token stops
-//! working at once).
+//! The `rmcp` server handler and its three transports: Streamable HTTP (stateless, JSON responses;
+//! the HTTP layer authenticates every request and hands over the [`McpAccess`]), HTTP+SSE (the
+//! 2024-11-05 transport: one server per event stream, fed by the messages the client posts) and
+//! stdio. An SSE or stdio session keeps the token it was opened with and checks it again at every
+//! request, so a revoked token stops working at once.
 //!
 //! Tool calls are logged and counted in the usage ledger like the widget's model calls: provider
 //! `mcp`, model = the tool's name, outcome `ok` or `error`, no tokens, the call's latency.
@@ -38,19 +39,25 @@ const INSTRUCTIONS: &str = "Tools of a Parley agent: its knowledge bases, news a
 pub struct ParleyMcp {
     engine: Engine,
     http: reqwest::Client,
-    /// stdio: the token from the command line. HTTP: `None` (the route authenticates).
-    token: Option<Arc<str>>,
+    /// stdio and SSE: the token (and query settings) the session was opened with. Streamable
+    /// HTTP: `None` (the route authenticates every request).
+    session: Option<Arc<(String, Overrides)>>,
 }
 
 impl ParleyMcp {
     pub fn new(engine: Engine, token: Option<String>) -> Self {
-        ParleyMcp { engine, http: reqwest::Client::new(), token: token.map(Arc::from) }
+        Self::with_session(engine, token.map(|t| (t, Overrides::default())))
     }
 
-    /// Who is calling: from the HTTP request, or the stdio token (checked again).
+    fn with_session(engine: Engine, session: Option<(String, Overrides)>) -> Self {
+        ParleyMcp { engine, http: reqwest::Client::new(), session: session.map(Arc::new) }
+    }
+
+    /// Who is calling: from the HTTP request, or the session's token (checked again).
     async fn access(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<McpAccess>, McpError> {
-        if let Some(token) = &self.token {
-            return authenticate(&self.engine, token, &Overrides::default()).await.map(Arc::new).map_err(refused);
+        if let Some(session) = &self.session {
+            let (token, overrides) = session.as_ref();
+            return authenticate(&self.engine, token, overrides).await.map(Arc::new).map_err(refused);
         }
         ctx.extensions
             .get::<Parts>()
@@ -221,6 +228,33 @@ pub fn http_service(engine: Engine) -> StreamableHttpService<ParleyMcp, NeverSes
         .disable_allowed_hosts()
         .with_max_request_body_bytes(MAX_BODY_BYTES);
     StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), config)
+}
+
+/// Serves one session of the HTTP+SSE transport (protocol 2024-11-05) in the background: the
+/// client's messages (posted to the message endpoint) arrive on `incoming`, the server's go out on
+/// `outgoing` (the event stream). It ends when the client goes (`incoming` closes), the stream is
+/// dropped, or `stop` is cancelled. `token` was checked by the route; it is checked again at every
+/// request.
+pub fn serve_sse_session(
+    engine: Engine,
+    token: String,
+    overrides: Overrides,
+    incoming: futures::channel::mpsc::Receiver<rmcp::model::ClientJsonRpcMessage>,
+    outgoing: futures::channel::mpsc::Sender<rmcp::model::ServerJsonRpcMessage>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    use rmcp::ServiceExt;
+    let server = ParleyMcp::with_session(engine, Some((token, overrides)));
+    tokio::spawn(async move {
+        match server.serve_with_ct((outgoing, incoming), stop).await {
+            Ok(running) => {
+                if let Err(e) = running.waiting().await {
+                    tracing::debug!(error = %e, "an MCP SSE session ended");
+                }
+            }
+            Err(e) => tracing::info!(error = %e, "an MCP SSE session ended before its handshake"),
+        }
+    });
 }
 
 /// Serves MCP on stdin/stdout until the client closes it. Fails at once on a bad token.

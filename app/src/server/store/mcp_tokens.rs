@@ -63,6 +63,62 @@ impl OutputFormat {
     }
 }
 
+/// A part of an agent's tools a token may be limited to (seed 004's modules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Module {
+    /// `ListAvailableKnowledgeBases` and the `SearchKnowledgeBase` tools.
+    Knowledge,
+    /// `GetNewsForDate`.
+    News,
+    /// `GetTrendingQuestions`.
+    Trending,
+    /// The agent's other tools (date and time, web search, exchange rates, off-topic check).
+    Tools,
+}
+
+impl Module {
+    pub const ALL: [Module; 4] = [Module::Knowledge, Module::News, Module::Trending, Module::Tools];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Module::Knowledge => "knowledge",
+            Module::News => "news",
+            Module::Trending => "trending",
+            Module::Tools => "tools",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Module::ALL.into_iter().find(|m| m.as_str() == s.trim().to_ascii_lowercase())
+    }
+
+    /// Modules as typed (`news, knowledge`); empty or `all`: every module (`None`).
+    pub fn parse_list(text: &str) -> Result<Option<Vec<Module>>, String> {
+        let text = text.trim();
+        if text.is_empty() || text.eq_ignore_ascii_case("all") {
+            return Ok(None);
+        }
+        let mut modules = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let module = Module::parse(part)
+                .ok_or_else(|| format!("unknown module `{part}` (want knowledge, news, trending or tools)"))?;
+            if !modules.contains(&module) {
+                modules.push(module);
+            }
+        }
+        if modules.is_empty() {
+            return Err("name at least one module, or none for all".into());
+        }
+        Ok(Some(modules))
+    }
+
+    /// As stored: comma-separated.
+    pub fn join(modules: &[Module]) -> String {
+        modules.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(",")
+    }
+}
+
 /// A stored token (never the token itself).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct McpToken {
@@ -75,9 +131,18 @@ pub struct McpToken {
     pub token_prefix: String,
     pub feature_set: FeatureSet,
     pub output_format: OutputFormat,
+    /// The modules it may use; `None`: every module of its agent.
+    pub modules: Option<Vec<Module>>,
     pub created_at: i64,
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
+}
+
+impl McpToken {
+    /// Whether the token may use a module.
+    pub fn allows(&self, module: Module) -> bool {
+        self.modules.as_ref().is_none_or(|m| m.contains(&module))
+    }
 }
 
 #[derive(FromRow)]
@@ -89,6 +154,7 @@ struct Row {
     token_prefix: String,
     feature_set: String,
     output_format: String,
+    modules: Option<String>,
     created_at: i64,
     last_used_at: Option<i64>,
     revoked_at: Option<i64>,
@@ -104,6 +170,8 @@ impl From<Row> for McpToken {
             token_prefix: r.token_prefix,
             feature_set: FeatureSet::parse(&r.feature_set).unwrap_or_default(),
             output_format: OutputFormat::parse(&r.output_format).unwrap_or_default(),
+            // A stored list that no longer reads (a module renamed) grants only what still reads.
+            modules: r.modules.map(|m| m.split(',').filter_map(Module::parse).collect()),
             created_at: r.created_at,
             last_used_at: r.last_used_at,
             revoked_at: r.revoked_at,
@@ -112,7 +180,7 @@ impl From<Row> for McpToken {
 }
 
 const SELECT: &str = "SELECT t.id, t.agent_id, a.public_key AS agent_key, t.name, t.token_prefix, t.feature_set, \
-    t.output_format, t.created_at, t.last_used_at, t.revoked_at FROM mcp_tokens t JOIN agents a ON a.id = t.agent_id";
+    t.output_format, t.modules, t.created_at, t.last_used_at, t.revoked_at FROM mcp_tokens t JOIN agents a ON a.id = t.agent_id";
 
 /// Characters of the token kept in clear for lists.
 const PREFIX_CHARS: usize = 10;
@@ -131,14 +199,15 @@ pub async fn create(
     name: &str,
     feature_set: FeatureSet,
     output_format: OutputFormat,
+    modules: Option<&[Module]>,
     now: i64,
 ) -> Result<(McpToken, String), DbError> {
     let token = new_token();
     let id = new_id();
     let prefix: String = token.chars().take(PREFIX_CHARS).collect();
     sqlx::query(
-        "INSERT INTO mcp_tokens (id, agent_id, name, token_hash, token_prefix, feature_set, output_format, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO mcp_tokens (id, agent_id, name, token_hash, token_prefix, feature_set, output_format, modules, \
+         created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(&id)
     .bind(agent_id)
@@ -147,6 +216,7 @@ pub async fn create(
     .bind(&prefix)
     .bind(feature_set.as_str())
     .bind(output_format.as_str())
+    .bind(modules.map(Module::join))
     .bind(now)
     .execute(db.writer())
     .await?;
@@ -218,11 +288,29 @@ mod tests {
         assert_eq!(FeatureSet::parse("full"), None);
     }
 
+    #[test]
+    fn modules_are_read_as_typed() {
+        assert_eq!(Module::parse_list(""), Ok(None));
+        assert_eq!(Module::parse_list(" All "), Ok(None));
+        assert_eq!(Module::parse_list("news, Knowledge,news"), Ok(Some(vec![Module::News, Module::Knowledge])));
+        assert!(Module::parse_list("news,billing").unwrap_err().contains("billing"));
+        assert!(Module::parse_list(" , ").is_err());
+        assert_eq!(Module::join(&[Module::Trending, Module::Tools]), "trending,tools");
+    }
+
     #[tokio::test]
     async fn mcp_tokens_are_stored_hashed_and_revocable() {
         let (db, agent, _dir) = crate::server::store::testing::db_with_agent().await;
         let (db, agent) = (&db, &agent.id);
-        let (row, token) = create(db, agent, "IDE", FeatureSet::Detail, OutputFormat::Text, 5).await.unwrap();
+        let (row, token) = create(db, agent, "IDE", FeatureSet::Detail, OutputFormat::Text, None, 5).await.unwrap();
+        assert_eq!(row.modules, None);
+        assert!(Module::ALL.iter().all(|m| row.allows(*m)));
+        let news_only = [Module::News];
+        let (limited, _) =
+            create(db, agent, "news", FeatureSet::Base, OutputFormat::Raw, Some(&news_only), 5).await.unwrap();
+        assert_eq!(limited.modules.as_deref(), Some(&news_only[..]));
+        assert!(limited.allows(Module::News) && !limited.allows(Module::Knowledge) && !limited.allows(Module::Tools));
+        sqlx::query("DELETE FROM mcp_tokens WHERE id = $1").bind(&limited.id).execute(db.writer()).await.unwrap();
         assert_eq!(
             (row.feature_set, row.output_format, row.agent_key.as_str()),
             (FeatureSet::Detail, OutputFormat::Text, "tools-test")

@@ -285,3 +285,48 @@ async fn mcp_invalid_arguments_are_tool_errors() {
             .unwrap();
     assert_eq!(errors, 6);
 }
+
+/// A token limited to some modules (seed 004: what the customer bought) lists and calls only
+/// their tools; every other tool is unknown to it.
+#[tokio::test]
+async fn a_token_limited_to_modules_sees_and_calls_only_their_tools() {
+    use parley_app::server::store::mcp_tokens::Module;
+    let app = spawn_app().await;
+    let (agent, base) = agent_with_content(&app, "mcp-m").await;
+    let now = SystemClock.now_ms();
+    let news_only = [Module::News];
+    let (_, t) =
+        mcp_tokens::create(app.db(), &agent.id, "news", FeatureSet::Base, OutputFormat::Raw, Some(&news_only), now)
+            .await
+            .unwrap();
+    let client = connect(&app, &format!("?token={t}"), None).await.unwrap();
+    let names = tool_names(&client).await;
+    assert_eq!(names, ["GetNewsForDate", "fetch_immigration_news"], "news only");
+    let day = ok_json(&call(&client, "GetNewsForDate", json!({"date": NEWS_DIGEST})).await);
+    assert_eq!(day["items"][0]["title"], "优才计划新措施");
+    for outside in ["GetTrendingQuestions", "ListAvailableKnowledgeBases", "get_current_datetime"] {
+        let refused = client.call_tool(CallToolRequestParams::new(outside)).await;
+        assert!(refused.is_err(), "{outside} is outside the token's modules: {refused:?}");
+    }
+    let search = client
+        .call_tool(
+            CallToolRequestParams::new("SearchKnowledgeBase")
+                .with_arguments(json!({"knowledge_base_id": base.id, "query": "优才"}).as_object().cloned().unwrap()),
+        )
+        .await;
+    assert!(search.is_err(), "{search:?}");
+    client.cancel().await.unwrap();
+
+    // Knowledge and tools, in the detail feature set: no news, no trending.
+    let some = [Module::Knowledge, Module::Tools];
+    let (_, t) = mcp_tokens::create(app.db(), &agent.id, "kb", FeatureSet::Detail, OutputFormat::Raw, Some(&some), now)
+        .await
+        .unwrap();
+    let client = connect(&app, &format!("?token={t}"), None).await.unwrap();
+    let names = tool_names(&client).await;
+    assert!(names[0].starts_with("SearchKnowledgeBase-") && names.contains(&"get_current_datetime".to_owned()));
+    assert!(
+        !names.iter().any(|n| n == "GetNewsForDate" || n == "GetTrendingQuestions" || n == "fetch_immigration_news")
+    );
+    client.cancel().await.unwrap();
+}

@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 
 mod http;
+mod sse;
 mod subprocess;
 
 type Client = RunningService<RoleClient, ()>;
@@ -70,7 +71,7 @@ async fn agent_with_content(app: &TestApp, key: &str) -> (Agent, KnowledgeBase) 
 }
 
 async fn token(app: &TestApp, agent: &Agent, feature_set: FeatureSet, output: OutputFormat) -> String {
-    mcp_tokens::create(app.db(), &agent.id, "test", feature_set, output, SystemClock.now_ms()).await.unwrap().1
+    mcp_tokens::create(app.db(), &agent.id, "test", feature_set, output, None, SystemClock.now_ms()).await.unwrap().1
 }
 
 /// An SDK client on `/mcp{query}`, with a bearer token when given.

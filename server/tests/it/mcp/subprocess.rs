@@ -47,19 +47,27 @@ async fn mcp_stdio_subcommand_serves_the_same_tools() {
 }
 
 /// A client that is not ours: the official Python SDK (`mcp` on PyPI) lists the tools and calls
-/// them against the running server. Skipped, saying so, when the package is not installed (unless
-/// `PARLEY_PYTHON_MCP=required`, which `test.sh` sets after installing it).
+/// them against the running server, over Streamable HTTP. Skipped, saying so, when the package is
+/// not installed (unless `PARLEY_PYTHON_MCP=required`, which `test.sh` sets after installing it).
 #[tokio::test]
 async fn mcp_python_sdk_client_lists_and_calls_tools() {
+    python_client_check("/mcp", "mcp_python_sdk_client_lists_and_calls_tools").await;
+}
+
+/// The same client over the HTTP+SSE transport (`/sse/mcp`), as the seed's client configuration
+/// (`transportType: "sse"`) connects.
+#[tokio::test]
+async fn mcp_python_sdk_client_over_the_sse_transport() {
+    python_client_check("/sse/mcp", "mcp_python_sdk_client_over_the_sse_transport").await;
+}
+
+async fn python_client_check(path: &str, test: &str) {
     let required = std::env::var("PARLEY_PYTHON_MCP").is_ok_and(|v| v == "required");
     let has_sdk =
         std::process::Command::new("python3").args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
     if !has_sdk {
         assert!(!required, "PARLEY_PYTHON_MCP=required but `python3 -c 'import mcp'` fails");
-        eprintln!(
-            "SKIPPED mcp_python_sdk_client_lists_and_calls_tools: the Python `mcp` package is not installed \
-             (python3 -m pip install mcp)"
-        );
+        eprintln!("SKIPPED {test}: the Python `mcp` package is not installed (python3 -m pip install mcp)");
         return;
     }
     let app = spawn_app().await;
@@ -67,7 +75,7 @@ async fn mcp_python_sdk_client_lists_and_calls_tools() {
     let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client.py");
     let out = tokio::process::Command::new("python3")
-        .args([script, &app.url(&format!("/mcp?token={t}")), "优才 条件"])
+        .args([script, &app.url(&format!("{path}?token={t}")), "优才 条件"])
         .output()
         .await
         .expect("run python3");

@@ -1,0 +1,119 @@
+//! The HTTP+SSE transport (protocol 2024-11-05) at `/sse/mcp`, spoken by hand: the token rules,
+//! the `endpoint` event, posted messages answered on the stream, bad posts refused, a revoked
+//! token refused inside an open session, and the session gone with its stream.
+
+use super::*;
+
+/// Reads the events of an SSE response as (event name, data) pairs.
+struct SseReader {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl SseReader {
+    async fn next(&mut self) -> (String, String) {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let (mut event, mut data) = (String::from("message"), Vec::new());
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push(v.strip_prefix(' ').unwrap_or(v).to_owned());
+                    }
+                }
+                if data.is_empty() {
+                    continue; // a keep-alive comment
+                }
+                return (event, data.join("\n"));
+            }
+            let chunk = tokio::time::timeout(std::time::Duration::from_secs(10), self.response.chunk())
+                .await
+                .expect("an event within 10 s")
+                .expect("the stream reads")
+                .expect("the stream is still open");
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk).replace("\r\n", "\n"));
+        }
+    }
+
+    /// The next `message` event, as JSON.
+    async fn message(&mut self) -> Value {
+        let (event, data) = self.next().await;
+        assert_eq!(event, "message", "{data}");
+        serde_json::from_str(&data).expect("a JSON-RPC message")
+    }
+}
+
+#[tokio::test]
+async fn mcp_sse_transport_serves_the_tools_of_a_session() {
+    let app = spawn_app().await;
+    let (agent, _) = agent_with_content(&app, "mcp-sse").await;
+    let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
+
+    assert_eq!(app.client.get(app.url("/sse/mcp")).send().await.unwrap().status(), 401);
+    assert_eq!(app.client.get(app.url("/sse/mcp?token=pm_nope")).send().await.unwrap().status(), 401);
+
+    let opened = app.client.get(app.url(&format!("/sse/mcp?token={t}&output=text"))).send().await.unwrap();
+    assert_eq!(opened.status(), 200);
+    assert!(opened.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    let mut stream = SseReader { response: opened, buffer: String::new() };
+    let (event, endpoint) = stream.next().await;
+    assert_eq!(event, "endpoint");
+    assert!(endpoint.starts_with("/sse/mcp/message?sessionId="), "{endpoint}");
+    let post =
+        |body: String| app.client.post(app.url(&endpoint)).header("content-type", "application/json").body(body).send();
+
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "by-hand", "version": "1"}}});
+    assert_eq!(post(init.to_string()).await.unwrap().status(), 202);
+    let reply = stream.message().await;
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["result"]["serverInfo"]["name"], "parley");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(initialized.to_string()).await.unwrap().status(), 202);
+
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(post(list.to_string()).await.unwrap().status(), 202);
+    let tools = stream.message().await;
+    let names: Vec<&str> =
+        tools["result"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"ListAvailableKnowledgeBases") && names.contains(&"GetTrendingQuestions"), "{names:?}");
+
+    // The query's output setting holds for the session: text, not JSON.
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "ListAvailableKnowledgeBases", "arguments": {}}});
+    assert_eq!(post(call.to_string()).await.unwrap().status(), 202);
+    let listed = stream.message().await;
+    let out = listed["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(out.contains("Immigration") && serde_json::from_str::<Value>(out).is_err(), "{out}");
+
+    // Bad posts change nothing and say why.
+    let garbage = post("{not json".into()).await.unwrap();
+    assert_eq!(garbage.status(), 400);
+    let unknown =
+        app.client.post(app.url("/sse/mcp/message?sessionId=0000")).body(list.to_string()).send().await.unwrap();
+    assert_eq!(unknown.status(), 404);
+    assert_eq!(app.client.post(app.url("/sse/mcp/message")).body(list.to_string()).send().await.unwrap().status(), 400);
+
+    // A token revoked while its session is open stops working at the next request.
+    let id = mcp_tokens::list(app.db(), Some(&agent.id)).await.unwrap()[0].id.clone();
+    assert!(mcp_tokens::revoke(app.db(), &id, Some(&agent.id), SystemClock.now_ms()).await.unwrap());
+    let again = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
+    assert_eq!(post(again.to_string()).await.unwrap().status(), 202);
+    let refused = stream.message().await;
+    assert_eq!(refused["id"], 4);
+    assert!(refused["error"]["message"].as_str().unwrap().contains("revoked"), "{refused}");
+
+    // The session ends with its stream.
+    drop(stream);
+    let mut gone = 0;
+    for _ in 0..50 {
+        gone = post(again.to_string()).await.unwrap().status().as_u16();
+        if gone == 404 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(gone, 404, "a session outlived its stream");
+}
