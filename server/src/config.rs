@@ -51,6 +51,10 @@ pub struct Config {
     /// Model for that provider.
     #[arg(long, global = true, env = "PARLEY_MODEL", default_value = "gpt-4o-mini")]
     pub model: String,
+    /// The fallback model of agents that name none, per provider: `provider=model` pairs,
+    /// comma-separated (`anthropic=claude-3-5-haiku-latest,openai=gpt-4o-mini`); empty: none.
+    #[arg(long, global = true, env = "PARLEY_FALLBACK_MODELS", default_value = parley_app::server::engine::provider::fallbacks::DEFAULT_FALLBACK_MODELS)]
+    pub fallback_models: String,
     /// Proxies (addresses or CIDR ranges, comma-separated) whose `X-Forwarded-For` header names
     /// the client; without it the client is the socket's peer and the header is ignored.
     #[arg(long, global = true, env = "PARLEY_TRUSTED_PROXIES", default_value = "")]
@@ -181,7 +185,7 @@ pub struct SpendArgs {
     /// The same per million output tokens.
     #[arg(long, global = true, env = "PARLEY_UNPRICED_OUTPUT_PER_MTOK", default_value_t = SpendSettings::default().unpriced_output_per_mtok)]
     pub unpriced_output_per_mtok: f64,
-    /// `max_tokens` of every answer's model calls (16 to 100000).
+    /// `max_tokens` of every answer's model calls when the agent sets none (16 to 100000).
     #[arg(long, global = true, env = "PARLEY_ANSWER_MAX_TOKENS", default_value_t = SpendSettings::default().answer_max_tokens)]
     pub answer_max_tokens: u32,
     /// Seconds one answer may take in all (model calls, tools, experts); then it ends with
@@ -257,6 +261,8 @@ impl Config {
             openai_api_key: None,
             payment_webhook_secret: Some(TEST_WEBHOOK_SECRET.into()),
             model: "gpt-4o-mini".into(),
+            // No default fallback: each test says which model takes over.
+            fallback_models: String::new(),
             trusted_proxies: String::new(),
             limits: LimitArgs::defaults(),
             spend: SpendArgs::defaults(),
@@ -309,7 +315,7 @@ mod tests {
         let defaults = Cli::try_parse_from(["parley"]).unwrap().config.spend.settings().unwrap();
         assert_eq!(defaults.agent_daily_cap_usd, Some(10.0), "the agent's daily cap is on by default");
         assert_eq!(defaults.visitor_daily_cap_usd, Some(1.0));
-        assert_eq!(defaults.answer_max_tokens, 1024);
+        assert_eq!(defaults.answer_max_tokens, 4096);
         let off =
             Cli::try_parse_from(["parley", "--agent-daily-cap-usd", "0", "--visitor-daily-cap-usd", "0"]).unwrap();
         let off = off.config.spend.settings().unwrap();

@@ -24,6 +24,7 @@ use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::engine::knowledge::Knowledge;
 use parley_app::server::engine::knowledge::embeddings::Embedder;
 use parley_app::server::engine::payments::{PayLinks, Payments, WebhookSecret};
+use parley_app::server::engine::provider::fallbacks::DefaultFallbacks;
 use parley_app::server::engine::shutdown::ShutdownReport;
 use parley_app::server::engine::tools::registry::Registry;
 use parley_app::server::engine::{Engine, EngineSettings, Services};
@@ -99,6 +100,8 @@ pub async fn build_state(
         visitor_idle: Duration::from_secs(config.visitor_idle_hours.saturating_mul(3600)),
         spend: config.spend.settings()?,
         lease_ttl: Duration::from_secs(config.lease_ttl_secs),
+        fallbacks: DefaultFallbacks::parse(&config.fallback_models)
+            .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
         ..EngineSettings::default()
     };
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));

@@ -134,6 +134,8 @@ pub fn AgentFormView(
                 value=bind!(f.max_turns) errors />
             <TextInput id="a-daily-cap" label=cap_label field="daily_cap_usd"
                 value=bind!(f.daily_cap_usd) errors />
+            <TextInput id="a-max-tokens" label="Longest reply, in tokens (max_tokens; empty: the server's default, 4096)"
+                field="max_tokens" value=bind!(f.max_tokens) errors />
             <Notice status />
             <button type="submit" class="c-primary">"Save"</button>
         </form>

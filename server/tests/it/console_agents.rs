@@ -24,13 +24,14 @@ async fn agents_are_validated_field_by_field_and_keys_never_come_back() {
         theme_color: "#4f46e5".into(),
         launcher_position: "right".into(),
         budget_usd: 0.5,
+        max_tokens: "8".into(),
         ..Default::default()
     };
     let (status, body) = b.call_json(a::SaveAgent::PATH, json!({ "form": bad })).await;
     assert_eq!(status, 200, "{body}");
     let saved: Value = serde_json::from_str(&body).unwrap();
     let fields: Vec<&str> = saved["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
-    assert_eq!(fields, ["name", "base_url", "key"], "{body}");
+    assert_eq!(fields, ["name", "base_url", "max_tokens", "key"], "{body}");
     assert_eq!(app.count("agents").await, before, "nothing written");
 
     let good = AgentForm {
@@ -42,6 +43,7 @@ async fn agents_are_validated_field_by_field_and_keys_never_come_back() {
         enabled_tools: Some(vec!["escalate_to_human".into()]),
         allowed_origins: vec!["https://shop.example.com/".into()],
         budget_usd: 1.25,
+        max_tokens: "2048".into(),
         ..bad
     };
     let (_, body) = b.call_json(a::SaveAgent::PATH, json!({ "form": good })).await;
@@ -52,6 +54,7 @@ async fn agents_are_validated_field_by_field_and_keys_never_come_back() {
     assert_eq!(form.api_key_hint.as_deref(), Some("••••1234"));
     assert_eq!(form.allowed_origins, ["https://shop.example.com"]);
     assert_eq!(form.budget_usd, 1.25);
+    assert_eq!(form.max_tokens, "2048");
     // Saving again without a new key keeps the stored one; the widget never sees it.
     let (_, body) =
         b.call_json(a::SaveAgent::PATH, json!({ "form": AgentForm { name: "Shop 2".into(), ..form } })).await;

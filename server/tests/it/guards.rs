@@ -204,6 +204,35 @@ async fn an_overloaded_model_is_replaced_by_the_fallback_model() {
     );
 }
 
+/// An agent that names no fallback model gets its provider's default (`PARLEY_FALLBACK_MODELS`);
+/// its own choice, when it has one, wins.
+#[tokio::test]
+async fn an_agent_without_a_fallback_uses_its_providers_default() {
+    let app =
+        TestApp::builder().config(|c| c.fallback_models = "openai=provider-default-fallback".into()).spawn().await;
+    let agent = app.agent("plain", &[]).await;
+    let token = app.visitor("plain").await;
+    app.fake.push(Reply::StreamError { pieces: vec![], message: "overloaded_error".into() });
+    app.fake.push_content("Answer from the default fallback.");
+    let events = app.send(&token, "plain", None, "hello").await;
+    assert_eq!(text(&events), "Answer from the default fallback.");
+    let models: Vec<String> = app.fake.requests().iter().map(|r| r["model"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(models, ["gpt-4o-mini", "provider-default-fallback"]);
+
+    sqlx::query("UPDATE agents SET fallback_model = 'agent-own-fallback' WHERE id = $1")
+        .bind(&agent.id)
+        .execute(app.db().writer())
+        .await
+        .unwrap();
+    app.engine().agents_changed();
+    app.fake.push(Reply::StreamError { pieces: vec![], message: "overloaded_error".into() });
+    app.fake.push_content("Answer from the agent's own fallback.");
+    let conversation = conversation_id(&events);
+    let events = app.send(&token, "plain", Some(&conversation), "again").await;
+    assert_eq!(text(&events), "Answer from the agent's own fallback.");
+    assert_eq!(app.fake.requests().last().unwrap()["model"], "agent-own-fallback");
+}
+
 /// Overloaded said inside a 200 stream before any text (Anthropic's usual `overloaded_error`),
 /// and rate limits that outlast the retries: the fallback model answers; the failed attempts
 /// are in the ledger at no cost.

@@ -123,14 +123,23 @@ async fn every_model_call_asks_for_max_tokens() {
     app.fake.push_content("done");
     app.send(&token, "help", None, "I need help").await;
     let asked: Vec<Value> = app.fake.requests().iter().map(|r| r["max_tokens"].clone()).collect();
-    assert_eq!(asked, [json!(1024), json!(1024)], "the default on both hops");
+    assert_eq!(asked, [json!(4096), json!(4096)], "the default (seed 003's 4,096) on both hops");
 
     let app = TestApp::builder().config(|c| c.spend.answer_max_tokens = 300).spawn().await;
-    app.agent("help", &[]).await;
+    let agent = app.agent("help", &[]).await;
     let token = app.visitor("help").await;
     app.fake.push_content("ok");
     app.send(&token, "help", None, "hi").await;
-    assert_eq!(app.fake.requests()[0]["max_tokens"], 300);
+    assert_eq!(app.fake.requests()[0]["max_tokens"], 300, "the server's default");
+
+    // The agent's own setting beats the server's default.
+    let limits = parley_app::server::store::agents::AgentLimits { max_tokens: Some(777), ..Default::default() };
+    app.set_limits(&agent.id, limits).await;
+    app.fake.push_content("ok again");
+    app.send(&token, "help", None, "hi again").await;
+    assert_eq!(app.fake.requests()[1]["max_tokens"], 777, "the agent's max_tokens");
+    let stored = parley_app::server::store::agents::by_id(app.db(), &agent.id).await.unwrap().unwrap();
+    assert_eq!(stored.limits.max_tokens, Some(777));
 }
 
 #[tokio::test]

@@ -308,4 +308,28 @@ async fn a_model_that_refuses_tools_answers_without_them_and_is_remembered() {
     let events = app.send(&token, "help", None, "hi").await;
     assert_eq!(shape(&events).last().unwrap(), "message_end:failed");
     assert_eq!(app.fake.requests().len(), 1);
+
+    // A fallback model that does not take tools: found out once, then asked without them.
+    let (app, token) = spawn_chat("help", &["ticket_escalation"]).await;
+    sqlx::query("UPDATE agents SET fallback_model = 'small-model' WHERE public_key = 'help'")
+        .execute(app.db().writer())
+        .await
+        .unwrap();
+    app.engine().agents_changed();
+    app.fake.push(Reply::StreamError { pieces: vec![], message: "overloaded".into() });
+    app.fake.push(Reply::Status { status: 400, headers: vec![], body: refusal.to_string() });
+    app.fake.push_content("From the small model.");
+    let events = app.send(&token, "help", None, "hi").await;
+    assert_eq!(text(&events), "From the small model.");
+    let asked = |r: &Value| (r["model"].as_str().unwrap().to_owned(), r.get("tools").is_some());
+    let requests: Vec<(String, bool)> = app.fake.requests().iter().map(asked).collect();
+    let expected = [("gpt-4o-mini", true), ("small-model", true), ("small-model", false)];
+    assert_eq!(requests, expected.map(|(m, t)| (m.to_owned(), t)));
+    app.fake.push(Reply::StreamError { pieces: vec![], message: "overloaded".into() });
+    app.fake.push_content("Small again.");
+    let conversation = conversation_id(&events);
+    let events = app.send(&token, "help", Some(&conversation), "again").await;
+    assert_eq!(text(&events), "Small again.");
+    let requests: Vec<(String, bool)> = app.fake.requests().iter().map(asked).collect();
+    assert_eq!(requests[3..], [("gpt-4o-mini".to_owned(), true), ("small-model".to_owned(), false)]);
 }

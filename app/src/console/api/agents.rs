@@ -124,6 +124,7 @@ async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<
         budget_usd: a.limits.budget_usd,
         max_turns: a.limits.max_turns.map(|n| n.to_string()).unwrap_or_default(),
         daily_cap_usd: a.limits.daily_cap_usd.map(|n| n.to_string()).unwrap_or_default(),
+        max_tokens: a.limits.max_tokens.map(|n| n.to_string()).unwrap_or_default(),
     })
 }
 
@@ -139,7 +140,8 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
         None => None,
     };
     let parsed = NewAgent::parse(&input(&form), &state.engine.catalogue());
-    let (mut new, limits) = match (parsed, AgentLimits::parse(form.budget_usd, &form.max_turns, &form.daily_cap_usd)) {
+    let limits = AgentLimits::parse(form.budget_usd, &form.max_turns, &form.daily_cap_usd, &form.max_tokens);
+    let (mut new, limits) = match (parsed, limits) {
         (Ok(new), Ok(limits)) => (new, limits),
         (new, limits) => {
             let mut errors: Vec<FieldError> =

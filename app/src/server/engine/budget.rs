@@ -23,7 +23,7 @@ pub struct SpendSettings {
     /// What a model without a price row is charged, US dollars per million tokens.
     pub unpriced_input_per_mtok: f64,
     pub unpriced_output_per_mtok: f64,
-    /// `max_tokens` of every answer's model calls.
+    /// `max_tokens` of every answer's model calls, for agents that set none (seed 003: 4,096).
     pub answer_max_tokens: u32,
     /// How long one answer (all its model calls and tools) may take.
     pub answer_time_limit: Duration,
@@ -38,7 +38,7 @@ impl Default for SpendSettings {
         SpendSettings {
             unpriced_input_per_mtok: super::pricing::DEFAULT_INPUT_PER_MTOK,
             unpriced_output_per_mtok: super::pricing::DEFAULT_OUTPUT_PER_MTOK,
-            answer_max_tokens: 1024,
+            answer_max_tokens: 4096,
             answer_time_limit: Duration::from_secs(120),
             agent_daily_cap_usd: Some(10.0),
             visitor_daily_cap_usd: Some(1.0),

@@ -67,6 +67,8 @@ pub struct EngineSettings {
     pub visitor_idle: Duration,
     /// Prices of unpriced models, `max_tokens`, the answer's time limit, daily caps.
     pub spend: budget::SpendSettings,
+    /// The fallback model of agents that name none, per provider.
+    pub fallbacks: provider::fallbacks::DefaultFallbacks,
 }
 
 impl Default for EngineSettings {
@@ -82,6 +84,7 @@ impl Default for EngineSettings {
             cache_ttl: Duration::from_secs(10),
             visitor_idle: Duration::from_secs(30 * 24 * 3600),
             spend: budget::SpendSettings::default(),
+            fallbacks: provider::fallbacks::DefaultFallbacks::default(),
         }
     }
 }

@@ -10,11 +10,23 @@ use std::sync::{Arc, RwLock};
 
 pub use crate::server::store::prices::ModelPrice;
 
+/// What writing a token to the prompt cache costs, as a multiple of the input price (Anthropic's
+/// 5-minute cache: 1.25).
+pub const CACHE_WRITE_FACTOR: f64 = 1.25;
+
 impl ModelPrice {
     /// Cost of one call.
     pub fn cost_usd(&self, input: u64, cached: u64, output: u64) -> f64 {
-        let fresh = input.saturating_sub(cached) as f64;
-        (fresh * self.input_per_mtok + cached as f64 * self.cached_per_mtok + output as f64 * self.output_per_mtok)
+        self.cost_with_cache_writes(input, cached, 0, output)
+    }
+
+    /// Cost of one call of which `written` input tokens were written to the prompt cache.
+    pub fn cost_with_cache_writes(&self, input: u64, cached: u64, written: u64, output: u64) -> f64 {
+        let fresh = input.saturating_sub(cached).saturating_sub(written) as f64;
+        (fresh * self.input_per_mtok
+            + cached as f64 * self.cached_per_mtok
+            + written as f64 * self.input_per_mtok * CACHE_WRITE_FACTOR
+            + output as f64 * self.output_per_mtok)
             / 1_000_000.0
     }
 }
@@ -86,9 +98,14 @@ impl Prices {
 
     /// Cost of one call; a model without a row costs the default price.
     pub fn cost_usd(&self, model: &str, input: u64, cached: u64, output: u64) -> f64 {
+        self.cost_with_cache_writes(model, input, cached, 0, output)
+    }
+
+    /// Cost of one call of which `written` input tokens were written to the prompt cache.
+    pub fn cost_with_cache_writes(&self, model: &str, input: u64, cached: u64, written: u64, output: u64) -> f64 {
         match self.lookup(model) {
-            Some(p) => p.cost_usd(input, cached, output),
-            None => self.unpriced.cost_usd(input, cached, output),
+            Some(p) => p.cost_with_cache_writes(input, cached, written, output),
+            None => self.unpriced.cost_with_cache_writes(input, cached, written, output),
         }
     }
 
@@ -148,6 +165,10 @@ mod tests {
         assert!((p.cost_usd("@cf/meta/llama-3-8b", 0, 0, 1_000_000) - 40.0).abs() < 1e-9);
         assert!(p.floor_usd("gpt-5") > 0.0, "an unknown model holds room in a budget");
         assert_eq!(p.cost_usd("parley-demo", 1_000, 0, 1_000), 0.0, "a zero row is a price too");
+        // Cache writes cost 1.25 times the input price; reads the cached price.
+        let sonnet = p.cost_with_cache_writes("anthropic/claude-3.5-sonnet", 1_000_000, 0, 1_000_000, 0);
+        let plain = p.cost_usd("anthropic/claude-3.5-sonnet", 1_000_000, 0, 0);
+        assert!((sonnet - plain * CACHE_WRITE_FACTOR).abs() < 1e-9, "{sonnet} vs {plain}");
         assert!((Prices::default().default_price().output_per_mtok - DEFAULT_OUTPUT_PER_MTOK).abs() < 1e-9);
     }
 

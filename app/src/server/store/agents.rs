@@ -93,11 +93,13 @@ pub struct AgentLimits {
     pub max_turns: Option<u32>,
     /// What the agent may spend per UTC day; `None`: no cap.
     pub daily_cap_usd: Option<f64>,
+    /// `max_tokens` of every model call of its answers; `None`: the server's default.
+    pub max_tokens: Option<u32>,
 }
 
 impl Default for AgentLimits {
     fn default() -> Self {
-        AgentLimits { budget_usd: 0.5, max_turns: None, daily_cap_usd: None }
+        AgentLimits { budget_usd: 0.5, max_turns: None, daily_cap_usd: None, max_tokens: None }
     }
 }
 
@@ -207,6 +209,7 @@ struct AgentRow {
     budget_usd: f64,
     max_turns: Option<i64>,
     daily_cap_usd: Option<f64>,
+    max_tokens: Option<i64>,
 }
 
 impl AgentRow {
@@ -253,6 +256,7 @@ impl AgentRow {
                 budget_usd: r.budget_usd,
                 max_turns: r.max_turns.and_then(|n| u32::try_from(n).ok()),
                 daily_cap_usd: r.daily_cap_usd,
+                max_tokens: r.max_tokens.and_then(|n| u32::try_from(n).ok()),
             },
         })
     }
@@ -285,7 +289,7 @@ fn no_secret_key() -> DbError {
 
 const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_tools, provider, base_url, \
     api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, language, look, \
-    allowed_origins, budget_usd, max_turns, daily_cap_usd";
+    allowed_origins, budget_usd, max_turns, daily_cap_usd, max_tokens";
 
 /// The agent with this embed key.
 pub async fn by_public_key(db: &Db, key: &str) -> Result<Option<Agent>, DbError> {
@@ -411,11 +415,12 @@ pub(super) async fn replace_stored_key(db: &Db, id: &str, was: &str, sealed: &st
 
 /// Sets an agent's guards.
 pub async fn set_limits(db: &Db, id: &str, limits: &AgentLimits) -> Result<(), DbError> {
-    sqlx::query("UPDATE agents SET budget_usd = $2, max_turns = $3, daily_cap_usd = $4 WHERE id = $1")
+    sqlx::query("UPDATE agents SET budget_usd = $2, max_turns = $3, daily_cap_usd = $4, max_tokens = $5 WHERE id = $1")
         .bind(id)
         .bind(limits.budget_usd)
         .bind(limits.max_turns.map(i64::from))
         .bind(limits.daily_cap_usd)
+        .bind(limits.max_tokens.map(i64::from))
         .execute(db.writer())
         .await?;
     Ok(())

@@ -183,10 +183,11 @@ impl Engine {
             limits: TurnLimits {
                 max_hops: agent.max_turns(),
                 tool_timeout: self.settings().tool_timeout,
-                max_tokens: Some(self.settings().spend.answer_max_tokens),
+                max_tokens: Some(agent.limits.max_tokens.unwrap_or(self.settings().spend.answer_max_tokens)),
                 time_limit: self.settings().spend.answer_time_limit,
                 agent_daily_cap_usd: agent.limits.daily_cap_usd.or(self.settings().spend.agent_daily_cap_usd),
                 visitor_daily_cap_usd: self.settings().spend.visitor_daily_cap_usd,
+                fallback_model: self.settings().fallbacks.for_provider(&agent.provider),
             },
             cancel,
             shutdown: self.shutdown_state().stopping_turns().clone(),

@@ -4,6 +4,7 @@
 
 pub mod anthropic;
 pub mod demo;
+pub mod fallbacks;
 pub mod openai;
 pub mod transport;
 
@@ -93,9 +94,13 @@ pub struct ModelRequest {
 /// Token counts of one call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TokenUsage {
+    /// Every input token, cached ones included.
     pub input: u64,
     pub output: u64,
+    /// Input tokens read from the provider's prompt cache (cheaper).
     pub cached: u64,
+    /// Input tokens written to the prompt cache (Anthropic charges them above the input price).
+    pub cache_written: u64,
 }
 
 /// Why the model stopped.

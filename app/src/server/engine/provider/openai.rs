@@ -137,6 +137,8 @@ fn parse_usage(u: &Value) -> TokenUsage {
         input: n("/prompt_tokens"),
         output: n("/completion_tokens"),
         cached: n("/prompt_tokens_details/cached_tokens"),
+        // OpenAI-compatible APIs cache by themselves and charge no extra for writing.
+        cache_written: 0,
     }
 }
 
@@ -285,6 +287,7 @@ impl WireFormat for OpenAiWire {
                 input: u.prompt_tokens,
                 output: u.completion_tokens,
                 cached: u.prompt_tokens_details.map(|d| d.cached_tokens).unwrap_or(0),
+                cache_written: 0,
             }));
         }
         let Some(choice) = chunk.choices.into_iter().next() else { return };
@@ -354,7 +357,7 @@ mod tests {
         assert_eq!(
             events,
             vec![
-                Ok(ModelEvent::Usage(TokenUsage { input: 5, output: 7, cached: 0 })),
+                Ok(ModelEvent::Usage(TokenUsage { input: 5, output: 7, cached: 0, cache_written: 0 })),
                 Ok(ModelEvent::ToolCall(ModelToolCall {
                     id: "c1".into(),
                     name: "escalate_to_human".into(),

@@ -37,6 +37,7 @@ pub(super) struct Caller<'a> {
     prices: &'a Prices,
     budgets: &'a Budgets,
     caps: DayCaps,
+    fallback: Option<&'a str>,
 }
 
 impl<'a> Caller<'a> {
@@ -47,8 +48,9 @@ impl<'a> Caller<'a> {
         prices: &'a Prices,
         budgets: &'a Budgets,
         caps: DayCaps,
+        fallback: Option<&'a str>,
     ) -> Self {
-        Caller { out, ctx, model, prices, budgets, caps }
+        Caller { out, ctx, model, prices, budgets, caps, fallback }
     }
 
     /// Holds budget room, then makes the call (falling back to the agent's fallback model when the
@@ -97,12 +99,12 @@ impl<'a> Caller<'a> {
 
     /// Writes one upstream attempt to the ledger; returns its cost.
     fn record(&self, model: &str, outcome: &str, usage: Spent, latency_ms: u64) -> f64 {
-        let (input, output, cached, estimated) = match usage {
-            Spent::Nothing => (0, 0, 0, false),
-            Spent::Reported(u) => (u.input, u.output, u.cached, false),
-            Spent::Estimated { input, output } => (input, output, 0, true),
+        let (input, output, cached, written, estimated) = match usage {
+            Spent::Nothing => (0, 0, 0, 0, false),
+            Spent::Reported(u) => (u.input, u.output, u.cached, u.cache_written, false),
+            Spent::Estimated { input, output } => (input, output, 0, 0, true),
         };
-        let cost = self.prices.cost_usd(model, input, cached, output);
+        let cost = self.prices.cost_with_cache_writes(model, input, cached, written, output);
         let ctx = self.ctx;
         let (agent, provider) = (ctx.agent.public_key.clone(), self.model.provider());
         metrics::counter!("parley_upstream_calls_total", "provider" => provider, "outcome" => outcome.to_owned())
@@ -131,11 +133,9 @@ impl<'a> Caller<'a> {
         cost
     }
 
-    /// One streaming model call: tokens go out as they come; tool calls are collected. Every
-    /// attempt is written to the ledger; the hold is settled with the call's cost.
-    /// The agent's fallback model, unless `model` is it.
+    /// The fallback model (the agent's own or its provider's default), unless `model` is it.
     fn fallback_for(&self, model: &str) -> Option<&str> {
-        self.ctx.agent.provider.fallback_model.as_deref().filter(|f| *f != model)
+        self.fallback.filter(|f| *f != model)
     }
 
     /// The request goes to the fallback model (without images it cannot read).
@@ -160,6 +160,10 @@ impl<'a> Caller<'a> {
             && let Some(fallback) = self.fallback_for(&request.model)
         {
             self.switch_to_fallback(request, fallback, error.code());
+            // A fallback model known not to take tools gets none.
+            if toolless::known(agent_id, &request.model) {
+                request.tools.clear();
+            }
             result = self.model.stream(request.clone(), attempts).await;
         }
         // A model that does not take tools (Ollama's "does not support tools") answers alone,

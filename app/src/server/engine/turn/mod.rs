@@ -64,6 +64,9 @@ pub struct TurnLimits {
     pub agent_daily_cap_usd: Option<f64>,
     /// The visitor's spend per UTC day, all conversations together.
     pub visitor_daily_cap_usd: Option<f64>,
+    /// The model that takes over when the agent's is overloaded or failing (the agent's own, or
+    /// its provider's default).
+    pub fallback_model: Option<String>,
 }
 
 /// Everything one turn needs.
@@ -140,7 +143,8 @@ impl Turn {
         let out = Out::new(lease, writer, &tool_ctx);
         metrics::counter!("parley_turns_started_total", "agent" => out.agent.to_string()).increment(1);
         let caps = DayCaps { agent_usd: limits.agent_daily_cap_usd, visitor_usd: limits.visitor_daily_cap_usd };
-        let call = Caller::new(&out, &tool_ctx, model.as_ref(), &prices, &budgets, caps);
+        let call =
+            Caller::new(&out, &tool_ctx, model.as_ref(), &prices, &budgets, caps, limits.fallback_model.as_deref());
         let mut filter = StateFilter::default();
         let mut answer = Answer::default();
         let deadline = Instant::now() + limits.time_limit;

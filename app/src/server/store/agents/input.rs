@@ -141,9 +141,19 @@ impl NewAgent {
     }
 }
 
+/// The `max_tokens` an agent may set: what every provider takes.
+pub const MIN_MAX_TOKENS: u32 = 16;
+pub const MAX_MAX_TOKENS: u32 = 100_000;
+
 impl AgentLimits {
-    /// The guards as typed: a budget, and tool hops and a daily cap as text (empty: the default).
-    pub fn parse(budget_usd: f64, max_turns: &str, daily_cap_usd: &str) -> Result<AgentLimits, Vec<FieldError>> {
+    /// The guards as typed: a budget, and tool hops, a daily cap and `max_tokens` as text (empty:
+    /// the default).
+    pub fn parse(
+        budget_usd: f64,
+        max_turns: &str,
+        daily_cap_usd: &str,
+        max_tokens: &str,
+    ) -> Result<AgentLimits, Vec<FieldError>> {
         let mut errors = Vec::new();
         if !(budget_usd.is_finite() && budget_usd > 0.0 && budget_usd <= 1000.0) {
             errors.push(FieldError::new("budget_usd", "A budget above 0 and at most 1000 US dollars."));
@@ -170,10 +180,23 @@ impl AgentLimits {
                 }
             },
         };
+        let max_tokens = match max_tokens.trim() {
+            "" => None,
+            text => match text.parse::<u32>() {
+                Ok(n) if (MIN_MAX_TOKENS..=MAX_MAX_TOKENS).contains(&n) => Some(n),
+                _ => {
+                    let message = format!(
+                        "Empty (the server's default, 4096) or a whole number from {MIN_MAX_TOKENS} to {MAX_MAX_TOKENS}."
+                    );
+                    errors.push(FieldError::new("max_tokens", message));
+                    None
+                }
+            },
+        };
         if !errors.is_empty() {
             return Err(errors);
         }
-        Ok(AgentLimits { budget_usd, max_turns, daily_cap_usd })
+        Ok(AgentLimits { budget_usd, max_turns, daily_cap_usd, max_tokens })
     }
 }
 
@@ -406,12 +429,20 @@ mod tests {
 
     #[test]
     fn limits_are_checked_as_typed() {
-        let fields = |budget, turns, cap| -> Vec<&str> {
-            AgentLimits::parse(budget, turns, cap).err().unwrap_or_default().into_iter().map(|e| e.field).collect()
+        let fields = |budget, turns, cap, tokens| -> Vec<&str> {
+            AgentLimits::parse(budget, turns, cap, tokens)
+                .err()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| e.field)
+                .collect()
         };
-        assert_eq!(fields(-1.0, "0", "lots"), ["budget_usd", "max_turns", "daily_cap_usd"]);
-        assert_eq!(fields(f64::NAN, "51", "0"), ["budget_usd", "max_turns", "daily_cap_usd"]);
-        let limits = AgentLimits::parse(0.5, " 7 ", "").expect("valid");
-        assert_eq!((limits.max_turns, limits.daily_cap_usd), (Some(7), None));
+        assert_eq!(fields(-1.0, "0", "lots", "15"), ["budget_usd", "max_turns", "daily_cap_usd", "max_tokens"]);
+        assert_eq!(fields(f64::NAN, "51", "0", "100001"), ["budget_usd", "max_turns", "daily_cap_usd", "max_tokens"]);
+        assert_eq!(fields(0.5, "", "", "many"), ["max_tokens"]);
+        let limits = AgentLimits::parse(0.5, " 7 ", "", "").expect("valid");
+        assert_eq!((limits.max_turns, limits.daily_cap_usd, limits.max_tokens), (Some(7), None, None));
+        let limits = AgentLimits::parse(0.5, "", "", " 2048 ").expect("valid");
+        assert_eq!(limits.max_tokens, Some(2048));
     }
 }

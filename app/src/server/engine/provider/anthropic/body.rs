@@ -96,12 +96,15 @@ pub fn request_body(request: &ModelRequest) -> Value {
             .map(|(role, content)| json!({"role": role, "content": content}))
             .collect::<Vec<_>>(),
     });
-    if !system.is_empty() {
-        body["system"] = json!([{
-            "type": "text",
-            "text": system.join("\n\n"),
-            "cache_control": {"type": "ephemeral"},
-        }]);
+    // The agent's instructions (the first system text: the same for every visitor) are one
+    // cached block, so the cache is shared across conversations; what is this visitor's own
+    // (known facts, the summary of earlier turns) follows it, outside the cache.
+    if let Some((instructions, visitor)) = system.split_first() {
+        let mut blocks = vec![json!({"type": "text", "text": instructions, "cache_control": {"type": "ephemeral"}})];
+        if !visitor.is_empty() {
+            blocks.push(json!({"type": "text", "text": visitor.join("\n\n")}));
+        }
+        body["system"] = Value::Array(blocks);
     }
     if tools_offered {
         body["tools"] = request
@@ -154,8 +157,11 @@ mod tests {
         assert_eq!(body["stream"], true);
         assert_eq!(
             body["system"],
-            json!([{"type": "text", "text": "You are Parley.\n\nContext: shop hours 9-5.",
-                "cache_control": {"type": "ephemeral"}}])
+            json!([
+                {"type": "text", "text": "You are Parley.", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "Context: shop hours 9-5."}
+            ]),
+            "the instructions are cached for everyone; the visitor's context follows, uncached"
         );
         assert_eq!(body["messages"], json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]));
         assert!(body.get("tools").is_none(), "no tools offered: {body}");

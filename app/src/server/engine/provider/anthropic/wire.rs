@@ -164,12 +164,13 @@ impl UsageAcc {
     }
 
     /// Anthropic counts cached and cache-written tokens apart from `input_tokens`; the ledger's
-    /// input is all of them, its cached part the cache reads.
+    /// input is all of them, its cached part the cache reads; cache writes are priced apart.
     fn usage(&self) -> TokenUsage {
         TokenUsage {
             input: self.input + self.cache_read + self.cache_creation,
             output: self.output,
             cached: self.cache_read,
+            cache_written: self.cache_creation,
         }
     }
 }
@@ -399,7 +400,7 @@ mod tests {
             events,
             vec![
                 Ok(ModelEvent::Text(" there".into())),
-                Ok(ModelEvent::Usage(TokenUsage { input: 10, output: 3, cached: 0 })),
+                Ok(ModelEvent::Usage(TokenUsage { input: 10, output: 3, cached: 0, cache_written: 0 })),
                 Ok(ModelEvent::Finished(FinishReason::Stop)),
             ]
         );
@@ -446,7 +447,7 @@ mod tests {
                 name: "no_args".into(),
                 arguments: "{}".into(),
             })),
-            Ok(ModelEvent::Usage(TokenUsage { input: 20, output: 42, cached: 0 })),
+            Ok(ModelEvent::Usage(TokenUsage { input: 20, output: 42, cached: 0, cache_written: 0 })),
             Ok(ModelEvent::Finished(FinishReason::ToolCalls)),
         ];
         // Whole, and cut into pieces that split lines, field names and JSON anywhere.
@@ -471,7 +472,7 @@ mod tests {
             run(&body),
             vec![
                 Ok(ModelEvent::Text("ok".into())),
-                Ok(ModelEvent::Usage(TokenUsage { input: 352, output: 5, cached: 300 })),
+                Ok(ModelEvent::Usage(TokenUsage { input: 352, output: 5, cached: 300, cache_written: 40 })),
                 Ok(ModelEvent::Finished(FinishReason::Stop)),
             ]
         );
@@ -550,7 +551,7 @@ mod tests {
                     name: "escalate_to_human".into(),
                     arguments: "{\"reason\":\"r\"}".into(),
                 }),
-                ModelEvent::Usage(TokenUsage { input: 6, output: 6, cached: 2 }),
+                ModelEvent::Usage(TokenUsage { input: 6, output: 6, cached: 2, cache_written: 0 }),
                 ModelEvent::Finished(FinishReason::ToolCalls),
             ]
         );

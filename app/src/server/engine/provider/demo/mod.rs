@@ -306,7 +306,7 @@ impl ChatModel for DemoModel {
             }
         };
         let output = events.len() as u64;
-        events.push(ModelEvent::Usage(TokenUsage { input, output, cached: 0 }));
+        events.push(ModelEvent::Usage(TokenUsage { input, output, cached: 0, cache_written: 0 }));
         events.push(ModelEvent::Finished(reason));
         let delay = self.token_delay;
         let stream = futures::stream::unfold((events.into_iter(), true), move |(mut it, first)| async move {
