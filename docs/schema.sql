@@ -21,7 +21,7 @@ CREATE TABLE agents (
     allowed_origins TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION, language TEXT NOT NULL DEFAULT 'auto', look TEXT NOT NULL DEFAULT '{}');
+, budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION, language TEXT NOT NULL DEFAULT 'auto', look TEXT NOT NULL DEFAULT '{}', max_tokens BIGINT);
 
 CREATE TABLE articles (
     id TEXT PRIMARY KEY,
@@ -145,7 +145,7 @@ CREATE TABLE mcp_tokens (
     created_at BIGINT NOT NULL,
     last_used_at BIGINT,
     revoked_at BIGINT
-);
+, modules TEXT);
 
 CREATE INDEX mcp_tokens_by_agent ON mcp_tokens (agent_id, created_at);
 

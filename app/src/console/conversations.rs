@@ -250,8 +250,11 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
                 <details class="c-tools">
                     <summary>{format!("{} tool call(s)", m.tools.len())}</summary>
                     {m.tools.into_iter().map(|t| view! {
-                        <div class="c-tool">
-                            <div><code>{t.name}</code>" · "{t.status}" · "{format!("{} ms", t.duration_ms)}</div>
+                        <div class="c-tool" class:c-tool-nested=t.under.is_some()>
+                            <div>
+                                {t.under.map(|u| view! { <span class="c-hint">{format!("{} › ", u.strip_prefix("invoke_").unwrap_or(&u))}</span> })}
+                                <code>{t.name}</code>" · "{t.status}" · "{format!("{} ms", t.duration_ms)}
+                            </div>
                             <div class="c-hint">"Arguments"</div><pre>{t.arguments}</pre>
                             {t.result.map(|r| view! { <div class="c-hint">"Result"</div><pre>{r}</pre> })}
                             {t.error.map(|e| view! { <div class="c-hint">"Error"</div><pre>{e}</pre> })}

@@ -100,7 +100,7 @@ pub fn OrdersPage() -> impl IntoView {
             options=&[("", "Any"), ("pending", "Pending"), ("paid", "Paid"), ("expired", "Expired")] />
         <Loaded resource=list let:p>
             <table class="c-table" id="orders">
-                <thead><tr><th>"Order"</th><th>"Service"</th><th>"Amount"</th><th>"Method"</th><th>"Status"</th><th>"Created (UTC)"</th><th>"Conversation"</th></tr></thead>
+                <thead><tr><th>"Order"</th><th>"Service"</th><th>"Amount"</th><th>"Method"</th><th>"Status"</th><th>"Created (UTC)"</th><th>"Facts"</th><th>"Conversation"</th></tr></thead>
                 <tbody>
                     {p.items.into_iter().map(|o| view! {
                         <tr>
@@ -110,6 +110,11 @@ pub fn OrdersPage() -> impl IntoView {
                             <td>{o.method}</td>
                             <td><Badge status=o.status /></td>
                             <td>{when(o.created_at)}</td>
+                            <td class="c-facts">{if o.facts.is_empty() {
+                                view! { <span class="c-hint">"none collected"</span> }.into_any()
+                            } else {
+                                view! { <ul>{o.facts.into_iter().map(|f| view! { <li>{f}</li> }).collect_view()}</ul> }.into_any()
+                            }}</td>
                             <td><A href=format!("/admin/conversations/{}", o.conversation_id)>"open"</A></td>
                         </tr>
                     }).collect_view()}

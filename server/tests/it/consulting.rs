@@ -2,10 +2,12 @@
 //! driven by a scripted fake OpenAI server, knowledge with citations, payments (webhook, sandbox
 //! page, server-side expiry, live block updates) and visitor memory.
 
+use crate::harness::fixtures::ADMIN;
 use crate::harness::*;
+use leptos::server_fn::ServerFn;
 use parley_app::server::engine::clock::{Clock, ManualClock};
 use parley_app::server::store::orders;
-use parley_widget::protocol::{Block, PaymentStatus, StreamEvent, Transcript};
+use parley_widget::protocol::{Block, PaymentStatus, StreamEvent, ToolCallStatus, Transcript};
 use serde_json::{Value, json};
 
 const AGENT: &str = "demo-immigration";
@@ -88,6 +90,64 @@ async fn knowledge_search_quotes_sources_and_shows_citations() {
     let conv = conversation_id(&events);
     let t: Transcript = app.get(&token, &format!("/api/v1/conversations/{conv}")).await.json().await.unwrap();
     assert!(matches!(&t.messages[1].blocks[0], Block::Citations(_)));
+}
+
+/// Seed 000 loops until no tool is needed: the seeded agent completes a consultation's chain —
+/// the visitor's context, the knowledge, the assessment facts, the payment — in one turn (its
+/// hop limit is raised for that; a help-center agent stops after 3).
+#[tokio::test]
+async fn the_seeded_agent_completes_a_chain_of_four_tools_in_one_turn() {
+    let (app, token) = setup(TestApp::builder().with_users(&[ADMIN])).await;
+    app.fake.push_tool_call("get_user_context", json!({"query": "背景"}));
+    app.fake.push_tool_call("search_knowledge", json!({"query": "优才计划的申请条件", "category": "QMAS"}));
+    app.fake.push_tool_call("collect_assessment_info", json!({"category": "QMAS", "age": 35, "education": "硕士"}));
+    app.fake.push_tool_call(
+        "generate_payment",
+        json!({"serviceType": "ASSESSMENT", "category": "QMAS", "paymentMethod": "ALIPAY", "amount": 1}),
+    );
+    app.fake.push_content("您符合优才计划的基本条件，请扫码支付评估费。");
+    let events = app.send(&token, AGENT, None, "我35岁硕士，想评估优才并付费").await;
+    let done: Vec<(String, u32)> =
+        tool_calls(&events, ToolCallStatus::Succeeded).into_iter().map(|t| (t.name, t.hop)).collect();
+    assert_eq!(
+        done,
+        [
+            ("get_user_context".to_owned(), 1),
+            ("search_knowledge".to_owned(), 2),
+            ("collect_assessment_info".to_owned(), 3),
+            ("generate_payment".to_owned(), 4)
+        ]
+    );
+    assert_eq!(shape(&events).last().unwrap(), "message_end:complete");
+    assert_eq!(text(&events), "您符合优才计划的基本条件，请扫码支付评估费。");
+    assert_eq!(app.fake.served(), 5, "four tool hops and the answer");
+    let agent = parley_app::server::store::agents::by_public_key(app.db(), AGENT).await.unwrap().unwrap();
+    assert_eq!(agent.max_turns(), parley_app::server::seed::IMMIGRATION_TOOL_HOPS);
+
+    // The facts collected on the way are attached to the assessment order, and shown with it.
+    let order_id = blocks(&events)
+        .into_iter()
+        .find_map(|b| if let Block::PaymentQr(qr) = b { Some(qr.order_id) } else { None })
+        .expect("a payment block");
+    let order = orders::by_id(app.db(), &order_id).await.unwrap().unwrap();
+    let facts: Value = serde_json::from_str(order.facts.as_deref().expect("facts on the order")).unwrap();
+    assert_eq!(facts, json!({"category": "QMAS", "age": 35, "education": "硕士"}));
+    let mut admin = app.signed_in(&ADMIN).await;
+    let (status, body) = admin.call(parley_app::console::api::orders::Orders::PATH, &[("page", "1")]).await;
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    let shown = &listed["items"][0]["facts"];
+    assert!(shown.as_array().unwrap().iter().any(|f| f == "age: 35"), "{listed}");
+
+    // A later correction is added to the conversation's facts; the order keeps what it was made with.
+    app.fake.push_tool_call("collect_assessment_info", json!({"category": "QMAS", "age": 36}));
+    app.fake.push_content("已更新。");
+    let conversation = conversation_id(&events);
+    app.send(&token, AGENT, Some(&conversation), "其实我36岁").await;
+    let now = parley_app::server::store::conversations::assessment_facts(app.db(), &conversation).await.unwrap();
+    assert_eq!(now, Some(json!({"category": "QMAS", "age": 36, "education": "硕士"})));
+    let order = orders::by_id(app.db(), &order_id).await.unwrap().unwrap();
+    assert!(order.facts.unwrap().contains("\"age\":35"));
 }
 
 #[tokio::test]

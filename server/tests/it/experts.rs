@@ -201,3 +201,66 @@ async fn enabled_tools_narrow_the_experts_offered() {
     let system = app.fake.requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned();
     assert!(system.contains("invoke_policy_expert") && !system.contains("invoke_assessment_expert"), "{system}");
 }
+
+/// An expert's own tool calls are recorded under the coordinator's call (the console lists them
+/// right after it; the visitor's transcript keeps only the answer's own calls), and the citations
+/// its knowledge search found reach the visitor with the answer.
+#[tokio::test]
+async fn an_experts_tool_calls_are_recorded_and_its_citations_reach_the_visitor() {
+    use crate::harness::fixtures::ADMIN;
+    use leptos::server_fn::ServerFn;
+    use parley_app::server::engine::clock::{Clock, SystemClock};
+    use parley_app::server::store::knowledge::{self, NewArticle};
+    use parley_app::server::store::messages;
+    use parley_widget::protocol::Block;
+
+    let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;
+    let agent = app.agent("coord", &["expert_team", "knowledge_search"]).await;
+    let now = SystemClock.now_ms();
+    let base = knowledge::create_base(app.db(), &agent.id, "Immigration", "", now).await.unwrap();
+    let article = NewArticle {
+        title: "QMAS — eligibility".into(),
+        category: Some("QMAS".into()),
+        kind: "article".into(),
+        body: "优才计划申请人须年满18岁，具备良好的中文或英文能力。".into(),
+        source_url: Some("https://www.immd.gov.hk/qmas".into()),
+    };
+    app.engine().services().knowledge.add_articles(&base.id, &[article], now).await.unwrap();
+    sqlx::query("UPDATE experts SET tools = $1 WHERE name = 'policy_expert'")
+        .bind(r#"["search_knowledge"]"#)
+        .execute(app.db().writer())
+        .await
+        .unwrap();
+    app.engine().reload_prices().await.unwrap();
+    let token = app.visitor("coord").await;
+    app.fake.push(Reply::ToolCalls(vec![("invoke_policy_expert".into(), json!({"query": "优才 条件"}).to_string())]));
+    app.fake.push_tool_call("search_knowledge", json!({"query": "优才计划 条件"}));
+    app.fake.push_content("Policy: applicants must be 18 or older.");
+    app.fake.push_content("For QMAS you must be 18 or older.");
+    let events = app.send(&token, "coord", None, "优才计划的条件？").await;
+    assert_eq!(shape(&events).last().unwrap(), "message_end:complete", "{:?}", shape(&events));
+    assert!(!events.iter().any(|(_, e)| matches!(e, StreamEvent::ToolCall(_))), "no tool chips for experts' calls");
+    let cited = blocks(&events).into_iter().find_map(|b| if let Block::Citations(c) = b { Some(c) } else { None });
+    assert_eq!(cited.expect("the expert's citations").sources[0].title, "QMAS — eligibility");
+
+    let conv = conversation_id(&events);
+    app.engine().flush().await;
+    let answer = messages::list(app.db(), &conv).await.unwrap()[1].id.clone();
+    let recorded = tool_calls::of_message(app.db(), &answer).await.unwrap();
+    let invoke = recorded.iter().find(|t| t.name == "invoke_policy_expert").expect("the coordinator's call");
+    let search = recorded.iter().find(|t| t.name == "search_knowledge").expect("the expert's call");
+    assert_eq!(search.parent_call_id.as_deref(), Some(invoke.call_id.as_str()));
+    assert_eq!(invoke.parent_call_id, None);
+    assert!(search.result.as_deref().unwrap_or_default().contains("QMAS"), "{search:?}");
+    assert_eq!(tool_calls::of_conversation(app.db(), &conv).await.unwrap().len(), 1, "the visitor's view");
+
+    let mut admin = app.signed_in(&ADMIN).await;
+    let (status, body) =
+        admin.call(parley_app::console::api::conversations::Conversation::PATH, &[("id", &conv)]).await;
+    assert_eq!(status, 200, "{body}");
+    let detail: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let tools = detail["messages"][1]["tools"].as_array().unwrap();
+    let listed: Vec<(&str, Option<&str>)> =
+        tools.iter().map(|t| (t["name"].as_str().unwrap(), t["under"].as_str())).collect();
+    assert_eq!(listed, [("invoke_policy_expert", None), ("search_knowledge", Some("invoke_policy_expert"))]);
+}

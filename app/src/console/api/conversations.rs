@@ -8,6 +8,39 @@ use super::access::ConsoleUser;
 use crate::console::error::ConsoleError;
 use crate::console::types::{ConversationDetail, ConversationItem, Page};
 
+/// The tool calls of an answer for the console: the answer's own, each expert's calls right after
+/// the coordinator's call that ran it (an expert's calls are recorded before that call ends).
+#[cfg(feature = "ssr")]
+fn nest_expert_calls(
+    calls: Vec<crate::server::store::tool_calls::ToolCallRecord>,
+) -> Vec<crate::console::types::ToolCallInfo> {
+    use crate::console::types::ToolCallInfo;
+    let info = |t: &crate::server::store::tool_calls::ToolCallRecord, under: Option<String>| ToolCallInfo {
+        name: t.name.clone(),
+        arguments: t.arguments.clone(),
+        result: t.result.clone(),
+        status: t.status.as_str().into(),
+        error: t.error.clone(),
+        duration_ms: t.duration_ms,
+        under,
+    };
+    let (own, by_experts): (Vec<_>, Vec<_>) = calls.iter().partition(|t| t.parent_call_id.is_none());
+    let mut out = Vec::with_capacity(calls.len());
+    for call in &own {
+        out.push(info(call, None));
+        for child in by_experts.iter().filter(|c| c.parent_call_id.as_deref() == Some(call.call_id.as_str())) {
+            out.push(info(child, Some(call.name.clone())));
+        }
+    }
+    // An expert's calls whose coordinator call was never recorded (a crash): listed at the end.
+    for orphan in
+        by_experts.iter().filter(|c| !own.iter().any(|o| Some(o.call_id.as_str()) == c.parent_call_id.as_deref()))
+    {
+        out.push(info(orphan, orphan.parent_call_id.clone()));
+    }
+    out
+}
+
 /// Conversations a page at a time; `agent` and `status` filter.
 #[server]
 pub async fn conversations(
@@ -48,7 +81,7 @@ fn item(r: crate::server::store::console::ConversationRow) -> ConversationItem {
 /// One conversation with everything that happened in it.
 #[server]
 pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError> {
-    use crate::console::types::{ConsoleMessage, ToolCallInfo, UsageInfo};
+    use crate::console::types::{ConsoleMessage, UsageInfo};
     use crate::server::store::{agents, console, messages, tool_calls, usage};
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let db = state.engine.db();
@@ -60,18 +93,7 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
     let sent_images = crate::server::store::attachments::of_conversation(db, &id).await?;
     let mut out = Vec::with_capacity(stored.len());
     for m in stored {
-        let tools = tool_calls::of_message(db, &m.id)
-            .await?
-            .into_iter()
-            .map(|t| ToolCallInfo {
-                name: t.name,
-                arguments: t.arguments,
-                result: t.result,
-                status: t.status.as_str().into(),
-                error: t.error,
-                duration_ms: t.duration_ms,
-            })
-            .collect();
+        let tools = nest_expert_calls(tool_calls::of_message(db, &m.id).await?);
         let usage = ledger
             .iter()
             .filter(|u| u.message_id.as_deref() == Some(m.id.as_str()))

@@ -7,6 +7,20 @@ use super::access::ConsoleUser;
 use crate::console::error::ConsoleError;
 use crate::console::types::{OrderItem, Page};
 
+/// An order's facts (a JSON object) as `key: value` lines, in the order they were stored.
+#[cfg(feature = "ssr")]
+fn fact_lines(facts: Option<&str>) -> Vec<String> {
+    let Some(serde_json::Value::Object(map)) = facts.and_then(|f| serde_json::from_str(f).ok()) else {
+        return Vec::new();
+    };
+    map.into_iter()
+        .map(|(key, value)| match value {
+            serde_json::Value::String(s) => format!("{key}: {s}"),
+            other => format!("{key}: {other}"),
+        })
+        .collect()
+}
+
 /// Orders a page at a time, newest first; `status` filters (empty: all).
 #[server]
 pub async fn orders(status: Option<String>, page: i64) -> Result<Page<OrderItem>, ConsoleError> {
@@ -29,6 +43,7 @@ pub async fn orders(status: Option<String>, page: i64) -> Result<Page<OrderItem>
             method: o.method,
             created_at: o.created_at,
             conversation_id: o.conversation_id,
+            facts: fact_lines(o.facts.as_deref()),
         })
         .collect();
     Ok(paging.of(items, total))

@@ -77,6 +77,10 @@ pub struct ToolCallInfo {
     pub status: String,
     pub error: Option<String>,
     pub duration_ms: u64,
+    /// For a call an expert made: the coordinator's tool that ran the expert (`invoke_…`); the
+    /// call is listed right after it.
+    #[serde(default)]
+    pub under: Option<String>,
 }
 
 /// One upstream call of an answer: model, outcome, tokens, cost.
@@ -156,6 +160,9 @@ pub struct OrderItem {
     pub status: String,
     pub created_at: i64,
     pub conversation_id: String,
+    /// The assessment facts collected before the order, as `key: value` lines.
+    #[serde(default)]
+    pub facts: Vec<String>,
 }
 
 /// An agent in the list.
@@ -216,6 +223,9 @@ pub struct AgentForm {
     pub max_turns: String,
     /// Spend per UTC day; empty: no cap.
     pub daily_cap_usd: String,
+    /// `max_tokens` of every model call; empty: the server's default.
+    #[serde(default)]
+    pub max_tokens: String,
 }
 
 /// What is wrong with one field of a form.
@@ -287,6 +297,9 @@ pub struct TokenItem {
     pub name: String,
     pub feature_set: String,
     pub output: String,
+    /// The modules it may use, comma-separated; empty: all.
+    #[serde(default)]
+    pub modules: String,
     pub prefix: String,
     pub created_at: i64,
     pub revoked: bool,
@@ -297,7 +310,10 @@ pub struct TokenItem {
 pub struct NewToken {
     pub id: String,
     pub token: String,
+    /// Streamable HTTP (`/mcp`).
     pub url: String,
+    /// The older HTTP+SSE transport (`/sse/mcp`), for clients configured with `transportType: "sse"`.
+    pub sse_url: String,
 }
 
 /// One row of the model price table: US dollars per million tokens.

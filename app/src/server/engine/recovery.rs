@@ -171,6 +171,7 @@ impl Engine {
                 error: if unfinished { Some("interrupted: the server stopped".into()) } else { call.error.clone() },
                 duration_ms: call.duration_ms.unwrap_or(0),
                 created_at: now,
+                parent_call_id: None,
             }));
         }
         if let Some(unmetered) = &sent.unmetered {

@@ -146,7 +146,7 @@ pub async fn orders(
 ) -> Result<(Vec<super::orders::Order>, i64), DbError> {
     let rows = sqlx::query_as(
         "SELECT id, agent_id, conversation_id, visitor_id, message_id, service_type, category, amount_minor, currency, \
-         method, status, provider, pay_url, created_at, expires_at, paid_at FROM orders \
+         method, status, provider, pay_url, created_at, expires_at, paid_at, facts FROM orders \
          WHERE ($1 IS NULL OR status = $1) ORDER BY created_at DESC, id LIMIT $2 OFFSET $3",
     )
     .bind(status)

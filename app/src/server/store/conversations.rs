@@ -77,6 +77,36 @@ pub async fn set_consulting_state(db: &Db, id: &str, state: &serde_json::Value) 
     Ok(())
 }
 
+/// Adds assessment facts to the conversation's (a fact given again replaces the earlier one);
+/// returns them all.
+pub async fn add_assessment_facts(
+    db: &Db,
+    id: &str,
+    facts: &serde_json::Map<String, serde_json::Value>,
+) -> Result<serde_json::Value, DbError> {
+    let mut all = match assessment_facts(db, id).await? {
+        Some(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    all.extend(facts.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let all = serde_json::Value::Object(all);
+    sqlx::query("UPDATE conversations SET assessment = $2 WHERE id = $1")
+        .bind(id)
+        .bind(all.to_string())
+        .execute(db.writer())
+        .await?;
+    Ok(all)
+}
+
+/// The assessment facts collected in the conversation, if any.
+pub async fn assessment_facts(db: &Db, id: &str) -> Result<Option<serde_json::Value>, DbError> {
+    let raw: Option<Option<String>> = sqlx::query_scalar("SELECT assessment FROM conversations WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db.writer())
+        .await?;
+    Ok(raw.flatten().and_then(|s| serde_json::from_str(&s).ok()))
+}
+
 /// The coordinator's last consulting state, if it reported one.
 pub async fn consulting_state(db: &Db, id: &str) -> Result<Option<serde_json::Value>, DbError> {
     let raw: Option<Option<String>> = sqlx::query_scalar("SELECT consulting_state FROM conversations WHERE id = $1")

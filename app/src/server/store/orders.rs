@@ -26,10 +26,12 @@ pub struct Order {
     pub created_at: i64,
     pub expires_at: i64,
     pub paid_at: Option<i64>,
+    /// The assessment facts collected in the conversation when the order was made (JSON object).
+    pub facts: Option<String>,
 }
 
 const COLUMNS: &str = "id, agent_id, conversation_id, visitor_id, message_id, service_type, category, amount_minor, \
-    currency, method, status, provider, pay_url, created_at, expires_at, paid_at";
+    currency, method, status, provider, pay_url, created_at, expires_at, paid_at, facts";
 
 /// Stores the order unless one with the same key exists; returns the stored order either way.
 pub async fn create_once(db: &Db, order: &Order, idempotency_key: &str) -> Result<Order, DbError> {
@@ -38,8 +40,8 @@ pub async fn create_once(db: &Db, order: &Order, idempotency_key: &str) -> Resul
     }
     let inserted = sqlx::query(
         "INSERT INTO orders (id, agent_id, conversation_id, visitor_id, message_id, service_type, category, amount_minor, \
-         currency, method, status, provider, pay_url, idempotency_key, created_at, expires_at, paid_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULL, $15)",
+         currency, method, status, provider, pay_url, idempotency_key, created_at, expires_at, paid_at, updated_at, \
+         facts) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULL, $15, $17)",
     )
     .bind(&order.id)
     .bind(&order.agent_id)
@@ -57,6 +59,7 @@ pub async fn create_once(db: &Db, order: &Order, idempotency_key: &str) -> Resul
     .bind(idempotency_key)
     .bind(order.created_at)
     .bind(order.expires_at)
+    .bind(&order.facts)
     .execute(db.writer())
     .await;
     match inserted {

@@ -19,13 +19,16 @@ pub struct ToolCallRecord {
     pub error: Option<String>,
     pub duration_ms: u64,
     pub created_at: i64,
+    /// For a call an expert made: the `call_id` of the coordinator's `invoke_<expert>` call.
+    pub parent_call_id: Option<String>,
 }
 
 /// The statement recording a tool call.
 pub fn insert_stmt(r: &ToolCallRecord) -> Stmt {
     Stmt::new(
         "INSERT INTO tool_calls (id, message_id, conversation_id, call_id, hop, name, arguments, result, \
-         status, error, duration_ms, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+         status, error, duration_ms, created_at, parent_call_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
         vec![
             Arg::from(new_id()),
             Arg::from(&r.message_id),
@@ -39,15 +42,17 @@ pub fn insert_stmt(r: &ToolCallRecord) -> Stmt {
             Arg::from(&r.error),
             Arg::from(r.duration_ms),
             Arg::from(r.created_at),
+            Arg::from(&r.parent_call_id),
         ],
     )
 }
 
-/// Tool calls of every message in a conversation, as `(message_id, summary)` in call order.
+/// Tool calls of every message in a conversation, as `(message_id, summary)` in call order: the
+/// answer's own calls, as the visitor saw them (an expert's calls are the console's).
 pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<(String, ToolCallSummary)>, DbError> {
     let rows: Vec<(String, String, String, String, Option<i64>)> = sqlx::query_as(
         "SELECT message_id, call_id, name, status, duration_ms FROM tool_calls \
-         WHERE conversation_id = $1 ORDER BY created_at, id",
+         WHERE conversation_id = $1 AND parent_call_id IS NULL ORDER BY created_at, id",
     )
     .bind(conversation_id)
     .fetch_all(&mut *db.read().await?)
@@ -81,10 +86,11 @@ pub async fn of_message(db: &Db, message_id: &str) -> Result<Vec<ToolCallRecord>
         error: Option<String>,
         duration_ms: Option<i64>,
         created_at: i64,
+        parent_call_id: Option<String>,
     }
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT message_id, conversation_id, call_id, hop, name, arguments, result, status, error, \
-         duration_ms, created_at FROM tool_calls WHERE message_id = $1 ORDER BY created_at, id",
+         duration_ms, created_at, parent_call_id FROM tool_calls WHERE message_id = $1 ORDER BY created_at, id",
     )
     .bind(message_id)
     .fetch_all(&mut *db.read().await?)
@@ -103,6 +109,7 @@ pub async fn of_message(db: &Db, message_id: &str) -> Result<Vec<ToolCallRecord>
             error: r.error,
             duration_ms: r.duration_ms.and_then(|d| u64::try_from(d).ok()).unwrap_or(0),
             created_at: r.created_at,
+            parent_call_id: r.parent_call_id,
         })
         .collect())
 }

@@ -26,8 +26,12 @@ pub struct Hit {
     pub kind: String,
     pub source_url: Option<String>,
     pub text: String,
-    /// 0..1, higher is better (relative to the best hit of the query).
+    /// 0..1, higher is better (relative to the best hit of the query): for ranking.
     pub score: f32,
+    /// How similar the passage is to the query, 0..1, comparable across queries (not relative to
+    /// the best hit): the cosine of their embeddings when an embeddings endpoint is configured,
+    /// else the share of the query's distinct terms that the passage (title and text) contains.
+    pub similarity: f32,
     /// The full-text score itself (BM25; 0 when only vectors matched): comparable across queries.
     pub bm25: f32,
 }
@@ -186,6 +190,16 @@ impl Knowledge {
     }
 }
 
+/// The share of the query's distinct terms (words; CJK bigrams) that a passage contains, 0..1.
+pub fn coverage(query: &str, passage: &str) -> f64 {
+    let terms = |t: &str| tokenizer::terms(t).into_iter().map(|t| t.text).collect::<HashSet<_>>();
+    let asked = terms(query);
+    if asked.is_empty() {
+        return 0.0;
+    }
+    asked.intersection(&terms(passage)).count() as f64 / asked.len() as f64
+}
+
 /// Combines full-text and vector scores; one hit per article (its best chunk).
 fn blend(built: &Built, q: &SearchQuery<'_>, bm25: Vec<(String, f32)>, query_vector: Option<&[f32]>) -> Vec<Hit> {
     let max = bm25.iter().map(|(_, s)| *s).fold(0.0f32, f32::max);
@@ -227,6 +241,11 @@ fn blend(built: &Built, q: &SearchQuery<'_>, bm25: Vec<(String, f32)>, query_vec
         if !seen_articles.insert(row.article_id.clone()) {
             continue;
         }
+        let vector = query_vector.zip(built.vectors.get(&id));
+        let similarity = match vector {
+            Some((qv, v)) => cosine(qv, v).clamp(0.0, 1.0),
+            None => coverage(q.text, &format!("{} {}", row.title, row.text)) as f32,
+        };
         hits.push(Hit {
             article_id: row.article_id.clone(),
             knowledge_base_id: row.knowledge_base_id.clone(),
@@ -236,6 +255,7 @@ fn blend(built: &Built, q: &SearchQuery<'_>, bm25: Vec<(String, f32)>, query_vec
             source_url: row.source_url.clone(),
             text: row.text.clone(),
             score: (score * 100.0).round() / 100.0,
+            similarity: (similarity * 100.0).round() / 100.0,
             bm25: raw.get(&id).copied().unwrap_or(0.0),
         });
         if hits.len() >= q.limit.max(1) {

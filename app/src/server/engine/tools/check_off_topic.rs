@@ -51,13 +51,7 @@ const DOMAIN_TERMS: &[&str] = &[
 /// The share of the question's terms that the best-matching passage contains (0..1). A few
 /// terms always match somewhere by chance; a question the knowledge covers shares most of them.
 pub fn coverage(question: &str, passages: &[String]) -> f64 {
-    use std::collections::HashSet;
-    let terms = |t: &str| knowledge::tokenizer::terms(t).into_iter().map(|t| t.text).collect::<HashSet<_>>();
-    let asked = terms(question);
-    if asked.is_empty() {
-        return 0.0;
-    }
-    passages.iter().map(|p| asked.intersection(&terms(p)).count() as f64 / asked.len() as f64).fold(0.0, f64::max)
+    passages.iter().map(|p| knowledge::coverage(question, p)).fold(0.0, f64::max)
 }
 
 /// The decision from the question and its best coverage by the knowledge (pure).

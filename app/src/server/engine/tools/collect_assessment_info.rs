@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};
 use crate::server::engine::payments::CATEGORIES;
-use crate::server::store::memories;
+use crate::server::store::{conversations, memories};
 
 pub struct CollectAssessmentInfo;
 
@@ -88,6 +88,12 @@ impl Tool for CollectAssessmentInfo {
         )
         .await
         .map_err(|e| ToolError::internal("could not store the details", e))?;
+        // Kept with the conversation too: an assessment order made in it carries them.
+        if !ctx.conversation_id.is_empty() {
+            conversations::add_assessment_facts(&ctx.db, &ctx.conversation_id, &info)
+                .await
+                .map_err(|e| ToolError::internal("could not store the details", e))?;
+        }
         Ok(ToolOutput::result(json!({
             "success": true,
             "collectedInfo": Value::Object(info),

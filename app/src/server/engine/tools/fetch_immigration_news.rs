@@ -11,9 +11,11 @@ use crate::server::store::news::{self, NewsItem};
 
 pub struct FetchImmigrationNews;
 
-const OFFICIAL_SOURCES: &[(&str, &str)] = &[
+/// Where the latest news is official (seed 000's `officialSources`; the same sites `web_search`
+/// suggests, a test keeps them alike).
+pub(super) const OFFICIAL_SOURCES: &[(&str, &str)] = &[
     ("香港入境事务处", "https://www.immd.gov.hk/hks/services/visas/admission_talents.html"),
-    ("香港人才服务办公室", "https://www.hkengage.gov.hk"),
+    ("香港人才服务窗口", "https://www.talentservicewindow.gov.hk"),
 ];
 
 /// Reference items used when no news is stored: `(category, title, summary)`.
@@ -193,7 +195,17 @@ mod tests {
         assert_eq!(r["category"], "TTPS");
         assert_eq!(r["news"][0]["title"], "高才通计划按三类准则受理申请");
         assert_eq!(r["officialSources"][0]["name"], "香港入境事务处");
+        assert_eq!(r["officialSources"][1]["url"], "https://www.talentservicewindow.gov.hk");
         assert_eq!(out.blocks.len(), 1);
+    }
+
+    #[test]
+    fn official_sources_are_sites_web_search_suggests() {
+        let host = |u: &str| url::Url::parse(u).unwrap().host_str().unwrap().to_owned();
+        for (name, url) in OFFICIAL_SOURCES {
+            let suggested = super::super::web_search::SUGGESTED_SITES.iter().find(|(_, u)| host(u) == host(url));
+            assert_eq!(suggested.map(|(n, _)| *n), Some(*name), "{url}");
+        }
     }
 
     #[tokio::test]

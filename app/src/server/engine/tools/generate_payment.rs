@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};
 use crate::server::engine::payments::{self, CATEGORIES, ORDER_TTL_MS};
-use crate::server::store::{memories, orders};
+use crate::server::store::{conversations, memories, orders};
 
 pub struct GeneratePayment;
 
@@ -80,6 +80,14 @@ impl Tool for GeneratePayment {
             None => {
                 let id = payments::new_order_id();
                 let expires_at = now + ORDER_TTL_MS;
+                // The facts the assessment is about, as the conversation has them now.
+                let facts = match ctx.conversation_id.as_str() {
+                    "" => None,
+                    conversation => conversations::assessment_facts(&ctx.db, conversation)
+                        .await
+                        .map_err(|e| ToolError::internal("could not read the assessment facts", e))?
+                        .map(|f| f.to_string()),
+                };
                 let order_page = payments.links.page_url(&id, expires_at);
                 let pay_url = provider
                     .checkout(&payments::CheckoutRequest {
@@ -110,6 +118,7 @@ impl Tool for GeneratePayment {
                     created_at: now,
                     expires_at,
                     paid_at: None,
+                    facts,
                 };
                 orders::create_once(&ctx.db, &order, &key)
                     .await

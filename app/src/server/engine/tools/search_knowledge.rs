@@ -129,7 +129,7 @@ impl Tool for SearchKnowledge {
         let memories = related_memories(ctx, query, 3).await;
         let sources: Vec<Value> = hits
             .iter()
-            .map(|h| json!({"articleId": h.article_id, "title": h.title, "similarity": h.score, "url": h.source_url}))
+            .map(|h| json!({"articleId": h.article_id, "title": h.title, "similarity": h.similarity, "url": h.source_url}))
             .collect();
         let message = if hits.is_empty() {
             "没有找到相关知识".to_owned()
@@ -183,6 +183,7 @@ mod tests {
             kind: "article".into(),
             source_url: None,
             score: 1.0,
+            similarity: 1.0,
             bm25: 1.0,
         };
         let quoted = quote(&[hit]);
@@ -208,7 +209,12 @@ mod tests {
         let r = &out.result;
         assert_eq!(r["success"], true);
         assert_eq!(r["sources"][0]["title"], "QMAS — eligibility");
-        assert!(r["sources"][0]["similarity"].as_f64().unwrap() > 0.0);
+        // A real score, not "the top hit is 1.0": the share of the query's terms the passage has.
+        let top = r["sources"][0]["similarity"].as_f64().unwrap();
+        assert!(top > 0.3 && top < 1.0, "{top}");
+        for s in r["sources"].as_array().unwrap() {
+            assert!((0.0..=1.0).contains(&s["similarity"].as_f64().unwrap()), "{s}");
+        }
         assert!(r["content"].as_str().unwrap().contains("年满18岁"));
         assert_eq!(r["userContext"][0], "用户对优才计划感兴趣");
         assert!(r["relatedExperiences"][0].as_str().unwrap().contains("综合计分制"));
@@ -219,6 +225,7 @@ mod tests {
             SearchKnowledge.execute(&t.ctx, json!({"query": "TTPS categories", "category": "TTPS"})).await.unwrap();
         assert_eq!(en.result["sources"][0]["title"], "TTPS — categories");
         assert_eq!(en.result["sources"].as_array().unwrap().len(), 1);
+        assert_eq!(en.result["sources"][0]["similarity"], 1.0, "every term of the query is in it");
     }
 
     #[tokio::test]

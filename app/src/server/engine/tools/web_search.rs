@@ -16,7 +16,7 @@ const MAX_RESULTS: usize = 5;
 const MAX_QUERY_CHARS: usize = 300;
 
 /// Offered when searching is not possible.
-const SUGGESTED_SITES: &[(&str, &str)] = &[
+pub(super) const SUGGESTED_SITES: &[(&str, &str)] = &[
     ("香港入境事务处", "https://www.immd.gov.hk"),
     ("香港人才服务窗口", "https://www.talentservicewindow.gov.hk"),
     ("投资推广署", "https://www.investhk.gov.hk"),

@@ -111,11 +111,14 @@ pub(super) async fn run(
                     return (Err(ToolError::Failed("cancelled".into())), started.elapsed());
                 };
                 let own_tools = tools.only(&expert.tools);
-                let result = super::experts::run(caller, &own_tools, expert, &call.arguments, model_name, timeout)
+                let task = super::experts::Task { expert, arguments: &call.arguments, call_id: &call.id };
+                let result = super::experts::run(caller, &own_tools, task, model_name, timeout)
                     .await
-                    .map(|answer| ToolOutput {
-                        result: json!({"ok": true, "expert": expert.name, "answer": answer}),
-                        blocks: Vec::new(),
+                    .map(|done| ToolOutput {
+                        result: json!({"ok": true, "expert": expert.name, "answer": done.answer}),
+                        // What the expert's tools showed (its knowledge search's citations)
+                        // reaches the visitor with the answer.
+                        blocks: done.blocks,
                     })
                     .map_err(|e| ToolError::Failed(e.to_string()));
                 // (Expert errors are fixed texts: no detail of a provider reaches anyone.)
@@ -167,6 +170,7 @@ pub(super) async fn run(
             error,
             duration_ms,
             created_at: ctx.clock.now_ms(),
+            parent_call_id: None,
         });
         out_results.push(result);
     }
