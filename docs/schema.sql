@@ -71,7 +71,7 @@ CREATE TABLE conversations (
     lead_submitted BIGINT NOT NULL DEFAULT 0,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT);
+, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT);
 
 CREATE INDEX conversations_by_agent ON conversations (agent_id, updated_at);
 
@@ -231,7 +231,7 @@ CREATE TABLE orders (
     expires_at BIGINT NOT NULL,
     paid_at BIGINT,
     updated_at BIGINT NOT NULL
-);
+, facts TEXT);
 
 CREATE INDEX orders_by_agent ON orders (agent_id, created_at);
 
@@ -286,7 +286,7 @@ CREATE TABLE tool_calls (
     error TEXT,
     duration_ms BIGINT,
     created_at BIGINT NOT NULL
-);
+, parent_call_id TEXT);
 
 CREATE INDEX tool_calls_by_message ON tool_calls (message_id);
 
