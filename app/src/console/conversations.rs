@@ -249,8 +249,8 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
             {(!m.tools.is_empty()).then(|| view! {
                 <details class="c-tools">
                     <summary>{format!("{} tool call(s)", m.tools.len())}</summary>
-                    {m.tools.into_iter().map(|t| view! {
-                        <div class="c-tool" class:c-tool-nested=t.under.is_some()>
+                    {m.tools.into_iter().map(|t| { let nested = t.under.is_some(); view! {
+                        <div class="c-tool" class:c-tool-nested=nested>
                             <div>
                                 {t.under.map(|u| view! { <span class="c-hint">{format!("{} › ", u.strip_prefix("invoke_").unwrap_or(&u))}</span> })}
                                 <code>{t.name}</code>" · "{t.status}" · "{format!("{} ms", t.duration_ms)}
@@ -259,7 +259,7 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
                             {t.result.map(|r| view! { <div class="c-hint">"Result"</div><pre>{r}</pre> })}
                             {t.error.map(|e| view! { <div class="c-hint">"Error"</div><pre>{e}</pre> })}
                         </div>
-                    }).collect_view()}
+                    }}).collect_view()}
                 </details>
             })}
             {(!m.usage.is_empty()).then(|| view! {

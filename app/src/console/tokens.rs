@@ -153,7 +153,7 @@ pub fn TokensPage() -> impl IntoView {
                     let id = format!("t-module-{m}");
                     view! {
                         <label for=id.clone()>
-                            <input type="checkbox" id=id
+                            <input type="checkbox" id=id.clone()
                                 prop:checked=move || modules.with(|ms| ms.contains(&m))
                                 on:change=move |ev| {
                                     let on = event_target_checked(&ev);

@@ -415,13 +415,22 @@ pub(super) async fn replace_stored_key(db: &Db, id: &str, was: &str, sealed: &st
 
 /// Sets an agent's guards.
 pub async fn set_limits(db: &Db, id: &str, limits: &AgentLimits) -> Result<(), DbError> {
-    sqlx::query("UPDATE agents SET budget_usd = $2, max_turns = $3, daily_cap_usd = $4, max_tokens = $5 WHERE id = $1")
+    // Two statements in one transaction: through sqlx's Any driver, PostgreSQL refused the five
+    // parameters in one (a float followed by a NULL integer: "incorrect binary data format in
+    // bind parameter 4").
+    let mut tx = db.writer().begin().await?;
+    sqlx::query("UPDATE agents SET budget_usd = $2, max_turns = $3, daily_cap_usd = $4 WHERE id = $1")
         .bind(id)
         .bind(limits.budget_usd)
         .bind(limits.max_turns.map(i64::from))
         .bind(limits.daily_cap_usd)
-        .bind(limits.max_tokens.map(i64::from))
-        .execute(db.writer())
+        .execute(&mut *tx)
         .await?;
+    sqlx::query("UPDATE agents SET max_tokens = $2 WHERE id = $1")
+        .bind(id)
+        .bind(limits.max_tokens.map(i64::from))
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
     Ok(())
 }
