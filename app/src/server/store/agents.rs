@@ -415,15 +415,15 @@ pub(super) async fn replace_stored_key(db: &Db, id: &str, was: &str, sealed: &st
 
 /// Sets an agent's guards.
 pub async fn set_limits(db: &Db, id: &str, limits: &AgentLimits) -> Result<(), DbError> {
-    // Two statements in one transaction: through sqlx's Any driver, PostgreSQL refused the five
-    // parameters in one (a float followed by a NULL integer: "incorrect binary data format in
-    // bind parameter 4").
+    // No cap is bound as -1 and stored as NULL: sqlx 0.8.6's Any driver sends a NULL `f64` to
+    // PostgreSQL as a `float4`, and the connection's cached statement then refuses a real cap
+    // ("incorrect binary data format in bind parameter 4").
     let mut tx = db.writer().begin().await?;
-    sqlx::query("UPDATE agents SET budget_usd = $2, max_turns = $3, daily_cap_usd = $4 WHERE id = $1")
+    sqlx::query("UPDATE agents SET budget_usd = $2, max_turns = $3, daily_cap_usd = NULLIF($4, -1.0) WHERE id = $1")
         .bind(id)
         .bind(limits.budget_usd)
         .bind(limits.max_turns.map(i64::from))
-        .bind(limits.daily_cap_usd)
+        .bind(limits.daily_cap_usd.unwrap_or(-1.0))
         .execute(&mut *tx)
         .await?;
     sqlx::query("UPDATE agents SET max_tokens = $2 WHERE id = $1")
