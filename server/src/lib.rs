@@ -21,6 +21,7 @@ use std::time::Duration;
 use anyhow::Context;
 use leptos::config::{Env, LeptosOptions};
 use parley_app::server::engine::clock::{Clock, SystemClock};
+use parley_app::server::engine::jobs::Job;
 use parley_app::server::engine::knowledge::Knowledge;
 use parley_app::server::engine::knowledge::embeddings::Embedder;
 use parley_app::server::engine::payments::{PayLinks, Payments, WebhookSecret};
@@ -142,15 +143,19 @@ pub async fn build_state(
     }
     engine.services().knowledge.reload().await.context("building the knowledge index")?;
     engine.spawn_background();
-    // Console sessions past their expiry are refused when read; this removes them (hourly).
+    // Console sessions past their expiry are refused when read; this removes them (hourly, once
+    // across replicas).
     {
         // Session expiry is wall-clock time (tower-sessions), whatever clock the engine uses.
         let store = parley_app::server::store::sessions::DbSessionStore::new(db.clone());
+        let engine = engine.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
+            let mut tick = tokio::time::interval(Job::DeleteExpiredSessions.tick());
             loop {
                 tick.tick().await;
-                if let Err(e) = store.delete_expired(SystemClock.now_ms()).await {
+                if engine.claim_job(Job::DeleteExpiredSessions).await
+                    && let Err(e) = store.delete_expired(SystemClock.now_ms()).await
+                {
                     tracing::warn!(error = %e, "could not delete expired console sessions");
                 }
             }
@@ -171,13 +176,16 @@ pub async fn build_state(
             }
         });
     }
-    // Images uploaded but never sent are deleted after a day (checked hourly).
+    // Images uploaded but never sent are deleted after a day (hourly, once across replicas).
     {
         let engine = engine.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
+            let mut tick = tokio::time::interval(Job::DeleteUnsentImages.tick());
             loop {
                 tick.tick().await;
+                if !engine.claim_job(Job::DeleteUnsentImages).await {
+                    continue;
+                }
                 match engine.delete_unsent_attachments().await {
                     Ok(0) => {}
                     Ok(n) => tracing::info!(deleted = n, "deleted images that were never sent"),

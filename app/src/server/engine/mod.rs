@@ -10,6 +10,7 @@ pub mod context;
 pub mod experts;
 pub mod fetch;
 pub mod hub;
+pub mod jobs;
 pub mod knowledge;
 pub mod lang;
 pub mod payments;

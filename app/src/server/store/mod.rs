@@ -11,6 +11,7 @@ pub mod conversations;
 pub mod credentials;
 pub mod events;
 pub mod experts;
+pub mod jobs;
 pub mod knowledge;
 pub mod leads;
 pub mod leases;

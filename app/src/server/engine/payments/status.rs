@@ -9,6 +9,7 @@ use parley_widget::protocol::{Block, BlockEvent, PaymentQr, PaymentStatus, Strea
 
 use super::WebhookError;
 use crate::server::engine::Engine;
+use crate::server::engine::jobs::Job;
 use crate::server::store::orders::{self, Order, WebhookApplied};
 use crate::server::store::{DbError, messages};
 
@@ -105,21 +106,25 @@ impl Engine {
         .await
     }
 
-    /// Background work: expire orders, forget webhook ids past keeping (hourly), notice knowledge
-    /// edited by another server.
+    /// Background work: expire orders and forget webhook ids past keeping (each run once across
+    /// replicas, see [`Job`]), and notice knowledge edited by another server (every replica).
     pub fn spawn_background(&self) {
         let engine = self.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(2));
+            let mut tick = tokio::time::interval(Job::ExpireOrders.tick());
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let mut n: u64 = 0;
+            let per_minute = (Job::ForgetWebhookIds.tick().as_millis() / Job::ExpireOrders.tick().as_millis()).max(1);
+            let mut n: u128 = 0;
             loop {
                 tick.tick().await;
                 n += 1;
-                if let Err(e) = engine.expire_orders().await {
+                if engine.claim_job(Job::ExpireOrders).await
+                    && let Err(e) = engine.expire_orders().await
+                {
                     tracing::warn!(error = %e, "expiring orders");
                 }
-                if n.is_multiple_of(1800)
+                if n % per_minute == 1
+                    && engine.claim_job(Job::ForgetWebhookIds).await
                     && let Err(e) =
                         orders::forget_webhooks_before(engine.db(), engine.now_ms() - WEBHOOK_IDS_KEPT_MS).await
                 {
