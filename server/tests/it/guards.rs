@@ -15,7 +15,7 @@ use parley_server::fake_openai::Reply;
 use parley_widget::protocol::{Block, MessageStatus, StreamEvent};
 use serde_json::json;
 
-fn error_codes(events: &Events) -> Vec<String> {
+pub(crate) fn error_codes(events: &Events) -> Vec<String> {
     events
         .iter()
         .filter_map(|(_, e)| if let StreamEvent::Error(e) = e { Some(e.code.to_string()) } else { None })

@@ -25,6 +25,7 @@ mod experts;
 mod guards;
 mod mcp;
 mod payments;
+mod replicas;
 mod signin;
 mod spend;
 mod turns;

@@ -198,7 +198,14 @@ async fn an_agents_daily_cap_is_on_by_default() {
     let refused = app.send(&second, "unpriced", None, "hello").await;
     assert!(ended_by_budget(&refused), "{:?}", shape(&refused));
     assert_eq!(app.fake.served(), 1);
-    assert!((app.engine().budgets().spent_today(&agent.id).unwrap() - one_call(15.0, 75.0)).abs() < 1e-12);
+    // The call's cost lands with its ledger row (the shared totals on PostgreSQL).
+    app.engine().flush().await;
+    let now = {
+        use parley_app::server::engine::clock::{Clock, SystemClock};
+        SystemClock.now_ms()
+    };
+    let spent = app.engine().budgets().spent_today(app.db(), &agent.id, now).await.unwrap();
+    assert!((spent.unwrap() - one_call(15.0, 75.0)).abs() < 1e-12, "{spent:?}");
 }
 
 #[tokio::test]

@@ -2,18 +2,25 @@
 //! (across all their conversations). Every model call (the coordinator's and its experts') first
 //! takes a [`Hold`] — room for its expected cost, taken under a lock, so calls started at the
 //! same moment cannot together spend past a limit — and settles it with the real cost once the
-//! call's usage is known. The daily totals are loaded from the usage ledger on first use each UTC
-//! day and kept in memory (per process).
+//! call's usage is known.
+//!
+//! Where the daily totals live depends on the database. On SQLite (one process per database)
+//! they are loaded from the usage ledger on first use each UTC day and kept in memory, so a hold
+//! costs no database round trip. On PostgreSQL, where replicas share the database, they live in
+//! the database ([`crate::server::store::spend`]): room is taken with a conditional update that
+//! one replica at a time can make, and a call's cost is added in its ledger row's transaction.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::hub::Lease;
+use crate::server::store::spend::{self, SpendSettle};
 use crate::server::store::usage::Spender;
 use crate::server::store::{Db, DbError};
 
-const DAY_MS: i64 = 86_400_000;
+/// A UTC day, in milliseconds (daily caps run from midnight UTC).
+pub const DAY_MS: i64 = 86_400_000;
 /// Days kept in memory before old ones are dropped (visitors come and go).
 const MAX_DAYS_KEPT: usize = 200_000;
 
@@ -76,11 +83,16 @@ impl Day {
     }
 }
 
-/// Today's spend of each agent and visitor.
+/// Today's spend of each agent and visitor: in this process's memory ([`Budgets::default`], one
+/// process on SQLite) or in the database ([`Budgets::shared`], replicas on PostgreSQL).
 #[derive(Clone, Debug, Default)]
-pub struct Budgets(Arc<Mutex<HashMap<Spender, Day>>>);
+pub struct Budgets {
+    days: Arc<Mutex<HashMap<Spender, Day>>>,
+    /// Set when the totals live in the database: the `(spender, day)` rows known to exist.
+    shared: Option<Arc<Mutex<HashSet<(String, i64)>>>>,
+}
 
-fn lock(m: &Mutex<HashMap<Spender, Day>>) -> std::sync::MutexGuard<'_, HashMap<Spender, Day>> {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -97,13 +109,22 @@ pub struct Limits<'a> {
 }
 
 impl Budgets {
+    /// Daily totals kept in the database, shared with every process on it (replicas).
+    pub fn shared() -> Self {
+        Budgets { days: Arc::default(), shared: Some(Arc::default()) }
+    }
+
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
     /// Loads a spender's spend for today from the ledger unless it is known.
     async fn ensure_day(&self, db: &Db, who: &Spender, day: i64) -> Result<(), DbError> {
-        if lock(&self.0).get(who).is_some_and(|d| d.day == day) {
+        if lock(&self.days).get(who).is_some_and(|d| d.day == day) {
             return Ok(());
         }
         let spent = crate::server::store::usage::spend_since(db, who, day * DAY_MS).await?;
-        let mut map = lock(&self.0);
+        let mut map = lock(&self.days);
         if map.len() >= MAX_DAYS_KEPT {
             // Earlier days are never read again; today's held room must stay.
             map.retain(|_, d| d.day == day && d.held > 0.0);
@@ -130,11 +151,14 @@ impl Budgets {
         .into_iter()
         .filter_map(|(who, cap)| cap.map(|c| (who, c)))
         .collect();
+        if let Some(known) = &self.shared {
+            return self.hold_shared(db, known, lease, &limits, day, caps).await;
+        }
         for (who, _) in &caps {
             self.ensure_day(db, who, day).await?;
         }
         let estimate = limits.floor_usd;
-        let mut map = lock(&self.0);
+        let mut map = lock(&self.days);
         let mut taken: Vec<Spender> = Vec::new();
         let mut hit = None;
         for (who, cap) in &caps {
@@ -156,6 +180,7 @@ impl Budgets {
                         budgets: self.clone(),
                         lease: lease.clone(),
                         days: taken,
+                        shared: None,
                         day,
                         day_held: estimate,
                         held,
@@ -173,8 +198,80 @@ impl Budgets {
         Ok(Err(hit.expect("a limit was hit")))
     }
 
+    /// [`Budgets::hold`] with the daily totals in the database: the room is taken in each
+    /// capped day with one conditional update (the database orders callers from any replica).
+    async fn hold_shared(
+        &self,
+        db: &Db,
+        known: &Mutex<HashSet<(String, i64)>>,
+        lease: &Lease,
+        limits: &Limits<'_>,
+        day: i64,
+        caps: Vec<(Spender, f64)>,
+    ) -> Result<Result<Hold, LimitHit>, DbError> {
+        let estimate = limits.floor_usd;
+        let mut taken: Vec<String> = Vec::new();
+        let mut hit = None;
+        let mut failed = None;
+        for (who, cap) in &caps {
+            let key = spend::key(who);
+            let row = (key.clone(), day);
+            if !lock(known).contains(&row) {
+                if let Err(e) = spend::ensure_day(db, who, day, day * DAY_MS).await {
+                    failed = Some(e);
+                    break;
+                }
+                let mut known = lock(known);
+                if known.len() >= MAX_DAYS_KEPT {
+                    known.retain(|(_, d)| *d == day);
+                }
+                known.insert(row);
+            }
+            match spend::take(db, &key, day, *cap, estimate).await {
+                Ok(Ok(())) => taken.push(key),
+                Ok(Err(spent_usd)) => {
+                    hit = Some(match who {
+                        Spender::Agent(_) => LimitHit::AgentDaily { spent_usd, cap_usd: *cap },
+                        Spender::Visitor(_) => LimitHit::VisitorDaily { spent_usd, cap_usd: *cap },
+                    });
+                    break;
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if hit.is_none() && failed.is_none() {
+            match lease.hold_cost(limits.budget_usd, limits.floor_usd) {
+                Ok(held) => {
+                    return Ok(Ok(Hold {
+                        budgets: self.clone(),
+                        lease: lease.clone(),
+                        days: Vec::new(),
+                        shared: Some((db.clone(), taken)),
+                        day,
+                        day_held: estimate,
+                        held,
+                        done: false,
+                    }));
+                }
+                Err(spent) => hit = Some(LimitHit::Conversation { spent_usd: spent, budget_usd: limits.budget_usd }),
+            }
+        }
+        for key in &taken {
+            if let Err(e) = spend::release(db, key, day, estimate).await {
+                tracing::warn!(error = %e, spender = %key, "could not give back budget room held for a call not made");
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(Err(hit.expect("a limit was hit"))),
+        }
+    }
+
     fn settle(&self, days: &[Spender], day: i64, held: f64, cost: f64) {
-        let mut map = lock(&self.0);
+        let mut map = lock(&self.days);
         for who in days {
             if let Some(d) = map.get_mut(who)
                 && d.day == day
@@ -185,9 +282,15 @@ impl Budgets {
         }
     }
 
-    /// Today's known spend of an agent (the console, tests).
-    pub fn spent_today(&self, agent_id: &str) -> Option<f64> {
-        lock(&self.0).get(&Spender::Agent(agent_id.to_owned())).map(|d| d.spent)
+    /// An agent's spend on the day of `now_ms`, as far as its cap knows it (`None`: not loaded
+    /// yet, no call was capped that day). With shared totals, the calls other replicas made count.
+    pub async fn spent_today(&self, db: &Db, agent_id: &str, now_ms: i64) -> Result<Option<f64>, DbError> {
+        let who = Spender::Agent(agent_id.to_owned());
+        let day = now_ms.div_euclid(DAY_MS);
+        if self.shared.is_some() {
+            return spend::spent(db, &spend::key(&who), day).await;
+        }
+        Ok(lock(&self.days).get(&who).filter(|d| d.day == day).map(|d| d.spent))
     }
 }
 
@@ -195,8 +298,10 @@ impl Budgets {
 pub struct Hold {
     budgets: Budgets,
     lease: Lease,
-    /// The days room was taken in (capped ones only).
+    /// The days room was taken in (capped ones only), in memory.
     days: Vec<Spender>,
+    /// With shared totals: the database and the day rows room was taken in.
+    shared: Option<(Db, Vec<String>)>,
     day: i64,
     day_held: f64,
     held: f64,
@@ -204,7 +309,18 @@ pub struct Hold {
 }
 
 impl Hold {
-    /// Replaces the hold by the call's cost; returns the conversation's total.
+    /// With shared totals, what settling the call at `cost_usd` changes in the database; the
+    /// stream writer applies it with the call's ledger row ([`crate::server::store::usage::UsageRecord::settles`]).
+    /// Empty when the totals are in memory.
+    pub fn shared_settles(&self, cost_usd: f64) -> Vec<SpendSettle> {
+        let Some((_, keys)) = &self.shared else { return Vec::new() };
+        keys.iter()
+            .map(|key| SpendSettle { spender: key.clone(), day: self.day, cost_usd, release_usd: self.day_held })
+            .collect()
+    }
+
+    /// Replaces the hold by the call's cost; returns the conversation's total. With shared
+    /// totals the database's part comes with the ledger row ([`Hold::shared_settles`]).
     pub fn settle(mut self, cost_usd: f64) -> f64 {
         self.done = true;
         self.budgets.settle(&self.days, self.day, self.day_held, cost_usd);
@@ -217,6 +333,19 @@ impl Drop for Hold {
         if !self.done {
             self.budgets.settle(&self.days, self.day, self.day_held, 0.0);
             self.lease.settle_cost(self.held, 0.0);
+            // The call was not made: the room goes back (in the background; Drop cannot wait).
+            if let Some((db, keys)) = self.shared.take().filter(|(_, keys)| !keys.is_empty())
+                && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            {
+                let (day, amount) = (self.day, self.day_held);
+                runtime.spawn(async move {
+                    for key in &keys {
+                        if let Err(e) = spend::release(&db, key, day, amount).await {
+                            tracing::warn!(error = %e, spender = %key, "could not give back budget room");
+                        }
+                    }
+                });
+            }
         }
     }
 }

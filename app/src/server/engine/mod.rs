@@ -40,7 +40,7 @@ use writer::Writer;
 
 use crate::server::store::agents::{self, Agent, ProviderKind};
 use crate::server::store::visitors::{self, Visitor};
-use crate::server::store::{Db, DbError};
+use crate::server::store::{Db, DbError, DbKind};
 
 /// How often a visitor token's `last_seen_at` is moved forward while it is used.
 const TOUCH_EVERY_MS: i64 = 60_000;
@@ -178,6 +178,12 @@ impl Engine {
         services: Services,
     ) -> Self {
         let writer = Writer::spawn(db.clone(), clock.clone(), settings.writer_interval, settings.writer_queue_limit);
+        // Replicas share PostgreSQL, so their daily totals must too; one SQLite process keeps
+        // them in memory (no database round trip before a model call).
+        let budgets = match db.kind() {
+            DbKind::Postgres => budget::Budgets::shared(),
+            DbKind::Sqlite => budget::Budgets::default(),
+        };
         let demo = Arc::new(DemoModel { token_delay: settings.demo_token_delay });
         let prices = pricing::Prices::with_default(
             settings.spend.unpriced_input_per_mtok,
@@ -197,7 +203,7 @@ impl Engine {
             settings,
             demo,
             prices,
-            budgets: budget::Budgets::default(),
+            budgets,
             experts: experts::Experts::default(),
             shutdown: shutdown::Shutdown::default(),
             process_id: crate::server::store::new_id(),

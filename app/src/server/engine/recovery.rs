@@ -12,13 +12,15 @@ use std::time::Duration;
 use parley_widget::protocol::{Block, MessageEnd, MessageStatus, StreamEvent, ToolCallStatus};
 
 use super::Engine;
+use super::budget::DAY_MS;
 use super::pricing::estimate_tokens;
 use super::replay;
 use super::writer::expand;
 use crate::server::store::events::{self, EventRow};
 use crate::server::store::leases::{self, Orphan};
+use crate::server::store::spend::{self, SpendSettle};
 use crate::server::store::tool_calls::{self, ToolCallRecord};
-use crate::server::store::usage::{self, UsageRecord};
+use crate::server::store::usage::{self, Spender, UsageRecord};
 use crate::server::store::{DbError, DbKind, script, to_json_text};
 
 /// How often a process renews its lease (and looks for answers of processes that are gone).
@@ -175,7 +177,9 @@ impl Engine {
             }));
         }
         if let Some(unmetered) = &sent.unmetered {
-            stmts.push(usage::insert_stmt(&self.estimated_usage(orphan, unmetered, now).await?));
+            let usage = self.estimated_usage(orphan, unmetered, now).await?;
+            stmts.push(usage::insert_stmt(&usage));
+            stmts.extend(usage.settles.iter().map(crate::server::store::spend::settle_stmt));
         }
         let max = events::max_seq(self.db(), &orphan.conversation_id).await?;
         let end = StreamEvent::MessageEnd(MessageEnd {
@@ -245,6 +249,17 @@ impl Engine {
             estimated: true,
             latency_ms: 0,
             created_at: now,
+            // Today's totals shared by replicas (PostgreSQL) count the estimate too; the room the
+            // dead process held for the call is not known and stays held until the day ends.
+            settles: [Spender::Agent(orphan.agent_id.clone()), Spender::Visitor(orphan.visitor_id.clone())]
+                .iter()
+                .map(|who| SpendSettle {
+                    spender: spend::key(who),
+                    day: now.div_euclid(DAY_MS),
+                    cost_usd: cost,
+                    release_usd: 0.0,
+                })
+                .collect(),
         })
     }
 }

@@ -78,6 +78,7 @@ pub fn statements(batch: &Batch) -> Vec<Stmt> {
     out.extend(super::events::insert_stmts(&batch.events));
     out.extend(batch.tool_calls.iter().map(tool_calls::insert_stmt));
     out.extend(batch.usage.iter().map(usage::insert_stmt));
+    out.extend(batch.usage.iter().flat_map(|u| u.settles.iter().map(super::spend::settle_stmt)));
     for f in &batch.finished {
         out.push(Stmt::new(
             // Only a streaming answer: one recovered as `interrupted` after its process was taken

@@ -25,6 +25,7 @@ pub mod prices;
 mod schema_doc;
 pub mod script;
 pub mod sessions;
+pub mod spend;
 #[cfg(test)]
 pub mod testing;
 pub mod tool_calls;

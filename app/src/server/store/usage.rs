@@ -22,6 +22,9 @@ pub struct UsageRecord {
     pub estimated: bool,
     pub latency_ms: u64,
     pub created_at: i64,
+    /// With replicas on PostgreSQL: the daily totals this call settles, in the ledger row's
+    /// transaction (empty on SQLite, whose one process keeps them in memory).
+    pub settles: Vec<super::spend::SpendSettle>,
 }
 
 /// The statement recording one attempt.
@@ -94,6 +97,7 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Usage
             estimated: r.estimated != 0,
             latency_ms: n(r.latency_ms),
             created_at: r.created_at,
+            settles: Vec::new(),
         })
         .collect())
 }

@@ -98,7 +98,9 @@ impl<'a> Caller<'a> {
     }
 
     /// Writes one upstream attempt to the ledger; returns its cost.
-    fn record(&self, model: &str, outcome: &str, usage: Spent, latency_ms: u64) -> f64 {
+    /// With `hold`, the call settles it: with shared daily totals (replicas on PostgreSQL) the
+    /// ledger row carries the settlement, so both land in one transaction.
+    fn record(&self, model: &str, outcome: &str, usage: Spent, latency_ms: u64, hold: Option<&Hold>) -> f64 {
         let (input, output, cached, written, estimated) = match usage {
             Spent::Nothing => (0, 0, 0, 0, false),
             Spent::Reported(u) => (u.input, u.output, u.cached, u.cache_written, false),
@@ -129,6 +131,7 @@ impl<'a> Caller<'a> {
             cost_usd: cost,
             latency_ms,
             created_at: ctx.clock.now_ms(),
+            settles: hold.map(|h| h.shared_settles(cost)).unwrap_or_default(),
         });
         cost
     }
@@ -196,7 +199,7 @@ impl<'a> Caller<'a> {
             let started = Instant::now();
             let result = self.open(&mut request, &attempts).await;
             for attempt in attempts.take() {
-                self.record(&attempt.model, attempt.outcome, Spent::Nothing, attempt.latency_ms);
+                self.record(&attempt.model, attempt.outcome, Spent::Nothing, attempt.latency_ms, None);
             }
             let mut stream = result.map_err(Stop::Provider)?;
             // From here the call is paid for, however it ends (dropped included: see `Meter`).
@@ -238,7 +241,7 @@ impl<'a> Caller<'a> {
                             && let Some(fallback) = self.fallback_for(&request.model)
                         {
                             let latency_ms = started.elapsed().as_millis() as u64;
-                            self.record(&request.model, e.code(), Spent::Nothing, latency_ms);
+                            self.record(&request.model, e.code(), Spent::Nothing, latency_ms, None);
                             hold = meter.hold.take();
                             self.switch_to_fallback(&mut request, fallback, e.code());
                             continue 'attempt;
@@ -308,7 +311,8 @@ impl Meter<'_, '_> {
             Some(u) if u.input > 0 || u.output > 0 => Spent::Reported(u),
             _ => Spent::Estimated { input: estimate_input(&self.request), output: estimate_tokens(&self.produced) },
         };
-        let cost = self.caller.record(&self.request.model, outcome, spent, self.started.elapsed().as_millis() as u64);
+        let latency_ms = self.started.elapsed().as_millis() as u64;
+        let cost = self.caller.record(&self.request.model, outcome, spent, latency_ms, self.hold.as_ref());
         let total = self.hold.take().map(|h| h.settle(cost)).unwrap_or_default();
         (spent, cost, total)
     }
