@@ -105,6 +105,13 @@ CREATE TABLE experts (
     updated_at BIGINT NOT NULL
 );
 
+CREATE TABLE jobs (
+    name TEXT PRIMARY KEY,
+    next_run_at BIGINT NOT NULL,
+    last_run_by TEXT,
+    last_run_at BIGINT
+);
+
 CREATE TABLE knowledge_bases (
     id TEXT PRIMARY KEY,
     agent_id TEXT NOT NULL REFERENCES agents (id),
@@ -272,6 +279,14 @@ CREATE TABLE sessions (
 );
 
 CREATE INDEX sessions_by_expiry ON sessions (expiry);
+
+CREATE TABLE spend_days (
+    spender TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    spent DOUBLE PRECISION NOT NULL,
+    held DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (spender, day)
+);
 
 CREATE TABLE tool_calls (
     id TEXT PRIMARY KEY,
