@@ -15,7 +15,10 @@ pub struct Browser {
 impl Browser {
     /// A browser on the server at `base`, without a session.
     pub fn new(base: String) -> Self {
-        Browser { client: reqwest::Client::new(), origin: Some(base.clone()), base, cookie: None }
+        // A console request (an SSR page included) that has not finished in a minute is a hang:
+        // fail with the request named rather than stall the whole run.
+        let client = reqwest::Client::builder().timeout(std::time::Duration::from_secs(60)).build().unwrap();
+        Browser { client, origin: Some(base.clone()), base, cookie: None }
     }
 
     fn request(&self, path: &str) -> reqwest::RequestBuilder {
