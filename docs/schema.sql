@@ -71,7 +71,7 @@ CREATE TABLE conversations (
     lead_submitted BIGINT NOT NULL DEFAULT 0,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT);
+, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT, slot_process TEXT, slot_token TEXT);
 
 CREATE INDEX conversations_by_agent ON conversations (agent_id, updated_at);
 

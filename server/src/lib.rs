@@ -120,6 +120,8 @@ pub async fn build_state(
     engine.register_process().await.context("taking this process's lease")?;
     let recovered = engine.recover().await.context("recovering interrupted answers")?;
     engine.spawn_lease_keeper();
+    // Other replicas on the same PostgreSQL: their stored events and live messages reach this one.
+    engine.spawn_relay();
     if recovered > 0 {
         tracing::warn!(recovered, "answers interrupted by the last shutdown were marked `interrupted`");
     }

@@ -1,6 +1,8 @@
 //! Several server processes on one database (issue 14): periodic jobs that change shared data
 //! run once across replicas, not once per process; daily spending caps hold across replicas; an
-//! edit of the knowledge on one reaches the others.
+//! edit of the knowledge on one reaches the others; a conversation's events are numbered once and
+//! its turns run one at a time across replicas, and what one replica streams reaches streams
+//! opened on another, also after its listening connection was lost.
 
 use std::time::Duration;
 
@@ -8,8 +10,9 @@ use parley_app::server::engine::jobs::Job;
 use parley_app::server::store::agents::AgentLimits;
 use parley_app::server::store::spend::{self, SpendSettle};
 use parley_app::server::store::usage::Spender;
-use parley_app::server::store::{Db, DbKind, jobs, script};
+use parley_app::server::store::{Db, DbKind, jobs, script, slots};
 use parley_server::fake_openai::Reply;
+use parley_widget::protocol::{MessageStatus, StreamEvent};
 use serde_json::json;
 
 use crate::guards::error_codes;
@@ -222,4 +225,217 @@ async fn two_servers_at_the_daily_cap_edge_let_only_one_call_through() {
     second.state.engine.flush().await;
     let spent = app.engine().budgets().spent_today(app.db(), &agent.id, now).await.unwrap().unwrap();
     assert!(spent > cap, "the day's total counts the call: {spent}");
+}
+
+/// The slot statements on both databases: one holder at a time, given back only under the token
+/// it was taken with, and free once its process's lease has expired.
+#[tokio::test]
+async fn a_conversations_slot_has_one_live_holder() {
+    use parley_app::server::store::leases;
+    let app = spawn_app().await;
+    app.agent("plain", &[]).await;
+    let token = app.visitor("plain").await;
+    app.fake.push_content("Hello.");
+    let conv = conversation_id(&app.send(&token, "plain", None, "hi").await);
+    app.engine().flush().await;
+    let db = app.db();
+    // The first turn's slot was given back after its events.
+    assert_eq!(slots::holder(db, &conv).await.unwrap(), None);
+
+    leases::register(db, "proc-a", "host", 1, 10_000).await.unwrap();
+    leases::register(db, "proc-b", "host", 2, 10_000).await.unwrap();
+    assert!(slots::claim(db, &conv, "proc-a", "t1", 5_000).await.unwrap());
+    assert!(!slots::claim(db, &conv, "proc-b", "t2", 5_000).await.unwrap(), "a live process holds it");
+    assert!(slots::claim(db, &conv, "proc-a", "t3", 5_000).await.unwrap(), "its own process takes it again");
+    // A late give-back of the earlier holding changes nothing.
+    let run = |stmt: script::Stmt| async move {
+        script::run(&mut *db.writer().acquire().await.unwrap(), db.kind(), &[stmt]).await.unwrap();
+    };
+    run(slots::release_stmt(&conv, "t1")).await;
+    assert_eq!(slots::holder(db, &conv).await.unwrap().as_deref(), Some("proc-a"));
+    // proc-a's lease is older than the cutoff: it is gone and its slot is free.
+    assert!(slots::claim(db, &conv, "proc-b", "t4", 10_001).await.unwrap());
+    run(slots::release_stmt(&conv, "t4")).await;
+    assert_eq!(slots::holder(db, &conv).await.unwrap(), None);
+    assert!(!slots::claim(db, "no-such-conversation", "proc-a", "t5", 0).await.unwrap());
+}
+
+/// Two servers on one PostgreSQL; `None` (and a note) on SQLite, which one process owns.
+async fn replicas() -> Option<(TestApp, parley_server::Running)> {
+    let app = TestApp::builder().with_users(&[crate::harness::fixtures::OLIVE]).spawn().await;
+    if app.db().kind() != DbKind::Postgres {
+        eprintln!("replicas share PostgreSQL only: this test runs in the PostgreSQL pass");
+        return None;
+    }
+    app.agent("plain", &[]).await;
+    let second = app.restart().await;
+    // Both listen for each other.
+    eventually(async || app.engine().relay_connections() == 1 && second.state.engine.relay_connections() == 1).await;
+    Some((app, second))
+}
+
+/// A slow answer: `n` words 40 ms apart.
+fn slow(n: usize) -> Reply {
+    Reply::Content { pieces: (0..n).map(|i| format!("w{i} ")).collect(), delay: Duration::from_millis(40) }
+}
+
+fn numbered_in_order(events: &[(u64, StreamEvent)]) {
+    let seqs = seqs(events);
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "numbers rise: {seqs:?}");
+}
+
+#[tokio::test]
+async fn an_answer_streamed_on_one_server_is_followed_live_on_another() {
+    let Some((app, second)) = replicas().await else { return };
+    let token = app.visitor("plain").await;
+    app.fake.push(slow(20));
+    let mut on_first = Live::new(app.send_raw(&token, json!({"agent": "plain", "message": "hello"})).await);
+    on_first.until(|e| tokens(e) >= 2).await;
+    let conv = conversation_id(&on_first.events);
+
+    // Another tab, whose stream a load balancer sent to the second server, from the start.
+    let mut on_second = Live::new(app.follow_on(&second.url(), &token, &conv, 0).await);
+    on_second.until_end().await;
+    on_first.until_end().await;
+    assert!(matches!(&on_second.events[0].1, StreamEvent::VisitorMessage(v) if v.text == "hello"));
+    assert_eq!(on_second.events[1..], on_first.events, "the same events with the same numbers");
+    numbered_in_order(&on_second.events);
+    assert_eq!(text(&on_second.events), (0..20).map(|i| format!("w{i} ")).collect::<String>());
+}
+
+#[tokio::test]
+async fn a_conversation_runs_one_turn_at_a_time_across_servers_and_numbering_continues() {
+    let Some((app, second)) = replicas().await else { return };
+    let token = app.visitor("plain").await;
+    app.fake.push(slow(100));
+    let mut first = Live::new(app.send_raw(&token, json!({"agent": "plain", "message": "one"})).await);
+    first.until(|e| tokens(e) >= 1).await;
+    let conv = conversation_id(&first.events);
+
+    // While the first server writes the answer, the second refuses another turn.
+    let busy = app
+        .client
+        .post(format!("{}/api/v1/chat", second.url()))
+        .bearer_auth(&token)
+        .json(&json!({"agent": "plain", "conversation_id": conv, "message": "two"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(failure(busy).await, fail(409, "reply_in_progress"));
+    first.until_end().await;
+    let last = first.events.last().unwrap().0;
+
+    // Once it is over, the second server takes the next turn and numbers after it.
+    app.fake.push_content("Second answer.");
+    let r = app
+        .client
+        .post(format!("{}/api/v1/chat", second.url()))
+        .bearer_auth(&token)
+        .json(&json!({"agent": "plain", "conversation_id": conv, "message": "two"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let next = read_events(r).await;
+    // The visitor's message took the next number, the answer's start the one after.
+    assert_eq!(next[0].0, last + 2, "numbering continues from the first server's last event");
+    assert_eq!(app.fake.served(), 2, "the refused turn called no model");
+    // And back on the first server.
+    app.fake.push_content("Third answer.");
+    let third = app.send(&token, "plain", Some(&conv), "three").await;
+    assert_eq!(third[0].0, next.last().unwrap().0 + 2);
+
+    // The whole conversation replays from either server in one order, each number once.
+    app.engine().flush().await;
+    second.state.engine.flush().await;
+    let mut replay = Live::new(app.follow_on(&second.url(), &token, &conv, 0).await);
+    replay.until(|e| text(e).contains("Third answer.") && e.iter().filter(|(_, e)| matches!(e, StreamEvent::MessageEnd(_))).count() == 3).await;
+    numbered_in_order(&replay.events);
+    let stored: Vec<(i64, i64)> =
+        sqlx::query_as("SELECT COUNT(*), COUNT(DISTINCT seq) FROM events WHERE conversation_id = $1")
+            .bind(&conv)
+            .fetch_all(app.db().pool())
+            .await
+            .unwrap();
+    assert_eq!(stored[0].0, stored[0].1, "no number stored twice");
+}
+
+#[tokio::test]
+async fn an_operator_on_one_server_stops_an_answer_written_on_another() {
+    use leptos::server_fn::ServerFn;
+    use parley_app::console::api::conversations as c;
+    let Some((app, second)) = replicas().await else { return };
+    let token = app.visitor("plain").await;
+    app.fake.push(Reply::Endless { piece: "more ".into(), every: Duration::from_millis(20) });
+    let mut answer = Live::new(app.send_raw(&token, json!({"agent": "plain", "message": "talk"})).await);
+    answer.until(|e| tokens(e) >= 2).await;
+    let conv = conversation_id(&answer.events);
+    let mut tab = Live::new(app.follow(&token, &conv, 0).await);
+
+    // Olive works on the console of the second server.
+    let mut olive = Browser::new(second.url());
+    let (status, body) = olive.sign_in(crate::harness::fixtures::OLIVE.email, crate::harness::fixtures::PASSWORD).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = olive.call(c::Claim::PATH, &[("id", &conv)]).await;
+    assert_eq!((status, body.as_str()), (200, "true"));
+
+    // The first server stops its answer; the handoff written by the second reaches its streams.
+    answer.until_end().await;
+    assert!(matches!(
+        answer.events.last().unwrap().1,
+        StreamEvent::MessageEnd(ref e) if e.status == MessageStatus::Stopped
+    ));
+    tab.until(|e| e.iter().any(|(_, e)| matches!(e, StreamEvent::Handoff(h) if h.to == "human"))).await;
+    numbered_in_order(&tab.events);
+
+    // Her reply, written on the second server, reaches the visitor's stream on the first.
+    let (status, body) = olive.call(c::Reply::PATH, &[("id", &conv), ("text", "Olive here.")]).await;
+    assert_eq!(status, 200, "{body}");
+    tab.until(|e| e.iter().any(|(_, e)| matches!(e, StreamEvent::OperatorMessage(m) if m.text == "Olive here."))).await;
+    numbered_in_order(&tab.events);
+
+    // The visitor's typing on the first server shows on the second server's console feed.
+    let mut feed = second.state.engine.console_events();
+    let r = app.post(&token, &format!("/api/v1/conversations/{conv}/typing"), json!({"active": true})).await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let seen = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let e = feed.recv().await.unwrap();
+            if e.conversation_id == conv && e.kind == "typing" {
+                return e;
+            }
+        }
+    })
+    .await;
+    assert!(seen.is_ok(), "the second server's console heard of the typing");
+}
+
+#[tokio::test]
+async fn a_server_that_lost_its_listening_connection_catches_up_from_the_database() {
+    let Some((app, second)) = replicas().await else { return };
+    let token = app.visitor("plain").await;
+    app.fake.push_content("First.");
+    let first = app.send(&token, "plain", None, "one").await;
+    let conv = conversation_id(&first);
+    let mut tab = Live::new(app.follow_on(&second.url(), &token, &conv, first.last().unwrap().0).await);
+
+    // Both listening connections are cut (as by a network blip or a PostgreSQL restart).
+    let cut: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()) AS t",
+    )
+    .fetch_one(app.db().pool())
+    .await
+    .unwrap();
+    assert!(cut >= 2, "both listeners found: {cut}");
+    // A turn on the first server while the second hears nothing.
+    app.fake.push_content("Said while nobody listened.");
+    let during = app.send(&token, "plain", Some(&conv), "two").await;
+    app.engine().flush().await;
+    assert_eq!(second.state.engine.relay_connections(), 1, "not listening again yet");
+
+    // Listening again, the second server reads what was stored meanwhile.
+    tab.until(|e| text(e).contains("Said while nobody listened.") && e.iter().any(|(_, e)| matches!(e, StreamEvent::MessageEnd(_)))).await;
+    assert_eq!(tab.events[1..], during, "the same events, numbered alike");
+    assert!(second.state.engine.relay_connections() >= 2);
 }

@@ -35,6 +35,7 @@ pub fn feed() -> ConsoleFeed {
 impl Engine {
     /// Tells open consoles that something changed.
     pub fn console(&self, event: ConsoleEvent) {
+        self.console_to_replicas(&event);
         let _ = self.console_feed().send(event);
     }
 

@@ -6,21 +6,32 @@
 //! Channels live only while someone holds a [`Lease`]; the last lease to go removes it. Whoever
 //! emits events must flush them to the database before dropping its lease, so that a later channel
 //! for the same conversation continues the numbering from what is stored.
+//!
+//! With replicas on one PostgreSQL (see [`Replicas`]), a process numbers a conversation's events
+//! only while it holds the conversation's slot in the database ([`Lease::hold_slot`]); it gives the
+//! slot back through the stream writer after those events, so the next holder, on any process,
+//! continues from what is stored. The channels of other processes learn of new stored events from
+//! a notification and relay them to their subscribers ([`Hub::catch_up`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use bytes::Bytes;
 use parley_widget::protocol::StreamEvent;
 use tokio::sync::{Notify, OnceCell, broadcast};
 use tokio_util::sync::CancellationToken;
 
+use super::clock::Clock;
+use super::writer::Writer;
 use crate::server::store::{self, Db, DbError};
 
 /// Events kept in memory per channel for resuming streams before they reach the database.
 const RECENT: usize = 4096;
 /// Live events buffered per subscriber before it has to catch up from `recent`.
 const BROADCAST: usize = 128;
+/// How often a process waiting for another one's slot asks again.
+const SLOT_POLL: Duration = Duration::from_millis(25);
 
 /// A numbered event, with its SSE frame rendered once for every subscriber.
 #[derive(Debug)]
@@ -64,6 +75,15 @@ struct Inner {
     last_call_usd: f64,
 }
 
+/// This process's holding of the conversation's slot (replicas).
+#[derive(Default)]
+struct Slot {
+    /// Local holders: a turn, an event written outside a turn.
+    holders: usize,
+    /// The token the slot is held under in the database.
+    token: Option<String>,
+}
+
 /// One conversation's channel.
 pub struct Channel {
     pub conversation_id: String,
@@ -72,6 +92,11 @@ pub struct Channel {
     tx: broadcast::Sender<Arc<Frame>>,
     turn: Mutex<Option<ActiveTurn>>,
     turn_released: Notify,
+    slot: Mutex<Slot>,
+    /// One claim of the slot in the database at a time.
+    claiming: tokio::sync::Mutex<()>,
+    /// One catch-up from the database at a time.
+    catching_up: tokio::sync::Mutex<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -94,6 +119,26 @@ impl Channel {
             tx,
             turn: Mutex::new(None),
             turn_released: Notify::new(),
+            slot: Mutex::new(Slot::default()),
+            claiming: tokio::sync::Mutex::new(()),
+            catching_up: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Sends events another process stored to this channel's subscribers: those past the last
+    /// number known here, in order.
+    fn relay(&self, frames: Vec<Arc<Frame>>) {
+        let mut inner = lock(&self.inner);
+        for frame in frames {
+            if frame.seq < inner.next_seq {
+                continue;
+            }
+            inner.next_seq = frame.seq + 1;
+            if inner.recent.len() == RECENT {
+                inner.recent.pop_front();
+            }
+            inner.recent.push_back(frame.clone());
+            let _ = self.tx.send(frame);
         }
     }
 
@@ -202,7 +247,7 @@ impl Channel {
         }
     }
 
-    pub fn end_turn(&self) {
+    fn clear_turn(&self) {
         *lock(&self.turn) = None;
         self.turn_released.notify_waiters();
     }
@@ -231,16 +276,44 @@ pub struct BusyTurn {
     pub finishing: bool,
 }
 
+/// What a hub needs when other processes share the database (PostgreSQL replicas).
+pub struct Replicas {
+    /// This process's lease id.
+    pub process_id: String,
+    /// Gives slots back after the events numbered under them.
+    pub writer: Writer,
+    pub clock: Arc<dyn Clock>,
+    /// A process whose lease is older than this is gone (its slots are free).
+    pub lease_ttl: Duration,
+}
+
 /// All live channels of this process.
 #[derive(Clone)]
 pub struct Hub {
     db: Db,
     channels: Arc<Mutex<HashMap<String, Arc<Channel>>>>,
+    /// Set when other processes may share the database.
+    replicas: Option<Arc<Replicas>>,
 }
 
 impl Hub {
-    pub fn new(db: Db) -> Self {
-        Hub { db, channels: Arc::new(Mutex::new(HashMap::new())) }
+    /// A hub for one process (SQLite), or with `replicas` for processes sharing PostgreSQL.
+    pub fn new(db: Db, replicas: Option<Replicas>) -> Self {
+        Hub { db, channels: Arc::new(Mutex::new(HashMap::new())), replicas: replicas.map(Arc::new) }
+    }
+
+    /// Relays to the channel's subscribers what other processes stored after its last event.
+    pub async fn catch_up(&self, channel: &Channel) -> Result<(), DbError> {
+        let _one = channel.catching_up.lock().await;
+        let frames = super::replay::stored_after(&self.db, &channel.conversation_id, channel.last_seq()).await?;
+        channel.relay(frames);
+        Ok(())
+    }
+
+    /// Every live channel of this process.
+    pub fn live(&self) -> Vec<Lease> {
+        let map = lock(&self.channels);
+        map.values().map(|c| Lease { hub: self.clone(), channel: c.clone() }).collect()
     }
 
     /// A lease on the conversation's channel; the first one loads the numbering from the
@@ -289,6 +362,88 @@ impl Hub {
 pub struct Lease {
     hub: Hub,
     channel: Arc<Channel>,
+}
+
+impl Lease {
+    /// Takes the right to number this conversation's events across processes, waiting up to
+    /// `wait` for another process to give it up; false if it did not. Whatever the previous holder
+    /// numbered is stored by then and is relayed here first, so numbering continues after it.
+    /// Always granted to one process per database (SQLite). Give it back with
+    /// [`Lease::release_slot`] (a turn's [`Lease::end_turn`] does).
+    pub async fn hold_slot(&self, wait: Duration) -> Result<bool, DbError> {
+        let Some(replicas) = &self.hub.replicas else { return Ok(true) };
+        let ch = &self.channel;
+        let _claiming = ch.claiming.lock().await;
+        {
+            let mut slot = lock(&ch.slot);
+            if slot.holders > 0 {
+                slot.holders += 1;
+                return Ok(true);
+            }
+        }
+        let token = store::new_id();
+        let ttl = i64::try_from(replicas.lease_ttl.as_millis()).unwrap_or(i64::MAX);
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let live_after = replicas.clock.now_ms().saturating_sub(ttl);
+            if store::slots::claim(&self.hub.db, &ch.conversation_id, &replicas.process_id, &token, live_after).await? {
+                break;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(SLOT_POLL).await;
+        }
+        let caught_up = async {
+            self.hub.catch_up(ch).await?;
+            // Calls made on another process count in this conversation's budget.
+            let cost = store::usage::conversation_cost(&self.hub.db, &ch.conversation_id).await?;
+            let mut inner = lock(&ch.inner);
+            inner.cost_usd = inner.cost_usd.max(cost);
+            Ok::<(), DbError>(())
+        };
+        if let Err(e) = caught_up.await {
+            replicas.writer.release_slot(&ch.conversation_id, token);
+            return Err(e);
+        }
+        *lock(&ch.slot) = Slot { holders: 1, token: Some(token) };
+        Ok(true)
+    }
+
+    /// Holds the slot of a conversation not stored yet (its row is written with the slot held);
+    /// the token to store, or `None` when no other process shares the database.
+    pub fn hold_new_slot(&self) -> Option<String> {
+        self.hub.replicas.as_ref()?;
+        let mut slot = lock(&self.channel.slot);
+        slot.holders += 1;
+        Some(slot.token.get_or_insert_with(store::new_id).clone())
+    }
+
+    /// Gives back one hold of the slot; the last one gives the slot back in the database, after
+    /// the events queued so far.
+    pub fn release_slot(&self) {
+        let Some(replicas) = &self.hub.replicas else { return };
+        let token = {
+            let mut slot = lock(&self.channel.slot);
+            if slot.holders == 0 {
+                return;
+            }
+            slot.holders -= 1;
+            if slot.holders > 0 {
+                return;
+            }
+            slot.token.take()
+        };
+        if let Some(token) = token {
+            replicas.writer.release_slot(&self.channel.conversation_id, token);
+        }
+    }
+
+    /// Ends the active turn and gives back the slot it held.
+    pub fn end_turn(&self) {
+        self.channel.clear_turn();
+        self.release_slot();
+    }
 }
 
 impl std::ops::Deref for Lease {

@@ -17,6 +17,7 @@ pub mod payments;
 pub mod pricing;
 pub mod provider;
 pub mod recovery;
+pub mod relay;
 pub mod replay;
 pub mod shutdown;
 pub mod state_tag;
@@ -155,6 +156,8 @@ struct Inner {
     shutdown: shutdown::Shutdown,
     /// This process's lease id.
     process_id: String,
+    /// Messages to and from other processes on the same PostgreSQL (none on SQLite).
+    relay: Option<Arc<relay::Relay>>,
 }
 
 /// The engine handle; cheap to clone.
@@ -189,10 +192,20 @@ impl Engine {
             settings.spend.unpriced_input_per_mtok,
             settings.spend.unpriced_output_per_mtok,
         );
+        let process_id = crate::server::store::new_id();
+        // Replicas share PostgreSQL: a conversation's events are numbered by the process holding
+        // its slot, and what one process stores reaches the others' streams.
+        let replicas = (db.kind() == DbKind::Postgres).then(|| hub::Replicas {
+            process_id: process_id.clone(),
+            writer: writer.clone(),
+            clock: clock.clone(),
+            lease_ttl: settings.lease_ttl,
+        });
+        let relay = relay::for_db(&db, &process_id);
         Engine(Arc::new(Inner {
             services: Arc::new(services),
             console: console::feed(),
-            hub: Hub::new(db.clone()),
+            hub: Hub::new(db.clone(), replicas),
             agents: TtlCache::new(settings.cache_ttl),
             visitors: TtlCache::new(settings.cache_ttl * 6),
             db,
@@ -206,7 +219,8 @@ impl Engine {
             budgets,
             experts: experts::Experts::default(),
             shutdown: shutdown::Shutdown::default(),
-            process_id: crate::server::store::new_id(),
+            process_id,
+            relay,
         }))
     }
 

@@ -44,7 +44,7 @@ fn ends(frame: &Frame, until: &Until) -> bool {
     }
 }
 
-async fn stored_after(db: &Db, conversation_id: &str, after: u64) -> Result<Vec<Arc<Frame>>, DbError> {
+pub(crate) async fn stored_after(db: &Db, conversation_id: &str, after: u64) -> Result<Vec<Arc<Frame>>, DbError> {
     let rows = store::events::after(db, conversation_id, after).await?;
     Ok(rows
         .iter()

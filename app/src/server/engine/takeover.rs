@@ -7,6 +7,7 @@ use parley_widget::protocol::{ConversationStatus, Handoff, OperatorMessage, Stre
 
 use super::Engine;
 use super::console::ConsoleEvent;
+use super::relay::Live;
 use crate::server::store::users::{Role as UserRole, User};
 use crate::server::store::{DbError, conversations, messages, new_id};
 
@@ -35,10 +36,8 @@ impl Engine {
         if !conversations::claim(self.db(), conversation_id, &user.id, self.now_ms()).await? {
             return Ok(false);
         }
-        // An answer being written stops: a person is here now.
-        if let Some(lease) = self.hub().get(conversation_id) {
-            lease.cancel_turn();
-        }
+        // An answer being written stops, on whichever process writes it: a person is here now.
+        self.cancel_everywhere(conversation_id);
         self.emit_now(
             conversation_id,
             StreamEvent::Handoff(Handoff { to: "human".into(), operator_name: Some(user.name.clone()) }),
@@ -75,9 +74,7 @@ impl Engine {
         if status == ConversationStatus::Closed.as_str() {
             return Ok(());
         }
-        if let Some(lease) = self.hub().get(conversation_id) {
-            lease.cancel_turn();
-        }
+        self.cancel_everywhere(conversation_id);
         conversations::unclaim(self.db(), conversation_id, ConversationStatus::Closed, self.now_ms()).await?;
         self.emit_now(conversation_id, StreamEvent::Handoff(Handoff { to: "closed".into(), operator_name: None }))
             .await?;
@@ -119,5 +116,13 @@ impl Engine {
         if let Some(lease) = self.hub().get(conversation_id) {
             lease.emit_ephemeral(StreamEvent::Typing(Typing { who: who.to_owned(), active }));
         }
+        self.tell_replicas(Live::Typing { c: conversation_id.to_owned(), w: who.to_owned(), on: active });
+    }
+
+    /// Stops the conversation's running answer here and on every other process; true if it ran
+    /// here.
+    pub fn cancel_everywhere(&self, conversation_id: &str) -> bool {
+        self.tell_replicas(Live::Cancel { c: conversation_id.to_owned() });
+        self.hub().get(conversation_id).and_then(|lease| lease.cancel_turn()).is_some()
     }
 }

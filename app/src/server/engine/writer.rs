@@ -104,6 +104,8 @@ enum Op {
     ToolCall(ToolCallRecord),
     Usage(UsageRecord),
     Finish(FinishedMessage),
+    /// Gives a conversation's slot back after the events queued before it (replicas).
+    SlotRelease { conversation_id: String, token: String },
 }
 
 /// Handle to the writer task.
@@ -194,6 +196,12 @@ impl Writer {
 
     pub fn finish(&self, message: FinishedMessage) {
         self.op(Op::Finish(message));
+    }
+
+    /// Gives a conversation's slot back, in the transaction that stores the last events numbered
+    /// under it or a later one.
+    pub fn release_slot(&self, conversation_id: &str, token: String) {
+        self.op(Op::SlotRelease { conversation_id: conversation_id.to_owned(), token });
     }
 
     /// Waits until everything sent so far is stored; false if some of it was refused.
@@ -442,6 +450,7 @@ fn build(ops: Vec<Op>, now: i64) -> Built {
             Op::ToolCall(r) => batch.tool_calls.push(r),
             Op::Usage(r) => batch.usage.push(r),
             Op::Finish(f) => batch.finished.push(f),
+            Op::SlotRelease { conversation_id, token } => batch.slot_releases.push((conversation_id, token)),
             Op::Release(lease) => releases.push(lease),
         }
     }

@@ -135,6 +135,7 @@ mod tests {
             now: 0,
             attachments: Vec::new(),
             owner: None,
+            slot_token: None,
         };
         assert!(link_stmt(&turn).is_none());
         turn.attachments = vec!["a1".into(), "a2".into()];

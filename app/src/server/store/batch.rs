@@ -31,12 +31,19 @@ pub struct Batch {
     pub tool_calls: Vec<ToolCallRecord>,
     pub usage: Vec<UsageRecord>,
     pub finished: Vec<FinishedMessage>,
+    /// Conversation slots given back (conversation, token), after the events numbered under them.
+    pub slot_releases: Vec<(String, String)>,
 }
 
 impl Batch {
     /// Rows in the batch.
     pub fn len(&self) -> usize {
-        self.turns.len() + self.events.len() + self.tool_calls.len() + self.usage.len() + self.finished.len()
+        self.turns.len()
+            + self.events.len()
+            + self.tool_calls.len()
+            + self.usage.len()
+            + self.finished.len()
+            + self.slot_releases.len()
     }
 
     /// The batch as batches of one row each, in the order they are written (so a row the
@@ -48,6 +55,7 @@ impl Batch {
         out.extend(self.tool_calls.into_iter().map(|t| Batch { tool_calls: vec![t], ..Batch::default() }));
         out.extend(self.usage.into_iter().map(|u| Batch { usage: vec![u], ..Batch::default() }));
         out.extend(self.finished.into_iter().map(|f| Batch { finished: vec![f], ..Batch::default() }));
+        out.extend(self.slot_releases.into_iter().map(|r| Batch { slot_releases: vec![r], ..Batch::default() }));
         out
     }
 
@@ -59,6 +67,7 @@ impl Batch {
         parts.extend(self.tool_calls.iter().map(|t| format!("tool call {}", t.call_id)));
         parts.extend(self.usage.iter().map(|u| format!("usage of {}", u.message_id.as_deref().unwrap_or("-"))));
         parts.extend(self.finished.iter().map(|f| format!("answer {}", f.message_id)));
+        parts.extend(self.slot_releases.iter().map(|(c, _)| format!("slot of {c}")));
         parts.join(", ")
     }
 
@@ -68,6 +77,7 @@ impl Batch {
             && self.tool_calls.is_empty()
             && self.usage.is_empty()
             && self.finished.is_empty()
+            && self.slot_releases.is_empty()
     }
 }
 
@@ -104,18 +114,64 @@ pub fn statements(batch: &Batch) -> Vec<Stmt> {
             ),
         });
     }
+    out.extend(batch.slot_releases.iter().map(|(c, token)| super::slots::release_stmt(c, token)));
     out
+}
+
+/// The PostgreSQL channel on which a committed batch names the conversations it stored events of.
+pub const EVENTS_CHANNEL: &str = "parley_events";
+
+/// Largest notification payload sent (PostgreSQL's limit is 8,000 bytes).
+const NOTIFY_PAYLOAD: usize = 7_000;
+
+/// Statements telling other replicas which conversations have new stored events: lines of
+/// `conversation_id last_seq`, several per notification. Sent inside the batch's transaction, so
+/// a notification arrives only once its events can be read.
+pub fn notify_stmts(batch: &Batch) -> Vec<Stmt> {
+    let mut last: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for e in &batch.events {
+        let seq = last.entry(e.conversation_id.as_str()).or_insert(0);
+        *seq = (*seq).max(e.last_seq);
+    }
+    let mut out = Vec::new();
+    let mut payload = String::new();
+    for (conversation, seq) in last {
+        let line = format!("{conversation} {seq}\n");
+        if payload.len() + line.len() > NOTIFY_PAYLOAD {
+            out.push(notify_stmt(EVENTS_CHANNEL, std::mem::take(&mut payload)));
+        }
+        payload.push_str(&line);
+    }
+    if !payload.is_empty() {
+        out.push(notify_stmt(EVENTS_CHANNEL, payload));
+    }
+    out
+}
+
+/// `pg_notify(channel, payload)` as a statement (wrapped: sqlx's `Any` driver cannot read the
+/// `void` that `pg_notify` returns).
+pub fn notify_stmt(channel: &str, payload: String) -> Stmt {
+    Stmt::new("SELECT COUNT(*) FROM (SELECT pg_notify($1, $2)) AS n", vec![Arg::from(channel), Arg::from(payload)])
+}
+
+/// The batch's statements on `kind`, with the notification for other replicas on PostgreSQL.
+fn all_statements(kind: DbKind, batch: &Batch) -> Vec<Stmt> {
+    let mut stmts = statements(batch);
+    if kind == DbKind::Postgres {
+        stmts.extend(notify_stmts(batch));
+    }
+    stmts
 }
 
 /// Writes the batch atomically on `conn`.
 pub async fn write(conn: &mut sqlx::AnyConnection, kind: DbKind, batch: &Batch) -> Result<(), DbError> {
-    script::run(conn, kind, &statements(batch)).await
+    script::run(conn, kind, &all_statements(kind, batch)).await
 }
 
 /// Writes the batch with what a database refuses in text taken out: NUL characters (PostgreSQL
 /// stores no `\0` in text) become U+FFFD. Used for a row that failed as it was.
 pub async fn write_repaired(conn: &mut sqlx::AnyConnection, kind: DbKind, batch: &Batch) -> Result<(), DbError> {
-    let mut stmts = statements(batch);
+    let mut stmts = all_statements(kind, batch);
     for s in &mut stmts {
         script::repair(s);
     }

@@ -76,6 +76,9 @@ pub struct NewTurn {
     pub attachments: Vec<String>,
     /// The process writing the answer (its lease; see `store::leases`).
     pub owner: Option<String>,
+    /// A new conversation is stored with its slot held by `owner` under this token (replicas;
+    /// see `store::slots`).
+    pub slot_token: Option<String>,
 }
 
 const ROWS_PER_INSERT: usize = 200;
@@ -85,9 +88,10 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
     let mut out = Vec::new();
     let new: Vec<&NewTurn> = turns.iter().filter(|t| t.new_conversation.is_some()).collect();
     for chunk in new.chunks(ROWS_PER_INSERT) {
-        let mut args = Vec::with_capacity(chunk.len() * 7);
+        let mut args = Vec::with_capacity(chunk.len() * 9);
         for t in chunk {
             let (agent_id, visitor_id) = t.new_conversation.clone().unwrap_or_default();
+            let slot_process = t.slot_token.as_ref().and(t.owner.clone());
             args.extend([
                 Arg::from(&t.conversation_id),
                 Arg::from(agent_id),
@@ -96,12 +100,15 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
                 Arg::from(0i64),
                 Arg::from(t.now),
                 Arg::from(t.now),
+                Arg::from(slot_process),
+                Arg::from(&t.slot_token),
             ]);
         }
         out.push(Stmt::new(
             format!(
-                "INSERT INTO conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at) VALUES {}",
-                placeholders(chunk.len(), 7)
+                "INSERT INTO conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at, \
+                 slot_process, slot_token) VALUES {}",
+                placeholders(chunk.len(), 9)
             ),
             args,
         ));

@@ -25,6 +25,7 @@ pub mod prices;
 mod schema_doc;
 pub mod script;
 pub mod sessions;
+pub mod slots;
 pub mod spend;
 #[cfg(test)]
 pub mod testing;
@@ -91,9 +92,21 @@ pub struct Db {
     /// Read connections checked out of `read` and kept (see [`Held`]).
     held: Arc<HeldConnections>,
     kind: DbKind,
+    /// The PostgreSQL URL, for the connection that listens for other replicas' notifications.
+    listen_url: Option<ListenUrl>,
     /// Seals and opens provider keys at the store's boundary ([`Db::with_secrets`]); without it a
     /// provider key can be neither written nor read.
     secrets: Option<Arc<crate::server::secret::SecretBox>>,
+}
+
+/// A database URL that never shows its password in a log line.
+#[derive(Clone)]
+struct ListenUrl(Arc<str>);
+
+impl std::fmt::Debug for ListenUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&redact(&self.0))
+    }
 }
 
 /// Connections kept out of sqlx's pool between uses. sqlx pings a connection every time it goes
@@ -190,7 +203,7 @@ impl Db {
                 // The schema must exist before readers look at it.
                 sqlx::migrate!("../migrations").run(&write).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
                 let read = sqlite(READERS, true).connect_with(options).await?;
-                let db = Db::assemble(read, write, kind);
+                let db = Db::assemble(read, write, kind, None);
                 db.spawn_checkpoints();
                 db
             }
@@ -201,20 +214,20 @@ impl Db {
                     .connect_with(options)
                     .await?;
                 sqlx::migrate!("../migrations").run(&pool).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
-                Db::assemble(pool.clone(), pool, kind)
+                Db::assemble(pool.clone(), pool, kind, Some(ListenUrl(Arc::from(url))))
             }
         };
         Ok(db)
     }
 
-    fn assemble(read: AnyPool, write: AnyPool, kind: DbKind) -> Db {
+    fn assemble(read: AnyPool, write: AnyPool, kind: DbKind, listen_url: Option<ListenUrl>) -> Db {
         let held = Arc::new(HeldConnections {
             idle: std::sync::Mutex::new(Vec::new()),
             permits: Arc::new(Semaphore::new(READERS as usize)),
             closed: std::sync::atomic::AtomicBool::new(false),
             generation: std::sync::atomic::AtomicU64::new(0),
         });
-        Db { read, write, held, kind, secrets: None }
+        Db { read, write, held, kind, listen_url, secrets: None }
     }
 
     /// Moves the SQLite write-ahead log into the database file every second, off the writers.
@@ -273,6 +286,11 @@ impl Db {
     /// The pool for writes (one connection on SQLite).
     pub fn writer(&self) -> &AnyPool {
         &self.write
+    }
+
+    /// The URL a PostgreSQL `LISTEN` connection uses (none on SQLite).
+    pub fn listen_url(&self) -> Option<&str> {
+        self.listen_url.as_ref().map(|u| &*u.0)
     }
 
     pub fn kind(&self) -> DbKind {

@@ -56,6 +56,12 @@ impl From<attachments::SendImagesError> for ChatError {
     }
 }
 
+/// How long an event written outside a turn waits for a turn on another process to end.
+const SLOT_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// How long a visitor's message waits for another process's answer to finish its writes.
+const TURN_SLOT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A started (or resumed) turn.
 pub struct Started {
     pub conversation_id: String,
@@ -117,7 +123,16 @@ impl Engine {
     /// Stops the running turn, if any. The partial answer is kept as `stopped`.
     pub async fn stop(&self, visitor: &Visitor, conversation_id: &str) -> Result<bool, ChatError> {
         let conv = self.own_conversation(visitor, conversation_id).await?;
-        Ok(self.hub().get(&conv.id).and_then(|lease| lease.cancel_turn()).is_some())
+        if self.cancel_everywhere(&conv.id) {
+            return Ok(true);
+        }
+        // Another process may be writing it (replicas): it was told to stop.
+        Ok(match self.db().kind() {
+            crate::server::store::DbKind::Postgres => {
+                crate::server::store::slots::holder(self.db(), &conv.id).await?.is_some_and(|p| p != self.process_id())
+            }
+            crate::server::store::DbKind::Sqlite => false,
+        })
     }
 
     /// Saves a lead from the panel's form and marks the conversation as waiting for a person.
@@ -138,11 +153,17 @@ impl Engine {
         Ok(id)
     }
 
-    /// Emits one event outside a turn and stores it before returning.
+    /// Emits one event outside a turn and stores it before returning. With replicas, it waits
+    /// for the conversation's slot: a turn another process is writing ends first (one that was
+    /// told to stop ends at once).
     pub async fn emit_now(&self, conversation_id: &str, event: StreamEvent) -> Result<(), DbError> {
         let lease: Lease = self.hub().lease(conversation_id, false).await?;
+        if !lease.hold_slot(SLOT_WAIT).await? {
+            return Err(DbError::Protocol("another server is still writing in this conversation".into()));
+        }
         let frame = lease.emit(event);
         self.0.writer.event(&Arc::from(conversation_id), frame);
+        lease.release_slot();
         self.0.writer.flush().await;
         Ok(())
     }

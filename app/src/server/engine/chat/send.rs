@@ -98,12 +98,27 @@ impl Engine {
         let message_id = new_id();
         // The visitor's stop, or the end of a shutdown's grace period.
         let cancel = self.shutdown_state().turn_token();
+        // One turn at a time across processes (replicas): the slot first, then this process's
+        // turn. A new conversation's row is stored with its slot held.
+        let slot_token = match existing {
+            None => lease.hold_new_slot(),
+            Some(_) => {
+                if !lease.hold_slot(super::TURN_SLOT_WAIT).await? {
+                    return Err(ChatError::Busy);
+                }
+                None
+            }
+        };
         if let Err(busy) = lease.try_begin_turn(message_id.clone(), cancel.clone()) {
             // The previous answer is only finishing its writes: wait for it rather than refuse.
             if !busy.finishing || !lease.wait_turn_released(Duration::from_secs(5)).await {
+                lease.release_slot();
                 return Err(ChatError::Busy);
             }
-            lease.try_begin_turn(message_id.clone(), cancel.clone()).map_err(|_| ChatError::Busy)?;
+            if lease.try_begin_turn(message_id.clone(), cancel.clone()).is_err() {
+                lease.release_slot();
+                return Err(ChatError::Busy);
+            }
         }
         let visitor_frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
             message_id: visitor_message_id.clone(),
@@ -127,6 +142,7 @@ impl Engine {
             now: self.now_ms(),
             attachments: images.ids,
             owner: Some(self.process_id().to_owned()),
+            slot_token,
         };
         // The visitor's message is committed before the model is called; earlier messages,
         // summary, state and memories are read meanwhile.
@@ -214,6 +230,9 @@ impl Engine {
         client_message_id: Option<&str>,
         attachments: Vec<String>,
     ) -> Result<Started, ChatError> {
+        if !lease.hold_slot(super::SLOT_WAIT).await? {
+            return Err(ChatError::Busy);
+        }
         let frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
             message_id: visitor_message_id.clone(),
             text: text.to_owned(),
@@ -229,9 +248,14 @@ impl Engine {
             now: self.now_ms(),
             attachments,
             owner: None,
+            slot_token: None,
         };
-        self.0.writer.begin_turn(stored).await?;
-        self.0.writer.event(&Arc::from(conversation_id), frame.clone());
+        let committed = self.0.writer.begin_turn(stored).await;
+        if committed.is_ok() {
+            self.0.writer.event(&Arc::from(conversation_id), frame.clone());
+        }
+        lease.release_slot();
+        committed?;
         self.0.writer.release(lease);
         self.console(ConsoleEvent::message(conversation_id, &agent.id));
         let _ = visitor;
