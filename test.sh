@@ -5,9 +5,20 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source .ci/ensure-tools.sh
 
+apt_updated=""
+apt_install() {
+  [ -n "$apt_updated" ] || { apt-get update -qq; apt_updated=1; }
+  # RUNLEVEL=1: the package's service is not started (the tests start their own, on 127.0.0.1).
+  RUNLEVEL=1 apt-get install -y -qq "$@" >/dev/null
+}
 if [ ! -x /usr/bin/chromium ]; then
   say "installing Chromium (Debian)"
-  apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  apt_install chromium
+fi
+# The replicas test puts a real nginx in front of two servers (PostgreSQL pass).
+if [ ! -x /usr/sbin/nginx ]; then
+  say "installing nginx (Debian)"
+  apt_install nginx
 fi
 
 # PostgreSQL on 127.0.0.1:5432 (trust auth, database `test`): start it if it is installed but down.

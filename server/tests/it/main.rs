@@ -24,6 +24,7 @@ mod durability;
 mod experts;
 mod guards;
 mod mcp;
+mod nginx;
 mod payments;
 mod replicas;
 mod signin;

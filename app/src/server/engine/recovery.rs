@@ -186,14 +186,20 @@ impl Engine {
             message_id: orphan.message_id.clone(),
             status: MessageStatus::Interrupted,
         });
-        stmts.extend(events::insert_stmts(&[EventRow {
+        let end_row = EventRow {
             conversation_id: orphan.conversation_id.clone(),
             seq: max + replay::RESTART_GAP,
             last_seq: max + replay::RESTART_GAP,
             name: end.name().to_owned(),
             data: end.data_json(),
             created_at: now,
-        }]));
+        };
+        if self.db().kind() == DbKind::Postgres {
+            // Streams open on any replica learn of the answer's end at commit.
+            let only_end = crate::server::store::batch::Batch { events: vec![end_row.clone()], ..Default::default() };
+            stmts.extend(crate::server::store::batch::notify_stmts(&only_end));
+        }
+        stmts.extend(events::insert_stmts(&[end_row]));
         let mut tx = self.db().writer().begin().await?;
         // The claim: only one process finishes an answer.
         let claimed = sqlx::query(

@@ -65,7 +65,12 @@ impl Live {
 
     /// Reads events until `stop` says so (10 s at most).
     pub async fn until(&mut self, stop: impl Fn(&[(u64, StreamEvent)]) -> bool) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        self.until_within(10, stop).await
+    }
+
+    /// [`Live::until`] with a deadline of `secs` seconds.
+    pub async fn until_within(&mut self, secs: u64, stop: impl Fn(&[(u64, StreamEvent)]) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
         while !stop(&self.events) {
             match tokio::time::timeout_at(deadline, self.body.next()).await {
                 Ok(Some(Ok(bytes))) => {
