@@ -304,6 +304,10 @@ impl Hub {
 
     /// Relays to the channel's subscribers what other processes stored after its last event.
     pub async fn catch_up(&self, channel: &Channel) -> Result<(), DbError> {
+        if channel.init.get().is_none() {
+            // Still loading its numbering from the database: its subscribers read from there.
+            return Ok(());
+        }
         let _one = channel.catching_up.lock().await;
         let frames = super::replay::stored_after(&self.db, &channel.conversation_id, channel.last_seq()).await?;
         channel.relay(frames);
