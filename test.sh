@@ -85,5 +85,9 @@ say "end-to-end tests (Playwright, Chromium)"
   if [ ! -d node_modules/@playwright/test ]; then
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
   fi
+  # The replicas spec (two servers on PostgreSQL behind nginx) runs when PostgreSQL is here.
+  if command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then
+    export PARLEY_E2E_POSTGRES="$pg_url"
+  fi
   npx playwright test
 )

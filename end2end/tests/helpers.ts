@@ -143,10 +143,11 @@ export async function ask(
 export async function signIn(
   browser: import('@playwright/test').Browser,
   who: { email: string; password: string } = { email: 'admin@e2e.test', password: 'e2e-admin-password' },
+  base: string = APP_URL,
 ): Promise<Page> {
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.goto(`${APP_URL}/admin/login`);
+  await page.goto(`${base}/admin/login`);
   // Signed in by the hydrated form: wait for the console's bundle first.
   await page.waitForLoadState('networkidle');
   await page.getByLabel('Email').fill(who.email);
