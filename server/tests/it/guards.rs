@@ -68,17 +68,8 @@ async fn two_sends_at_the_daily_cap_edge_only_one_goes_ahead() {
     let cap = 0.01;
     app.set_limits(&agent.id, AgentLimits { daily_cap_usd: Some(cap), ..Default::default() }).await;
     // Today the agent has spent all but a sliver of its cap.
-    sqlx::query(
-        "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, input_tokens, \
-         output_tokens, cached_tokens, cost_usd, latency_ms, created_at) \
-         VALUES ('earlier', $1, NULL, NULL, 'openai', 'gpt-4o-mini', 'ok', 0, 0, 0, $2, 1, $3)",
-    )
-    .bind(&agent.id)
-    .bind(cap - 0.000_000_1)
-    .bind(parley_app::server::engine::clock::SystemClock.now_ms())
-    .execute(app.db().writer())
-    .await
-    .unwrap();
+    spent_earlier(app.db(), &agent.id, cap - 0.000_000_1, parley_app::server::engine::clock::SystemClock.now_ms())
+        .await;
     let (alice, bob) = (app.visitor("plain").await, app.visitor("plain").await);
     for _ in 0..2 {
         app.fake.push(Reply::Delayed(Duration::from_millis(300), Box::new(Reply::text("Slow answer."))));

@@ -25,9 +25,11 @@ pub struct Nginx {
 
 /// The nginx binary, or a clear failure: the PostgreSQL pass needs it.
 fn nginx_binary() -> PathBuf {
-    ["/usr/sbin/nginx", "/usr/bin/nginx"].iter().map(PathBuf::from).find(|p| p.exists()).unwrap_or_else(|| {
-        panic!("nginx is not installed (apt-get install -y nginx; ./test.sh installs it)")
-    })
+    ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("nginx is not installed (apt-get install -y nginx; ./test.sh installs it)"))
 }
 
 /// The configuration `docs/deploy.md` documents, for `upstreams` on 127.0.0.1:`port`.
@@ -170,22 +172,34 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
     let fake = FakeOpenAi::start().await;
     prepare(&url, dir.path(), "plain", &[], &fake).await;
     prepare(&url, dir.path(), "capped", &[], &fake).await;
-    cli(&url, dir.path(), &["create-user", "--email", "olive@example.com", "--name", "Olive", "--role", "operator", "--password", PASSWORD]).await;
+    cli(
+        &url,
+        dir.path(),
+        &[
+            "create-user",
+            "--email",
+            "olive@example.com",
+            "--name",
+            "Olive",
+            "--role",
+            "operator",
+            "--password",
+            PASSWORD,
+        ],
+    )
+    .await;
     // The capped agent has one call's room left today.
     let db = Db::connect(&url).await.unwrap();
     let cap = 0.01;
-    sqlx::query("UPDATE agents SET daily_cap_usd = $1 WHERE public_key = 'capped'").bind(cap).execute(db.writer()).await.unwrap();
+    sqlx::query("UPDATE agents SET daily_cap_usd = $1 WHERE public_key = 'capped'")
+        .bind(cap)
+        .execute(db.writer())
+        .await
+        .unwrap();
     let now = parley_app::server::engine::clock::Clock::now_ms(&parley_app::server::engine::clock::SystemClock);
-    sqlx::query(
-        "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, input_tokens, \
-         output_tokens, cached_tokens, cost_usd, latency_ms, created_at) \
-         SELECT 'earlier', id, NULL, NULL, 'openai', 'gpt-4o-mini', 'ok', 0, 0, 0, $1, 1, $2 FROM agents WHERE public_key = 'capped'",
-    )
-    .bind(cap - 0.000_000_1)
-    .bind(now)
-    .execute(db.writer())
-    .await
-    .unwrap();
+    let capped: String =
+        sqlx::query_scalar("SELECT id FROM agents WHERE public_key = 'capped'").fetch_one(db.pool()).await.unwrap();
+    spent_earlier(&db, &capped, cap - 0.000_000_1, now).await;
 
     // A short lease, so that a killed replica's answer is recovered soon.
     let env = [("PARLEY_LEASE_TTL_SECS", "6")];
@@ -224,7 +238,8 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
 
     // 3. The visitor is served by B; Olive works on A's console.
     fake.push(Reply::Endless { piece: "more ".into(), every: Duration::from_millis(20) });
-    let mut answer = Live::new(chat(&b.url, &token, json!({"agent": "plain", "conversation_id": conv, "message": "talk"})).await);
+    let mut answer =
+        Live::new(chat(&b.url, &token, json!({"agent": "plain", "conversation_id": conv, "message": "talk"})).await);
     answer.until(|e| tokens(e) >= 2).await;
     let mut tab = follow(&b.url, &token, &conv, answer.events.last().unwrap().0).await;
     let mut olive = Browser::new(a.url.clone());
@@ -235,7 +250,9 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
     assert_eq!((status, body.as_str()), (200, "true"));
     // The claim on A stops B's answer; the visitor sees the handoff.
     answer.until_end().await;
-    assert!(matches!(answer.events.last().unwrap().1, StreamEvent::MessageEnd(ref e) if e.status == MessageStatus::Stopped));
+    assert!(
+        matches!(answer.events.last().unwrap().1, StreamEvent::MessageEnd(ref e) if e.status == MessageStatus::Stopped)
+    );
     tab.until(|e| e.iter().any(|(_, e)| matches!(e, StreamEvent::Handoff(h) if h.to == "human"))).await;
     // The model stays silent for the visitor on B.
     let served = fake.served();
@@ -296,7 +313,8 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
     let seen = doomed.events.last().unwrap().0;
     let mut resume = follow(&lb.url, &carol, &conv, seen).await;
     resume.until_within(40, |e| e.iter().any(|(_, e)| matches!(e, StreamEvent::MessageEnd(_)))).await;
-    let end = resume.events.iter().find_map(|(_, e)| if let StreamEvent::MessageEnd(m) = e { Some(m.clone()) } else { None });
+    let end =
+        resume.events.iter().find_map(|(_, e)| if let StreamEvent::MessageEnd(m) = e { Some(m.clone()) } else { None });
     let end = end.unwrap();
     assert_eq!((end.message_id.as_str(), end.status), (message.as_str(), MessageStatus::Interrupted));
     drop(lb);

@@ -172,17 +172,7 @@ async fn two_servers_at_the_daily_cap_edge_let_only_one_call_through() {
         use parley_app::server::engine::clock::{Clock, SystemClock};
         SystemClock.now_ms()
     };
-    sqlx::query(
-        "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, input_tokens, \
-         output_tokens, cached_tokens, cost_usd, latency_ms, created_at) \
-         VALUES ('earlier', $1, NULL, NULL, 'openai', 'gpt-4o-mini', 'ok', 0, 0, 0, $2, 1, $3)",
-    )
-    .bind(&agent.id)
-    .bind(cap - 0.000_000_1)
-    .bind(now)
-    .execute(app.db().writer())
-    .await
-    .unwrap();
+    spent_earlier(app.db(), &agent.id, cap - 0.000_000_1, now).await;
     let second = app.restart().await;
     assert!(second.state.engine.budgets().is_shared());
     let (alice, bob) = (app.visitor("plain").await, app.visitor("plain").await);
@@ -349,7 +339,12 @@ async fn a_conversation_runs_one_turn_at_a_time_across_servers_and_numbering_con
     app.engine().flush().await;
     second.state.engine.flush().await;
     let mut replay = Live::new(app.follow_on(&second.url(), &token, &conv, 0).await);
-    replay.until(|e| text(e).contains("Third answer.") && e.iter().filter(|(_, e)| matches!(e, StreamEvent::MessageEnd(_))).count() == 3).await;
+    replay
+        .until(|e| {
+            text(e).contains("Third answer.")
+                && e.iter().filter(|(_, e)| matches!(e, StreamEvent::MessageEnd(_))).count() == 3
+        })
+        .await;
     numbered_in_order(&replay.events);
     let stored: Vec<(i64, i64)> =
         sqlx::query_as("SELECT COUNT(*), COUNT(DISTINCT seq) FROM events WHERE conversation_id = $1")
@@ -435,7 +430,11 @@ async fn a_server_that_lost_its_listening_connection_catches_up_from_the_databas
     assert_eq!(second.state.engine.relay_connections(), 1, "not listening again yet");
 
     // Listening again, the second server reads what was stored meanwhile.
-    tab.until(|e| text(e).contains("Said while nobody listened.") && e.iter().any(|(_, e)| matches!(e, StreamEvent::MessageEnd(_)))).await;
+    tab.until(|e| {
+        text(e).contains("Said while nobody listened.")
+            && e.iter().any(|(_, e)| matches!(e, StreamEvent::MessageEnd(_)))
+    })
+    .await;
     assert_eq!(tab.events[1..], during, "the same events, numbered alike");
     assert!(second.state.engine.relay_connections() >= 2);
 }

@@ -105,7 +105,10 @@ enum Op {
     Usage(UsageRecord),
     Finish(FinishedMessage),
     /// Gives a conversation's slot back after the events queued before it (replicas).
-    SlotRelease { conversation_id: String, token: String },
+    SlotRelease {
+        conversation_id: String,
+        token: String,
+    },
 }
 
 /// Handle to the writer task.

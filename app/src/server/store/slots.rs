@@ -7,7 +7,13 @@ use super::{Db, DbError};
 /// Takes the slot for `process` under `token`: when it is free, already this process's, or held
 /// by a process whose lease was last renewed before `live_after`. False when another live
 /// process holds it, or the conversation does not exist.
-pub async fn claim(db: &Db, conversation_id: &str, process: &str, token: &str, live_after: i64) -> Result<bool, DbError> {
+pub async fn claim(
+    db: &Db,
+    conversation_id: &str,
+    process: &str,
+    token: &str,
+    live_after: i64,
+) -> Result<bool, DbError> {
     let done = sqlx::query(
         "UPDATE conversations SET slot_process = $2, slot_token = $3 WHERE id = $1 AND (slot_process IS NULL \
          OR slot_process = $2 OR NOT EXISTS (SELECT 1 FROM processes p WHERE p.id = conversations.slot_process \

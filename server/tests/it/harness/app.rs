@@ -371,3 +371,20 @@ impl TestApp {
         usage::of_conversation(self.db(), conversation).await.unwrap().into_iter().map(|u| u.outcome).collect()
     }
 }
+
+/// A ledger row of an earlier model call of `agent_id` costing `cost_usd` at `at` (what an agent
+/// has spent today, for the daily-cap tests).
+pub async fn spent_earlier(db: &Db, agent_id: &str, cost_usd: f64, at: i64) {
+    sqlx::query(
+        "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, input_tokens, \
+         output_tokens, cached_tokens, cost_usd, latency_ms, created_at) \
+         VALUES ($1, $2, NULL, NULL, 'openai', 'gpt-4o-mini', 'ok', 0, 0, 0, $3, 1, $4)",
+    )
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(agent_id)
+    .bind(cost_usd)
+    .bind(at)
+    .execute(db.writer())
+    .await
+    .unwrap();
+}
