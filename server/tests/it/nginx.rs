@@ -107,10 +107,6 @@ impl Nginx {
         }
     }
 
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{}", self.url, path)
-    }
-
     fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("nginx-error.log")).unwrap_or_default()
     }

@@ -128,6 +128,12 @@ impl Channel {
     /// Sends events another process stored to this channel's subscribers: those past the last
     /// number known here, in order.
     fn relay(&self, frames: Vec<Arc<Frame>>) {
+        // While this process holds the slot it alone numbers the conversation's events; what
+        // another process stored meanwhile (the end it wrote for an answer it took for dead) is
+        // not mixed into its numbering.
+        if lock(&self.slot).holders > 0 {
+            return;
+        }
         let mut inner = lock(&self.inner);
         for frame in frames {
             if frame.seq < inner.next_seq {

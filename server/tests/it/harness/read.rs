@@ -100,8 +100,13 @@ impl Live {
 }
 
 fn parse_frame(f: &SseFrame) -> (u64, StreamEvent) {
-    let seq = f.id.as_deref().expect("every event has an id").parse().expect("numeric id");
     let name = f.event.as_deref().expect("every event has a name");
+    // Typing indicators are not numbered (0 here); every other event is.
+    let seq = match f.id.as_deref() {
+        Some(id) => id.parse().expect("numeric id"),
+        None if name == "typing" => 0,
+        None => panic!("every event but typing has an id: {name}"),
+    };
     let event = StreamEvent::parse(name, &f.data).expect("valid payload").expect("known event");
     (seq, event)
 }
