@@ -66,6 +66,9 @@ pub struct ActiveTurn {
 
 struct Inner {
     next_seq: u64,
+    /// The last event this channel has had: emitted here, relayed from the database, or stored
+    /// before it opened. Events stored by other processes after it are relayed.
+    known: u64,
     recent: VecDeque<Arc<Frame>>,
     /// What the conversation's model calls have cost (the ledger's sum once loaded).
     cost_usd: f64,
@@ -111,6 +114,7 @@ impl Channel {
             init: OnceCell::new(),
             inner: Mutex::new(Inner {
                 next_seq: 1,
+                known: 0,
                 recent: VecDeque::new(),
                 cost_usd: 0.0,
                 held_usd: 0.0,
@@ -136,10 +140,11 @@ impl Channel {
         }
         let mut inner = lock(&self.inner);
         for frame in frames {
-            if frame.seq < inner.next_seq {
+            if frame.seq <= inner.known {
                 continue;
             }
-            inner.next_seq = frame.seq + 1;
+            inner.known = frame.seq;
+            inner.next_seq = inner.next_seq.max(frame.seq + 1);
             if inner.recent.len() == RECENT {
                 inner.recent.pop_front();
             }
@@ -152,6 +157,7 @@ impl Channel {
     pub fn emit(&self, event: StreamEvent) -> Arc<Frame> {
         let mut inner = lock(&self.inner);
         let frame = Arc::new(Frame::new(inner.next_seq, event));
+        inner.known = inner.next_seq;
         inner.next_seq += 1;
         if inner.recent.len() == RECENT {
             inner.recent.pop_front();
@@ -188,6 +194,11 @@ impl Channel {
     /// The last sequence number handed out.
     pub fn last_seq(&self) -> u64 {
         lock(&self.inner).next_seq - 1
+    }
+
+    /// The last event this channel has had (see `Inner::known`).
+    pub fn known_seq(&self) -> u64 {
+        lock(&self.inner).known
     }
 
     /// What the conversation has cost so far.
@@ -315,7 +326,7 @@ impl Hub {
             return Ok(());
         }
         let _one = channel.catching_up.lock().await;
-        let frames = super::replay::stored_after(&self.db, &channel.conversation_id, channel.last_seq()).await?;
+        let frames = super::replay::stored_after(&self.db, &channel.conversation_id, channel.known_seq()).await?;
         channel.relay(frames);
         Ok(())
     }
@@ -341,10 +352,11 @@ impl Hub {
             let ch = &lease.channel;
             ch.init
                 .get_or_try_init(|| async {
-                    let max = store::events::max_seq(db, conversation_id).await?;
+                    let (events, messages) = store::events::stored_seqs(db, conversation_id).await?;
                     let cost = store::usage::conversation_cost(db, conversation_id).await?;
                     let mut inner = lock(&ch.inner);
-                    inner.next_seq = inner.next_seq.max(max + 1);
+                    inner.next_seq = inner.next_seq.max(events.max(messages) + 1);
+                    inner.known = inner.known.max(events);
                     inner.cost_usd += cost;
                     Ok::<(), DbError>(())
                 })

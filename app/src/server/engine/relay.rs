@@ -218,7 +218,7 @@ impl Engine {
                 // Only channels live here, and only when the events are new to them (a process
                 // is also told of what it stored itself).
                 let Some(lease) = self.hub().get(conversation) else { continue };
-                if lease.last_seq() >= seq {
+                if lease.known_seq() >= seq {
                     continue;
                 }
                 let hub = self.hub().clone();

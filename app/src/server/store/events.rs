@@ -71,6 +71,21 @@ pub async fn after(db: &Db, conversation_id: &str, after_seq: u64) -> Result<Vec
         .collect())
 }
 
+/// The highest sequence number of a conversation's stored events, and the highest one any of its
+/// stored messages starts at (each 0 when none). A message row is stored with its turn, before
+/// the events numbered for it: the second can be ahead of the first.
+pub async fn stored_seqs(db: &Db, conversation_id: &str) -> Result<(u64, u64), DbError> {
+    let (events, messages): (Option<i64>, Option<i64>) = sqlx::query_as(
+        "SELECT (SELECT MAX(last_seq) FROM events WHERE conversation_id = $1), \
+         (SELECT MAX(start_seq) FROM messages WHERE conversation_id = $1)",
+    )
+    .bind(conversation_id)
+    .fetch_one(&mut *db.read().await?)
+    .await?;
+    let seq = |v: Option<i64>| v.and_then(|m| u64::try_from(m).ok()).unwrap_or(0);
+    Ok((seq(events), seq(messages)))
+}
+
 /// The highest sequence number stored for a conversation (0 when none).
 pub async fn max_seq(db: &Db, conversation_id: &str) -> Result<u64, DbError> {
     let max: Option<i64> = sqlx::query_scalar(
