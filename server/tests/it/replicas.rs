@@ -134,7 +134,7 @@ async fn shared_daily_totals_let_one_call_through_at_the_cap_edge() {
     assert_eq!(spend::take(&b, &key, day, 1.0, 0.3).await.unwrap(), Ok(()));
     // The first call cost 0.7: its room (0.6) is replaced by its cost.
     let settle = SpendSettle { spender: key.clone(), day, cost_usd: 0.7, release_usd: 0.6 };
-    script::run(&mut *a.writer().acquire().await.unwrap(), a.kind(), &[spend::settle_stmt(&settle)]).await.unwrap();
+    script::run(&mut a.writer().acquire().await.unwrap(), a.kind(), &[spend::settle_stmt(&settle)]).await.unwrap();
     let (spent, held) = spend::day(&b, &key, day).await.unwrap().unwrap();
     assert!((spent - 0.7).abs() < 1e-12 && (held - 0.3).abs() < 1e-12, "{spent} {held}");
     // The second call was not made: its room goes back.
@@ -151,7 +151,7 @@ async fn shared_daily_totals_let_one_call_through_at_the_cap_edge() {
     assert_eq!(went, 1, "one of 16 simultaneous calls at the edge goes ahead");
     // Spent past the cap: nothing more.
     let settle = SpendSettle { spender: key.clone(), day, cost_usd: 0.5, release_usd: 0.2 };
-    script::run(&mut *b.writer().acquire().await.unwrap(), b.kind(), &[spend::settle_stmt(&settle)]).await.unwrap();
+    script::run(&mut b.writer().acquire().await.unwrap(), b.kind(), &[spend::settle_stmt(&settle)]).await.unwrap();
     assert!(spend::take(&a, &key, day, 1.0, 0.01).await.unwrap().is_err());
 }
 
@@ -239,7 +239,7 @@ async fn a_conversations_slot_has_one_live_holder() {
     assert!(slots::claim(db, &conv, "proc-a", "t3", 5_000).await.unwrap(), "its own process takes it again");
     // A late give-back of the earlier holding changes nothing.
     let run = |stmt: script::Stmt| async move {
-        script::run(&mut *db.writer().acquire().await.unwrap(), db.kind(), &[stmt]).await.unwrap();
+        script::run(&mut db.writer().acquire().await.unwrap(), db.kind(), &[stmt]).await.unwrap();
     };
     run(slots::release_stmt(&conv, "t1")).await;
     assert_eq!(slots::holder(db, &conv).await.unwrap().as_deref(), Some("proc-a"));

@@ -89,8 +89,11 @@ impl Day {
 pub struct Budgets {
     days: Arc<Mutex<HashMap<Spender, Day>>>,
     /// Set when the totals live in the database: the `(spender, day)` rows known to exist.
-    shared: Option<Arc<Mutex<HashSet<(String, i64)>>>>,
+    shared: Option<Arc<Mutex<KnownDays>>>,
 }
+
+/// `(spender key, day)` rows of `spend_days` known to exist.
+type KnownDays = HashSet<(String, i64)>;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
