@@ -47,6 +47,10 @@ pub struct BenchArgs {
     /// Write every figure here as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Parley's database: a fresh SQLite file when absent, or this PostgreSQL URL (of an empty
+    /// database) to measure what replicas run on.
+    #[arg(long)]
+    pub database_url: Option<String>,
 }
 
 struct Children(Vec<Child>);
@@ -177,8 +181,15 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         &["fake-upstream", "--listen", &slow_upstream.to_string(), "--tokens", &tokens, "--token-delay-ms", &delay],
         &[],
     )?);
+    // The same database for the agents and the server: the one asked for, else SQLite in `dir`.
+    let database = |cmd: &mut Command| match &args.database_url {
+        Some(url) => cmd.env("DATABASE_URL", url),
+        None => cmd.env_remove("DATABASE_URL"),
+    };
     for (key, base) in [("bench", upstream), ("bench-streams", slow_upstream)] {
-        let status = Command::new(std::env::current_exe()?)
+        let mut create = Command::new(std::env::current_exe()?);
+        database(&mut create);
+        let status = create
             .args([
                 "create-agent",
                 "--key",
@@ -192,7 +203,6 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             ])
             .args(["--base-url", &format!("http://{base}/v1"), "--model", "fake-model"])
             .env("PARLEY_DATA_DIR", &data)
-            .env_remove("DATABASE_URL")
             .stdout(Stdio::null())
             .status()
             .await?;
@@ -210,6 +220,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             ("PARLEY_NO_LIMITS", "1".into()),
             ("PARLEY_AGENT_DAILY_CAP_USD", "0".into()),
             ("PARLEY_VISITOR_DAILY_CAP_USD", "0".into()),
+            (
+                "DATABASE_URL",
+                args.database_url.clone().unwrap_or_else(|| format!("sqlite://{data}/parley.db?mode=rwc")),
+            ),
         ],
     )?);
     let parley_pid = children.0.last().and_then(|c| c.id());
@@ -226,8 +240,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     let direct_url = format!("http://{upstream}/v1/chat/completions");
 
     println!(
-        "parley bench: {} requests per series after {} warm-up, {} tokens per answer",
-        args.requests, args.warmup, args.tokens
+        "parley bench: {} requests per series after {} warm-up, {} tokens per answer, Parley on {}",
+        args.requests,
+        args.warmup,
+        args.tokens,
+        if args.database_url.is_some() { "PostgreSQL" } else { "SQLite" }
     );
     let direct = run_series("direct", args.warmup, args.requests, |i| {
         ttft(
