@@ -182,9 +182,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         &[],
     )?);
     // The same database for the agents and the server: the one asked for, else SQLite in `dir`.
-    let database = |cmd: &mut Command| match &args.database_url {
-        Some(url) => cmd.env("DATABASE_URL", url),
-        None => cmd.env_remove("DATABASE_URL"),
+    let database = |cmd: &mut Command| {
+        match &args.database_url {
+            Some(url) => cmd.env("DATABASE_URL", url),
+            None => cmd.env_remove("DATABASE_URL"),
+        };
     };
     for (key, base) in [("bench", upstream), ("bench-streams", slow_upstream)] {
         let mut create = Command::new(std::env::current_exe()?);
