@@ -39,8 +39,10 @@ pub fn LoginPage() -> impl IntoView {
             match sign_in(value(email), value(password)).await {
                 Ok(_) => go_to("/admin"),
                 Err(e) => {
-                    error.set(Some(e.to_string()));
+                    // The button first: once the error shows, Enter must submit again (a
+                    // disabled default button makes the browser ignore Enter).
                     busy.set(false);
+                    error.set(Some(e.to_string()));
                 }
             }
         });
