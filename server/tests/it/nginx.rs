@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::guards::error_codes;
 use crate::harness::fixtures::PASSWORD;
+use crate::harness::fixtures::slow_words;
 use crate::harness::*;
 
 /// nginx as a child process on a free port, stopped by its PID when dropped.
@@ -121,15 +122,6 @@ impl Drop for Nginx {
     }
 }
 
-fn slow(n: usize, ms: u64) -> Reply {
-    Reply::Content { pieces: (0..n).map(|i| format!("w{i} ")).collect(), delay: Duration::from_millis(ms) }
-}
-
-fn in_order(events: &Events) {
-    let s = seqs(events);
-    assert!(s.windows(2).all(|w| w[0] < w[1]), "each event once, in order: {s:?}");
-}
-
 async fn chat(base: &str, token: &str, body: serde_json::Value) -> reqwest::Response {
     reqwest::Client::new().post(format!("{base}/api/v1/chat")).bearer_auth(token).json(&body).send().await.unwrap()
 }
@@ -206,7 +198,7 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
 
     // 1. A turn through nginx; two resumes through nginx (round-robin sends one to each replica)
     // each receive every event once, in order.
-    fake.push(slow(30, 30));
+    fake.push(slow_words(30, 30));
     let mut turn = Live::new(chat(&lb.url, &token, json!({"agent": "plain", "message": "hello"})).await);
     turn.until(|e| tokens(e) >= 2).await;
     let conv = conversation_id(&turn.events);
@@ -216,12 +208,12 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
     for resume in &mut resumes {
         resume.until_end().await;
         assert_eq!(resume.events, turn.events, "a resume through nginx sees the same events");
-        in_order(&resume.events);
+        assert_numbered_in_order(&resume.events);
     }
     assert_eq!(text(&turn.events), (0..30).map(|i| format!("w{i} ")).collect::<String>());
 
     // 2. Two sends to one conversation on two replicas at once: one answers, one is refused.
-    fake.push(slow(100, 30));
+    fake.push(slow_words(100, 30));
     let body = json!({"agent": "plain", "conversation_id": conv, "message": "again"});
     let (ra, rb) = tokio::join!(chat(&a.url, &token, body.clone()), chat(&b.url, &token, body));
     let mut statuses = [ra.status().as_u16(), rb.status().as_u16()];
@@ -264,7 +256,7 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
     tab.until(|e| e.iter().any(|(_, e)| matches!(e, StreamEvent::OperatorMessage(m) if m.text == "Olive here."))).await;
     // Typing indicators are not numbered (0); every numbered event came once, in order.
     let numbered: Events = tab.events.iter().filter(|(seq, _)| *seq > 0).cloned().collect();
-    in_order(&numbered);
+    assert_numbered_in_order(&numbered);
     let r = reqwest::Client::new()
         .post(b.url(&format!("/api/v1/conversations/{conv}/typing")))
         .bearer_auth(&token)

@@ -17,6 +17,7 @@ use serde_json::json;
 
 use crate::guards::error_codes;
 
+use crate::harness::fixtures::slow_words;
 use crate::harness::*;
 
 #[tokio::test]
@@ -180,14 +181,7 @@ async fn two_servers_at_the_daily_cap_edge_let_only_one_call_through() {
         app.fake.push(Reply::Delayed(Duration::from_millis(300), Box::new(Reply::text("Slow answer."))));
     }
     let on_second = async {
-        let r = app
-            .client
-            .post(format!("{}/api/v1/chat", second.url()))
-            .bearer_auth(&bob)
-            .json(&json!({"agent": "plain", "message": "two"}))
-            .send()
-            .await
-            .unwrap();
+        let r = app.send_raw_on(&second.url(), &bob, json!({"agent": "plain", "message": "two"})).await;
         assert_eq!(r.status(), 200);
         read_events(r).await
     };
@@ -264,21 +258,11 @@ async fn replicas() -> Option<(TestApp, parley_server::Running)> {
     Some((app, second))
 }
 
-/// A slow answer: `n` words 40 ms apart.
-fn slow(n: usize) -> Reply {
-    Reply::Content { pieces: (0..n).map(|i| format!("w{i} ")).collect(), delay: Duration::from_millis(40) }
-}
-
-fn numbered_in_order(events: &[(u64, StreamEvent)]) {
-    let seqs = seqs(events);
-    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "numbers rise: {seqs:?}");
-}
-
 #[tokio::test]
 async fn an_answer_streamed_on_one_server_is_followed_live_on_another() {
     let Some((app, second)) = replicas().await else { return };
     let token = app.visitor("plain").await;
-    app.fake.push(slow(20));
+    app.fake.push(slow_words(20, 40));
     let mut on_first = Live::new(app.send_raw(&token, json!({"agent": "plain", "message": "hello"})).await);
     on_first.until(|e| tokens(e) >= 2).await;
     let conv = conversation_id(&on_first.events);
@@ -289,7 +273,7 @@ async fn an_answer_streamed_on_one_server_is_followed_live_on_another() {
     on_first.until_end().await;
     assert!(matches!(&on_second.events[0].1, StreamEvent::VisitorMessage(v) if v.text == "hello"));
     assert_eq!(on_second.events[1..], on_first.events, "the same events with the same numbers");
-    numbered_in_order(&on_second.events);
+    assert_numbered_in_order(&on_second.events);
     assert_eq!(text(&on_second.events), (0..20).map(|i| format!("w{i} ")).collect::<String>());
 }
 
@@ -297,20 +281,15 @@ async fn an_answer_streamed_on_one_server_is_followed_live_on_another() {
 async fn a_conversation_runs_one_turn_at_a_time_across_servers_and_numbering_continues() {
     let Some((app, second)) = replicas().await else { return };
     let token = app.visitor("plain").await;
-    app.fake.push(slow(100));
+    app.fake.push(slow_words(100, 40));
     let mut first = Live::new(app.send_raw(&token, json!({"agent": "plain", "message": "one"})).await);
     first.until(|e| tokens(e) >= 1).await;
     let conv = conversation_id(&first.events);
 
     // While the first server writes the answer, the second refuses another turn.
     let busy = app
-        .client
-        .post(format!("{}/api/v1/chat", second.url()))
-        .bearer_auth(&token)
-        .json(&json!({"agent": "plain", "conversation_id": conv, "message": "two"}))
-        .send()
-        .await
-        .unwrap();
+        .send_raw_on(&second.url(), &token, json!({"agent": "plain", "conversation_id": conv, "message": "two"}))
+        .await;
     assert_eq!(failure(busy).await, fail(409, "reply_in_progress"));
     first.until_end().await;
     let last = first.events.last().unwrap().0;
@@ -318,13 +297,8 @@ async fn a_conversation_runs_one_turn_at_a_time_across_servers_and_numbering_con
     // Once it is over, the second server takes the next turn and numbers after it.
     app.fake.push_content("Second answer.");
     let r = app
-        .client
-        .post(format!("{}/api/v1/chat", second.url()))
-        .bearer_auth(&token)
-        .json(&json!({"agent": "plain", "conversation_id": conv, "message": "two"}))
-        .send()
-        .await
-        .unwrap();
+        .send_raw_on(&second.url(), &token, json!({"agent": "plain", "conversation_id": conv, "message": "two"}))
+        .await;
     assert_eq!(r.status(), 200);
     let next = read_events(r).await;
     // The visitor's message took the next number, the answer's start the one after.
@@ -345,7 +319,7 @@ async fn a_conversation_runs_one_turn_at_a_time_across_servers_and_numbering_con
                 && e.iter().filter(|(_, e)| matches!(e, StreamEvent::MessageEnd(_))).count() == 3
         })
         .await;
-    numbered_in_order(&replay.events);
+    assert_numbered_in_order(&replay.events);
     let stored: Vec<(i64, i64)> =
         sqlx::query_as("SELECT COUNT(*), COUNT(DISTINCT seq) FROM events WHERE conversation_id = $1")
             .bind(&conv)
@@ -381,13 +355,13 @@ async fn an_operator_on_one_server_stops_an_answer_written_on_another() {
         StreamEvent::MessageEnd(ref e) if e.status == MessageStatus::Stopped
     ));
     tab.until(|e| e.iter().any(|(_, e)| matches!(e, StreamEvent::Handoff(h) if h.to == "human"))).await;
-    numbered_in_order(&tab.events);
+    assert_numbered_in_order(&tab.events);
 
     // Her reply, written on the second server, reaches the visitor's stream on the first.
     let (status, body) = olive.call(c::Reply::PATH, &[("id", &conv), ("text", "Olive here.")]).await;
     assert_eq!(status, 200, "{body}");
     tab.until(|e| e.iter().any(|(_, e)| matches!(e, StreamEvent::OperatorMessage(m) if m.text == "Olive here."))).await;
-    numbered_in_order(&tab.events);
+    assert_numbered_in_order(&tab.events);
 
     // The visitor's typing on the first server shows on the second server's console feed.
     let mut feed = second.state.engine.console_events();

@@ -263,7 +263,12 @@ impl TestApp {
     }
 
     pub async fn send_raw(&self, token: &str, body: Value) -> reqwest::Response {
-        self.client.post(self.url("/api/v1/chat")).bearer_auth(token).json(&body).send().await.unwrap()
+        self.send_raw_on(&self.running.url(), token, body).await
+    }
+
+    /// [`TestApp::send_raw`] to the server at `base` (a second one).
+    pub async fn send_raw_on(&self, base: &str, token: &str, body: Value) -> reqwest::Response {
+        self.client.post(format!("{base}/api/v1/chat")).bearer_auth(token).json(&body).send().await.unwrap()
     }
 
     /// Sends a message and reads the whole stream.

@@ -115,3 +115,11 @@ pub fn price_form(prefix: &str, input: &str) -> ModelPriceForm {
 pub fn words(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("w{i} ")).collect()
 }
+
+/// An answer of `n` words (`w0 `, `w1 `, …) streamed `ms` milliseconds apart.
+pub fn slow_words(n: usize, ms: u64) -> parley_server::fake_openai::Reply {
+    parley_server::fake_openai::Reply::Content {
+        pieces: (0..n).map(|i| format!("w{i} ")).collect(),
+        delay: std::time::Duration::from_millis(ms),
+    }
+}

@@ -221,3 +221,9 @@ pub fn tool_messages(request: &Value) -> Vec<String> {
 pub fn tool_results(request: &Value) -> Vec<Value> {
     tool_messages(request).iter().map(|c| serde_json::from_str(c).unwrap()).collect()
 }
+
+/// Each numbered event once, in rising order.
+pub fn assert_numbered_in_order(events: &[(u64, StreamEvent)]) {
+    let seqs = seqs(events);
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "each event once, in order: {seqs:?}");
+}
