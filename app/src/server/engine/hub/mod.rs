@@ -22,16 +22,17 @@ use parley_widget::protocol::StreamEvent;
 use tokio::sync::{Notify, OnceCell, broadcast};
 use tokio_util::sync::CancellationToken;
 
-use super::clock::Clock;
-use super::writer::Writer;
 use crate::server::store::{self, Db, DbError};
+
+mod slot;
+
+pub use slot::Replicas;
+use slot::Slot;
 
 /// Events kept in memory per channel for resuming streams before they reach the database.
 const RECENT: usize = 4096;
 /// Live events buffered per subscriber before it has to catch up from `recent`.
 const BROADCAST: usize = 128;
-/// How often a process waiting for another one's slot asks again.
-const SLOT_POLL: Duration = Duration::from_millis(25);
 
 /// A numbered event, with its SSE frame rendered once for every subscriber.
 #[derive(Debug)]
@@ -76,15 +77,6 @@ struct Inner {
     held_usd: f64,
     /// The cost of the last finished call: the estimate for the next one.
     last_call_usd: f64,
-}
-
-/// This process's holding of the conversation's slot (replicas).
-#[derive(Default)]
-struct Slot {
-    /// Local holders: a turn, an event written outside a turn.
-    holders: usize,
-    /// The token the slot is held under in the database.
-    token: Option<String>,
 }
 
 /// One conversation's channel.
@@ -245,7 +237,7 @@ impl Channel {
     }
 
     /// Waits until the active turn (if any) ends; true when the slot is free.
-    pub async fn wait_turn_released(&self, timeout: std::time::Duration) -> bool {
+    pub async fn wait_turn_released(&self, timeout: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.turn_released.notified();
@@ -291,17 +283,6 @@ impl Channel {
 pub struct BusyTurn {
     pub message_id: String,
     pub finishing: bool,
-}
-
-/// What a hub needs when other processes share the database (PostgreSQL replicas).
-pub struct Replicas {
-    /// This process's lease id.
-    pub process_id: String,
-    /// Gives slots back after the events numbered under them.
-    pub writer: Writer,
-    pub clock: Arc<dyn Clock>,
-    /// A process whose lease is older than this is gone (its slots are free).
-    pub lease_ttl: Duration,
 }
 
 /// All live channels of this process.
@@ -384,88 +365,6 @@ impl Hub {
 pub struct Lease {
     hub: Hub,
     channel: Arc<Channel>,
-}
-
-impl Lease {
-    /// Takes the right to number this conversation's events across processes, waiting up to
-    /// `wait` for another process to give it up; false if it did not. Whatever the previous holder
-    /// numbered is stored by then and is relayed here first, so numbering continues after it.
-    /// Always granted to one process per database (SQLite). Give it back with
-    /// [`Lease::release_slot`] (a turn's [`Lease::end_turn`] does).
-    pub async fn hold_slot(&self, wait: Duration) -> Result<bool, DbError> {
-        let Some(replicas) = &self.hub.replicas else { return Ok(true) };
-        let ch = &self.channel;
-        let _claiming = ch.claiming.lock().await;
-        {
-            let mut slot = lock(&ch.slot);
-            if slot.holders > 0 {
-                slot.holders += 1;
-                return Ok(true);
-            }
-        }
-        let token = store::new_id();
-        let ttl = i64::try_from(replicas.lease_ttl.as_millis()).unwrap_or(i64::MAX);
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            let live_after = replicas.clock.now_ms().saturating_sub(ttl);
-            if store::slots::claim(&self.hub.db, &ch.conversation_id, &replicas.process_id, &token, live_after).await? {
-                break;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Ok(false);
-            }
-            tokio::time::sleep(SLOT_POLL).await;
-        }
-        let caught_up = async {
-            self.hub.catch_up(ch).await?;
-            // Calls made on another process count in this conversation's budget.
-            let cost = store::usage::conversation_cost(&self.hub.db, &ch.conversation_id).await?;
-            let mut inner = lock(&ch.inner);
-            inner.cost_usd = inner.cost_usd.max(cost);
-            Ok::<(), DbError>(())
-        };
-        if let Err(e) = caught_up.await {
-            replicas.writer.release_slot(&ch.conversation_id, token);
-            return Err(e);
-        }
-        *lock(&ch.slot) = Slot { holders: 1, token: Some(token) };
-        Ok(true)
-    }
-
-    /// Holds the slot of a conversation not stored yet (its row is written with the slot held);
-    /// the token to store, or `None` when no other process shares the database.
-    pub fn hold_new_slot(&self) -> Option<String> {
-        self.hub.replicas.as_ref()?;
-        let mut slot = lock(&self.channel.slot);
-        slot.holders += 1;
-        Some(slot.token.get_or_insert_with(store::new_id).clone())
-    }
-
-    /// Gives back one hold of the slot; the last one gives the slot back in the database, after
-    /// the events queued so far.
-    pub fn release_slot(&self) {
-        let Some(replicas) = &self.hub.replicas else { return };
-        let token = {
-            let mut slot = lock(&self.channel.slot);
-            if slot.holders == 0 {
-                return;
-            }
-            slot.holders -= 1;
-            if slot.holders > 0 {
-                return;
-            }
-            slot.token.take()
-        };
-        if let Some(token) = token {
-            replicas.writer.release_slot(&self.channel.conversation_id, token);
-        }
-    }
-
-    /// Ends the active turn and gives back the slot it held.
-    pub fn end_turn(&self) {
-        self.channel.clear_turn();
-        self.release_slot();
-    }
 }
 
 impl std::ops::Deref for Lease {
