@@ -10,6 +10,7 @@ pub mod extract;
 pub mod fake_anthropic;
 pub mod fake_openai;
 mod fake_wire;
+pub mod memory;
 pub mod metrics;
 pub mod routes;
 pub mod sse_body;
@@ -89,9 +90,13 @@ pub async fn build_state(
 ) -> anyhow::Result<AppState> {
     crate::metrics::install();
     let db = open_database(config, clock.now_ms()).await?;
+    // Idle connections kept per upstream host: enough for steady concurrency to reuse them, and
+    // after a burst of thousands of streams the rest (each with its buffers) is closed rather than
+    // kept for the idle timeout.
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
+        .pool_max_idle_per_host(128)
         .tcp_nodelay(true)
         .build()
         .context("building the HTTP client")?;
@@ -145,6 +150,7 @@ pub async fn build_state(
     }
     engine.services().knowledge.reload().await.context("building the knowledge index")?;
     engine.spawn_background();
+    crate::memory::spawn_trimmer();
     // Console sessions past their expiry are refused when read; this removes them (hourly, once
     // across replicas).
     {

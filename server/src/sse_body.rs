@@ -24,6 +24,7 @@ struct OpenStream;
 impl OpenStream {
     fn new() -> Self {
         metrics::gauge!("parley_open_streams").increment(1.0);
+        crate::memory::stream_opened();
         OpenStream
     }
 }
@@ -31,6 +32,7 @@ impl OpenStream {
 impl Drop for OpenStream {
     fn drop(&mut self) {
         metrics::gauge!("parley_open_streams").decrement(1.0);
+        crate::memory::stream_closed();
     }
 }
 

@@ -169,7 +169,9 @@ pub async fn run(conn: &mut AnyConnection, kind: DbKind, stmts: &[Stmt]) -> Resu
                     end += 1;
                 }
                 sql.push_str("COMMIT;");
-                let result = bind_all(sqlx::query(&sql), &args).execute(&mut *conn).await;
+                // A script is written for its batch and never runs again: not kept prepared (sqlx
+                // would cache every statement of every batch on the writer's connection).
+                let result = bind_all(sqlx::query(&sql), &args).persistent(false).execute(&mut *conn).await;
                 if let Err(e) = result {
                     // The script stopped half-way: end its transaction before anything else runs.
                     let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
