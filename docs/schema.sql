@@ -119,7 +119,7 @@ CREATE TABLE knowledge_bases (
     description TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-);
+, topics TEXT NOT NULL DEFAULT '');
 
 CREATE INDEX knowledge_bases_by_agent ON knowledge_bases (agent_id);
 

@@ -220,6 +220,35 @@ test('knowledge: write an article with a live preview, import files with progres
   expect(errors.filter((e) => !/\/api\/import_article\d*\): Failed to load resource/.test(e))).toEqual([]);
 });
 
+test('knowledge: a base gets topics in the console, and a refused edit changes nothing', async ({ browser }) => {
+  const page = await signIn(browser, ADMIN);
+  const errors = collectErrors(page);
+  await page.goto(`${APP_URL}/admin/knowledge`);
+  // A new base with its topics.
+  await page.getByLabel('Agent').selectOption({ label: '香港移民顾问' });
+  await page.locator('#kb-name').fill('Store help e2e');
+  await page.locator('#kb-desc').fill('Orders and refunds');
+  await page.locator('#kb-topics').fill('order, refund');
+  await page.getByRole('button', { name: 'Create' }).click();
+  const row = page.locator('#bases tbody tr').filter({ hasText: 'Store help e2e' });
+  await expect(row).toBeVisible();
+  await row.getByRole('link').click();
+  await expect(page.getByRole('heading', { name: 'Articles' })).toBeVisible();
+  await expect(page.locator('#kb-edit-topics')).toHaveValue('order, refund');
+  // A name that is too long is refused; the stored one stays.
+  await page.locator('#kb-edit-name').fill('x'.repeat(81));
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('alert')).toContainText('1 to 80 characters');
+  await page.locator('#kb-edit-name').fill('Store help e2e');
+  await page.locator('#kb-edit-topics').fill('order, refund, delivery');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
+  await page.reload();
+  await expect(page.locator('#kb-edit-topics')).toHaveValue('order, refund, delivery');
+  await expect(page.locator('#kb-edit-name')).toHaveValue('Store help e2e');
+  expect(errors.filter((e) => !/update_knowledge_base\d*\): Failed to load resource/.test(e))).toEqual([]);
+});
+
 test('every console page renders on a direct load and hydrates; MCP tokens are made and revoked', async ({ browser }) => {
   test.setTimeout(60_000);
   const page = await signIn(browser, ADMIN);

@@ -5,7 +5,10 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
-use super::api::knowledge::{article, articles, create_knowledge_base, delete_article, knowledge_bases, save_article};
+use super::api::knowledge::{
+    article, articles, create_knowledge_base, delete_article, knowledge_base, knowledge_bases, save_article,
+    update_knowledge_base,
+};
 use super::fields::{ErrorLine, FieldMessage};
 use super::layout::{confirm, go_to};
 use super::lists::{AgentChoice, Pager, page_param, query, when};
@@ -20,15 +23,23 @@ pub fn KnowledgePage() -> impl IntoView {
     let agent = RwSignal::new(String::new());
     let name = RwSignal::new(String::new());
     let description = RwSignal::new(String::new());
+    let topics = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let create = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         leptos::task::spawn_local(async move {
-            match create_knowledge_base(agent.get_untracked(), name.get_untracked(), description.get_untracked()).await
-            {
+            let made = create_knowledge_base(
+                agent.get_untracked(),
+                name.get_untracked(),
+                description.get_untracked(),
+                topics.get_untracked(),
+            )
+            .await;
+            match made {
                 Ok(_) => {
                     name.set(String::new());
                     description.set(String::new());
+                    topics.set(String::new());
                     error.set(None);
                     version.update(|v| *v += 1);
                 }
@@ -58,8 +69,79 @@ pub fn KnowledgePage() -> impl IntoView {
             <input id="kb-name" required prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) />
             <label for="kb-desc">"Description"</label>
             <input id="kb-desc" prop:value=description on:input=move |ev| description.set(event_target_value(&ev)) />
+            <TopicsField id="kb-topics" topics />
             <ErrorLine error />
             <button type="submit" class="c-primary">"Create"</button>
+        </form>
+    }
+}
+
+/// The topics input, with what they are for.
+#[component]
+fn TopicsField(id: &'static str, topics: RwSignal<String>) -> impl IntoView {
+    let hint = format!("{id}-hint");
+    view! {
+        <label for=id>"Topics"</label>
+        <input id=id aria-describedby=hint.clone() prop:value=topics on:input=move |ev| topics.set(event_target_value(&ev)) />
+        <p class="c-hint" id=hint>
+            "Words and phrases, comma separated, that make a question on-topic (for example: order, refund, delivery). \
+             With the base's name, description and article categories they tell the agent's knowledge tools what it covers."
+        </p>
+    }
+}
+
+/// The name, description and topics of a base, editable.
+#[component]
+fn AboutBase(base: Signal<String>) -> impl IntoView {
+    let data = Resource::new(move || base.get(), knowledge_base);
+    view! {
+        <Loaded resource=data let:b>
+            <AboutBaseForm id=b.id name=b.name description=b.description topics=b.topics />
+        </Loaded>
+    }
+}
+
+#[component]
+fn AboutBaseForm(id: String, name: String, description: String, topics: String) -> impl IntoView {
+    let name = RwSignal::new(name);
+    let description = RwSignal::new(description);
+    let topics = RwSignal::new(topics);
+    let error = RwSignal::new(None::<String>);
+    let notice = RwSignal::new(None::<&'static str>);
+    let save = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let id = id.clone();
+        leptos::task::spawn_local(async move {
+            let saved = update_knowledge_base(
+                id,
+                name.get_untracked(),
+                description.get_untracked(),
+                topics.get_untracked(),
+            )
+            .await;
+            match saved {
+                Ok(()) => {
+                    error.set(None);
+                    notice.set(Some("Saved."));
+                }
+                Err(e) => {
+                    notice.set(None);
+                    error.set(Some(e.to_string()));
+                }
+            }
+        });
+    };
+    view! {
+        <form class="c-card c-form" on:submit=save>
+            <h2>"About this knowledge base"</h2>
+            <label for="kb-edit-name">"Name"</label>
+            <input id="kb-edit-name" required prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) />
+            <label for="kb-edit-desc">"Description"</label>
+            <input id="kb-edit-desc" prop:value=description on:input=move |ev| description.set(event_target_value(&ev)) />
+            <TopicsField id="kb-edit-topics" topics />
+            <ErrorLine error />
+            <p role="status">{move || notice.get()}</p>
+            <button type="submit" class="c-primary">"Save"</button>
         </form>
     }
 }
@@ -93,6 +175,7 @@ pub fn KnowledgeBasePage() -> impl IntoView {
             <A href=move || format!("/admin/knowledge/{}/new", base()) attr:class="c-button">"New article"</A>
         </form>
         <Import base=Signal::derive(base) version />
+        <AboutBase base=Signal::derive(base) />
         <Loaded resource=list let:p>
             <table class="c-table" id="articles">
                 <thead><tr><th>"Title"</th><th>"Category"</th><th>"Kind"</th><th>"Updated (UTC)"</th></tr></thead>

@@ -12,9 +12,16 @@ pub struct ImportKnowledge {
     /// Public key of the agent.
     #[arg(long)]
     agent: String,
-    /// Name of the knowledge base.
+    /// Name of the knowledge base (created when the agent has none of this name).
     #[arg(long, default_value = "Knowledge")]
     base: String,
+    /// What the base is about, for the knowledge tools' descriptions (sets it on an existing base too).
+    #[arg(long)]
+    description: Option<String>,
+    /// Words and phrases, comma separated, that make a question on-topic for the off-topic
+    /// check (sets them on an existing base too).
+    #[arg(long)]
+    topics: Option<String>,
     /// Markdown files or directories of them.
     paths: Vec<std::path::PathBuf>,
 }
@@ -36,8 +43,25 @@ pub async fn import_knowledge(config: Config, a: ImportKnowledge) -> anyhow::Res
         agents::by_public_key(&db, &a.agent).await?.with_context(|| format!("no agent with key {}", a.agent))?;
     let now = SystemClock.now_ms();
     let base = match knowledge::bases_of_agent(&db, &agent.id).await?.into_iter().find(|b| b.name == a.base) {
-        Some(base) => base,
-        None => knowledge::create_base(&db, &agent.id, &a.base, "", now).await?,
+        Some(base) => {
+            if a.description.is_some() || a.topics.is_some() {
+                let fields = knowledge::BaseFields {
+                    name: &base.name,
+                    description: a.description.as_deref().unwrap_or(&base.description),
+                    topics: a.topics.as_deref().unwrap_or(&base.topics),
+                };
+                knowledge::update_base(&db, &base.id, &fields, now).await?;
+            }
+            base
+        }
+        None => {
+            let fields = knowledge::BaseFields {
+                name: &a.base,
+                description: a.description.as_deref().unwrap_or_default(),
+                topics: a.topics.as_deref().unwrap_or_default(),
+            };
+            knowledge::create_base(&db, &agent.id, &fields, now).await?
+        }
     };
     let mut files = Vec::new();
     for path in &a.paths {

@@ -23,6 +23,7 @@ mod csp;
 mod durability;
 mod experts;
 mod guards;
+mod knowledge_scope;
 mod mcp;
 mod nginx;
 mod payments;

@@ -22,9 +22,31 @@ pub async fn knowledge_bases() -> Result<Vec<KnowledgeBaseItem>, ConsoleError> {
             agent_name: b.agent_name,
             name: b.name,
             description: b.description,
+            topics: b.topics,
             articles: b.articles,
         })
         .collect())
+}
+
+/// The most characters of a base's topics.
+#[cfg(feature = "ssr")]
+const TOPICS_MAX: usize = 2000;
+
+/// A base's name, description and topics, checked and trimmed.
+#[cfg(feature = "ssr")]
+fn base_fields<'a>(
+    name: &'a str,
+    description: &'a str,
+    topics: &'a str,
+) -> Result<crate::server::store::knowledge::BaseFields<'a>, ConsoleError> {
+    let name = super::checks::name(name)?;
+    if description.chars().count() > 500 {
+        return Err(ConsoleError::invalid("description", "The description has at most 500 characters."));
+    }
+    if topics.chars().count() > TOPICS_MAX {
+        return Err(ConsoleError::invalid("topics", "The topics have at most 2,000 characters."));
+    }
+    Ok(crate::server::store::knowledge::BaseFields { name, description: description.trim(), topics: topics.trim() })
 }
 
 /// Creates a knowledge base of an agent; the answer is its id.
@@ -33,17 +55,53 @@ pub async fn create_knowledge_base(
     agent_id: String,
     name: String,
     description: String,
+    topics: String,
 ) -> Result<String, ConsoleError> {
     use crate::server::store::knowledge;
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let db = state.engine.db();
-    let name = super::checks::name(&name)?;
-    if description.chars().count() > 500 {
-        return Err(ConsoleError::invalid("description", "The description has at most 500 characters."));
-    }
+    let fields = base_fields(&name, &description, &topics)?;
     super::checks::agent(db, &agent_id).await?;
-    let base = knowledge::create_base(db, &agent_id, name, description.trim(), state.engine.now_ms()).await?;
+    let base = knowledge::create_base(db, &agent_id, &fields, state.engine.now_ms()).await?;
+    // The agent's tools are described from its bases.
+    state.engine.services().knowledge.reload().await.map_err(ConsoleError::internal)?;
     Ok(base.id)
+}
+
+/// One knowledge base, for its page.
+#[server]
+pub async fn knowledge_base(id: String) -> Result<KnowledgeBaseItem, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let all = crate::server::store::knowledge::all_bases(state.engine.db()).await?;
+    let b = all.into_iter().find(|b| b.id == id).ok_or(ConsoleError::NotFound)?;
+    Ok(KnowledgeBaseItem {
+        id: b.id,
+        agent_id: b.agent_id,
+        agent_name: b.agent_name,
+        name: b.name,
+        description: b.description,
+        topics: b.topics,
+        articles: b.articles,
+    })
+}
+
+/// Renames a knowledge base or changes its description and topics (what the knowledge tools
+/// tell the model about it, and what the off-topic check counts as on-topic).
+#[server]
+pub async fn update_knowledge_base(
+    id: String,
+    name: String,
+    description: String,
+    topics: String,
+) -> Result<(), ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let fields = base_fields(&name, &description, &topics)?;
+    let db = state.engine.db();
+    if !crate::server::store::knowledge::update_base(db, &id, &fields, state.engine.now_ms()).await? {
+        return Err(ConsoleError::NotFound);
+    }
+    state.engine.services().knowledge.reload().await.map_err(ConsoleError::internal)?;
+    Ok(())
 }
 
 /// The articles of a knowledge base a page at a time; `search` filters (empty: all).

@@ -263,6 +263,8 @@ pub struct KnowledgeBaseItem {
     pub agent_name: String,
     pub name: String,
     pub description: String,
+    /// Words that make a question on-topic (comma separated).
+    pub topics: String,
     pub articles: i64,
 }
 

@@ -244,6 +244,22 @@ impl Engine {
         &self.0.registry
     }
 
+    /// The agent's tools, described for what its knowledge covers (the knowledge tools name its
+    /// bases and categories).
+    pub async fn tools_for(&self, agent: &Agent) -> tools::registry::AgentTools {
+        let tools = self.0.registry.for_agent(agent);
+        if !agent.has_capability("knowledge_search") {
+            return tools;
+        }
+        match self.0.services.knowledge.scope(&agent.id).await {
+            Ok(scope) => tools.tailored(&scope),
+            Err(e) => {
+                tracing::warn!(error = %e, "tools described without the agent's knowledge");
+                tools
+            }
+        }
+    }
+
     pub fn hub(&self) -> &Hub {
         &self.0.hub
     }

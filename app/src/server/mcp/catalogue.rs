@@ -170,7 +170,7 @@ impl McpTool {
 
 /// Every tool the token may use now, in the order the client sees them.
 pub async fn build(engine: &Engine, access: &McpAccess) -> Result<Vec<McpTool>, DbError> {
-    let registry = engine.registry().for_agent(&access.agent);
+    let registry = engine.tools_for(&access.agent).await;
     let offered = registry.names();
     let allows = |module| access.token.allows(module);
     let mut tools = Vec::new();
@@ -231,6 +231,7 @@ mod tests {
                 agent_id: "a".into(),
                 name: format!("Base {i}"),
                 description: String::new(),
+                topics: String::new(),
             })
             .collect();
         let mut all: Vec<String> = Vec::new();

@@ -11,6 +11,29 @@ pub struct KnowledgeBase {
     pub agent_id: String,
     pub name: String,
     pub description: String,
+    /// Words and phrases that mark a question as belonging to this base's field (comma or line
+    /// separated), for the off-topic check.
+    pub topics: String,
+}
+
+/// What a knowledge base is: its name, description and topics, as the console and the CLI set them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BaseFields<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub topics: &'a str,
+}
+
+/// The topics of a base, one per entry: split on commas (also `，` and `、`) and lines, trimmed,
+/// without empties and repeats.
+pub fn topic_list(topics: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in topics.split([',', '，', '、', '\n']).map(str::trim).filter(|t| !t.is_empty()) {
+        if !out.iter().any(|o| o == t) {
+            out.push(t.to_owned());
+        }
+    }
+    out
 }
 
 #[derive(Clone, Debug, PartialEq, FromRow)]
@@ -183,34 +206,60 @@ fn cut_line(line: &str, max: usize) -> String {
     cut.trim_end().to_owned()
 }
 
-pub async fn create_base(
-    db: &Db,
-    agent_id: &str,
-    name: &str,
-    description: &str,
-    now: i64,
-) -> Result<KnowledgeBase, DbError> {
+pub async fn create_base(db: &Db, agent_id: &str, fields: &BaseFields<'_>, now: i64) -> Result<KnowledgeBase, DbError> {
     let id = new_id();
     sqlx::query(
-        "INSERT INTO knowledge_bases (id, agent_id, name, description, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)",
+        "INSERT INTO knowledge_bases (id, agent_id, name, description, topics, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $6)",
     )
     .bind(&id)
     .bind(agent_id)
-    .bind(name)
-    .bind(description)
+    .bind(fields.name)
+    .bind(fields.description)
+    .bind(fields.topics)
     .bind(now)
     .execute(db.writer())
     .await?;
-    Ok(KnowledgeBase { id, agent_id: agent_id.into(), name: name.into(), description: description.into() })
+    Ok(KnowledgeBase {
+        id,
+        agent_id: agent_id.into(),
+        name: fields.name.into(),
+        description: fields.description.into(),
+        topics: fields.topics.into(),
+    })
 }
 
-pub async fn bases_of_agent(db: &Db, agent_id: &str) -> Result<Vec<KnowledgeBase>, DbError> {
-    sqlx::query_as(
-        "SELECT id, agent_id, name, description FROM knowledge_bases WHERE agent_id = $1 ORDER BY created_at, id",
+/// Renames or redescribes a base; `false` if there is none with this id.
+pub async fn update_base(db: &Db, id: &str, fields: &BaseFields<'_>, now: i64) -> Result<bool, DbError> {
+    let done = sqlx::query(
+        "UPDATE knowledge_bases SET name = $2, description = $3, topics = $4, updated_at = $5 WHERE id = $1",
     )
+    .bind(id)
+    .bind(fields.name)
+    .bind(fields.description)
+    .bind(fields.topics)
+    .bind(now)
+    .execute(db.writer())
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+const BASE_COLUMNS: &str = "id, agent_id, name, description, topics";
+
+pub async fn bases_of_agent(db: &Db, agent_id: &str) -> Result<Vec<KnowledgeBase>, DbError> {
+    sqlx::query_as(&format!(
+        "SELECT {BASE_COLUMNS} FROM knowledge_bases WHERE agent_id = $1 ORDER BY created_at, id"
+    ))
     .bind(agent_id)
     .fetch_all(&mut *db.read().await?)
     .await
+}
+
+/// Every base of every agent (what the knowledge tools are told about each agent's knowledge).
+pub async fn every_base(db: &Db) -> Result<Vec<KnowledgeBase>, DbError> {
+    sqlx::query_as(&format!("SELECT {BASE_COLUMNS} FROM knowledge_bases ORDER BY created_at, id"))
+        .fetch_all(&mut *db.read().await?)
+        .await
 }
 
 /// Writes an article and its chunks (with embeddings when given) in one transaction.
@@ -255,12 +304,13 @@ pub struct BaseSummary {
     pub agent_name: String,
     pub name: String,
     pub description: String,
+    pub topics: String,
     pub articles: i64,
 }
 
 pub async fn all_bases(db: &Db) -> Result<Vec<BaseSummary>, DbError> {
     sqlx::query_as(
-        "SELECT b.id, b.agent_id, a.name AS agent_name, b.name, b.description, \
+        "SELECT b.id, b.agent_id, a.name AS agent_name, b.name, b.description, b.topics, \
          (SELECT COUNT(*) FROM articles x WHERE x.knowledge_base_id = b.id) AS articles \
          FROM knowledge_bases b JOIN agents a ON a.id = b.agent_id ORDER BY a.name, b.created_at, b.id",
     )
@@ -269,7 +319,7 @@ pub async fn all_bases(db: &Db) -> Result<Vec<BaseSummary>, DbError> {
 }
 
 pub async fn base(db: &Db, id: &str) -> Result<Option<KnowledgeBase>, DbError> {
-    sqlx::query_as("SELECT id, agent_id, name, description FROM knowledge_bases WHERE id = $1")
+    sqlx::query_as(&format!("SELECT {BASE_COLUMNS} FROM knowledge_bases WHERE id = $1"))
         .bind(id)
         .fetch_optional(&mut *db.read().await?)
         .await
@@ -397,9 +447,14 @@ pub async fn all_chunks(db: &Db) -> Result<Vec<ChunkRow>, DbError> {
 /// A fingerprint of the knowledge (article count and last change), to notice edits made by
 /// another server.
 pub async fn version(db: &Db) -> Result<(i64, i64), DbError> {
-    let row: (i64, Option<i64>) =
-        sqlx::query_as("SELECT COUNT(*), MAX(updated_at) FROM articles").fetch_one(&mut *db.read().await?).await?;
-    Ok((row.0, row.1.unwrap_or(0)))
+    // Bases count too: their names, descriptions and topics are how the tools describe them.
+    let row: (i64, i64, Option<i64>, Option<i64>) = sqlx::query_as(
+        "SELECT (SELECT COUNT(*) FROM articles), (SELECT COUNT(*) FROM knowledge_bases), \
+         (SELECT MAX(updated_at) FROM articles), (SELECT MAX(updated_at) FROM knowledge_bases)",
+    )
+    .fetch_one(&mut *db.read().await?)
+    .await?;
+    Ok((row.0 + row.1, row.2.unwrap_or(0).max(row.3.unwrap_or(0))))
 }
 
 #[cfg(test)]

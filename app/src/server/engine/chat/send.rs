@@ -173,6 +173,7 @@ impl Engine {
                 .await?;
         let this_turn = [visitor_message_id, message_id.clone()];
         let experts = self.experts().for_agent(&agent);
+        let tools = self.tools_for(&agent).await;
         let window = self.prices().lookup(&agent.provider.model).map(|p| p.context_window);
         let history_limit = usize::try_from(self.settings().history_limit).unwrap_or(20);
         attachments::mark_history(&mut known.history, &sent);
@@ -183,7 +184,7 @@ impl Engine {
             writer: self.0.writer.clone(),
             model: self.model_for(&agent),
             model_name: agent.provider.model.clone(),
-            tools: self.registry().for_agent(&agent),
+            tools,
             tool_ctx: ToolContext {
                 db: self.db().clone(),
                 agent: agent.clone(),

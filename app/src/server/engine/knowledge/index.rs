@@ -28,6 +28,8 @@ pub(super) struct Built {
     pub(super) chunks: HashMap<String, ChunkRow>,
     pub(super) vectors: HashMap<String, Vec<f32>>,
     pub(super) version: (i64, i64),
+    /// What each agent's knowledge is about (set after the build, from the bases).
+    pub(super) scopes: HashMap<String, std::sync::Arc<super::Scope>>,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -75,7 +77,7 @@ pub(super) fn build(rows: Vec<ChunkRow>, version: (i64, i64)) -> tantivy::Result
     }
     writer.commit()?;
     let reader = index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into()?;
-    Ok(Built { reader, fields: f, chunks, vectors, version })
+    Ok(Built { reader, fields: f, chunks, vectors, version, scopes: HashMap::new() })
 }
 
 /// BM25 scores of chunks that pass the filters, by chunk id.

@@ -10,7 +10,7 @@ pub mod tokenizer;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
-use crate::server::store::knowledge::{self, ChunkRow, NewArticle};
+use crate::server::store::knowledge::{self, ChunkRow, KnowledgeBase, NewArticle};
 use crate::server::store::{Db, DbError};
 use embeddings::{Embedder, cosine};
 pub use index::rank;
@@ -47,6 +47,61 @@ pub struct SearchQuery<'a> {
     /// `article` or `experience`.
     pub kind: Option<&'a str>,
     pub limit: usize,
+}
+
+/// What an agent's knowledge is about, from its knowledge bases: how the knowledge tools are
+/// described to the model, which categories a search can be limited to, and which words make a
+/// question on-topic. Nothing in it is particular to one field: the immigration agent's scope
+/// comes from its base like any other.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scope {
+    /// `(name, description)` of each of the agent's bases.
+    pub bases: Vec<(String, String)>,
+    /// The categories of the agent's articles, sorted.
+    pub categories: Vec<String>,
+    /// Lower-cased words and phrases that make a question on-topic: the bases' topics and the
+    /// categories.
+    pub topics: Vec<String>,
+}
+
+impl Scope {
+    /// The scopes of every agent with a knowledge base.
+    fn of_all(bases: &[KnowledgeBase], chunks: &HashMap<String, ChunkRow>) -> HashMap<String, Arc<Scope>> {
+        let mut scopes: HashMap<String, Scope> = HashMap::new();
+        for b in bases {
+            let scope = scopes.entry(b.agent_id.clone()).or_default();
+            scope.bases.push((b.name.clone(), b.description.clone()));
+            scope.topics.extend(knowledge::topic_list(&b.topics).into_iter().map(|t| t.to_lowercase()));
+        }
+        for row in chunks.values().filter(|r| r.kind == "article") {
+            if let (Some(category), Some(scope)) = (row.category.as_deref(), scopes.get_mut(&row.agent_id))
+                && !category.trim().is_empty()
+                && !scope.categories.iter().any(|c| c == category)
+            {
+                scope.categories.push(category.to_owned());
+            }
+        }
+        scopes
+            .into_iter()
+            .map(|(agent, mut scope)| {
+                scope.categories.sort();
+                scope.topics.extend(scope.categories.iter().map(|c| c.to_lowercase()));
+                scope.topics.sort();
+                scope.topics.dedup();
+                (agent, Arc::new(scope))
+            })
+            .collect()
+    }
+
+    /// The bases' names, joined for a sentence.
+    pub fn names(&self, separator: &str) -> String {
+        self.bases.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(separator)
+    }
+
+    /// The category as the knowledge spells it, when it is one of them (any case).
+    pub fn category<'a>(&'a self, asked: &str) -> Option<&'a str> {
+        self.categories.iter().find(|c| c.eq_ignore_ascii_case(asked.trim())).map(String::as_str)
+    }
 }
 
 /// The search index and the way to add knowledge; cheap to clone.
@@ -91,9 +146,11 @@ impl Knowledge {
     pub async fn reload(&self) -> Result<(), SearchError> {
         let version = knowledge::version(&self.db).await?;
         let rows = knowledge::all_chunks(&self.db).await?;
-        let built = tokio::task::spawn_blocking(move || build(rows, version))
+        let bases = knowledge::every_base(&self.db).await?;
+        let mut built = tokio::task::spawn_blocking(move || build(rows, version))
             .await
             .map_err(|e| SearchError::Index(e.to_string()))??;
+        built.scopes = Scope::of_all(&bases, &built.chunks);
         if let Ok(mut slot) = self.built.write() {
             *slot = Some(Arc::new(built));
         }
@@ -167,6 +224,15 @@ impl Knowledge {
 
     fn snapshot(&self) -> Option<Arc<Built>> {
         self.built.read().ok().and_then(|b| b.clone())
+    }
+
+    /// What the agent's knowledge is about (empty for an agent without a base).
+    pub async fn scope(&self, agent_id: &str) -> Result<Arc<Scope>, SearchError> {
+        if self.snapshot().is_none() {
+            self.reload().await?;
+        }
+        let built = self.snapshot().ok_or_else(|| SearchError::Index("index unavailable".into()))?;
+        Ok(built.scopes.get(agent_id).cloned().unwrap_or_default())
     }
 
     /// Full-text search (blended with vectors when configured), best first.

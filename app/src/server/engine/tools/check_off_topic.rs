@@ -1,52 +1,16 @@
-//! `check_off_topic` (capability `knowledge_search`): is a question about Hong Kong immigration?
-//! Decided by the question's words — domain terms, and how well it matches the agent's knowledge
-//! (BM25). When it cannot tell, it says "not off-topic", as the seed asks.
+//! `check_off_topic` (capability `knowledge_search`): is a question outside what the agent's
+//! knowledge covers? Decided by the question's words — the topics of the agent's knowledge bases
+//! and their categories, and how well it matches the knowledge (BM25). When it cannot tell, it
+//! says "not off-topic", as the seed asks. Nothing in it is particular to one field: the
+//! immigration agent's domain words are its knowledge base's topics.
 
 use serde_json::{Value, json};
 
+use super::search_knowledge::bases_sentence;
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};
-use crate::server::engine::knowledge::{self, SearchQuery};
+use crate::server::engine::knowledge::{self, Scope, SearchQuery};
 
 pub struct CheckOffTopic;
-
-/// Words that mark a question as belonging to the domain.
-const DOMAIN_TERMS: &[&str] = &[
-    "移民",
-    "签证",
-    "簽證",
-    "香港",
-    "入境",
-    "居留",
-    "永居",
-    "永久居民",
-    "身份",
-    "优才",
-    "優才",
-    "专才",
-    "專才",
-    "高才",
-    "投资移民",
-    "科技人才",
-    "留学",
-    "毕业生",
-    "工作签",
-    "续签",
-    "受养人",
-    "家属",
-    "qmas",
-    "gep",
-    "iang",
-    "ttps",
-    "cies",
-    "techtas",
-    "visa",
-    "immigration",
-    "hong kong",
-    "residency",
-    "permanent resident",
-    "work permit",
-    "talent",
-];
 
 /// The share of the question's terms that the best-matching passage contains (0..1). A few
 /// terms always match somewhere by chance; a question the knowledge covers shares most of them.
@@ -54,10 +18,11 @@ pub fn coverage(question: &str, passages: &[String]) -> f64 {
     passages.iter().map(|p| knowledge::coverage(question, p)).fold(0.0, f64::max)
 }
 
-/// The decision from the question and its best coverage by the knowledge (pure).
-pub fn decide(question: &str, coverage: Option<f64>) -> (bool, f64) {
+/// The decision from the question, the words that make a question on-topic (lower case) and its
+/// best coverage by the knowledge (pure).
+pub fn decide(question: &str, topics: &[String], coverage: Option<f64>) -> (bool, f64) {
     let lower = question.to_lowercase();
-    if DOMAIN_TERMS.iter().any(|t| lower.contains(t)) {
+    if topics.iter().any(|t| !t.is_empty() && lower.contains(t.as_str())) {
         return (false, 0.9);
     }
     let terms = knowledge::tokenizer::terms(question).len();
@@ -71,7 +36,35 @@ pub fn decide(question: &str, coverage: Option<f64>) -> (bool, f64) {
     }
 }
 
-const SUGGESTION: &str = "这个问题似乎与香港移民无关。我是香港移民咨询顾问，可以为您介绍优才、专才、高才通、留学IANG、投资移民和科技人才等计划。请问您在香港移民方面有什么想了解的吗？";
+/// What the model may say when declining, in the question's script (Chinese or not), naming what
+/// the agent's knowledge covers.
+pub fn suggestion(question: &str, scope: &Scope) -> String {
+    let chinese = question.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+    let examples: Vec<&str> = scope.categories.iter().take(6).map(String::as_str).collect();
+    match (chinese, scope.bases.is_empty()) {
+        (true, true) => "这个问题似乎不在我能帮忙的范围内。请问有什么其他我可以帮您的吗？".to_owned(),
+        (true, false) => {
+            let mut s = format!("这个问题似乎与「{}」无关。我可以为您解答这方面的问题", scope.names("、"));
+            if !examples.is_empty() {
+                s.push_str(&format!("，例如{}", examples.join("、")));
+            }
+            s.push_str("。请问您在这方面有什么想了解的吗？");
+            s
+        }
+        (false, true) => "This question seems to be outside what I can help with. Is there something else I can do for you?".to_owned(),
+        (false, false) => {
+            let mut s = format!("This question seems to be outside what I can help with here ({}).", scope.names(", "));
+            if !examples.is_empty() {
+                s.push_str(&format!(" I can answer questions about {}.", examples.join(", ")));
+            }
+            s.push_str(" What would you like to know about it?");
+            s
+        }
+    }
+}
+
+const DESCRIPTION: &str = "Check whether a question is outside what the agent's knowledge covers. Use it when a \
+     question seems unrelated; if it is off-topic, decline politely using the suggestion.";
 
 #[async_trait]
 impl Tool for CheckOffTopic {
@@ -80,8 +73,7 @@ impl Tool for CheckOffTopic {
     }
 
     fn description(&self) -> &'static str {
-        "Check whether a question is outside Hong Kong immigration. Use it when a question seems unrelated; if it \
-         is off-topic, decline politely using the suggestion."
+        DESCRIPTION
     }
 
     fn capability(&self) -> &'static str {
@@ -97,8 +89,26 @@ impl Tool for CheckOffTopic {
         })
     }
 
+    fn tailored(&self, scope: &Scope) -> Option<(String, Value)> {
+        (!scope.bases.is_empty()).then(|| {
+            let description = format!(
+                "Check whether a question is outside what this agent covers ({}). Use it when a question seems \
+                 unrelated; if it is off-topic, decline politely using the suggestion.",
+                bases_sentence(scope)
+            );
+            (description, self.schema())
+        })
+    }
+
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let question = args["question"].as_str().unwrap_or_default();
+        let scope = match ctx.services.knowledge.scope(&ctx.agent.id).await {
+            Ok(scope) => scope,
+            Err(e) => {
+                tracing::warn!(error = %e, "off-topic check without the knowledge's scope");
+                Default::default()
+            }
+        };
         let query = SearchQuery {
             agent_id: &ctx.agent.id,
             knowledge_base_ids: None,
@@ -116,11 +126,11 @@ impl Tool for CheckOffTopic {
                 None
             }
         };
-        let (off_topic, confidence) = decide(question, covered);
+        let (off_topic, confidence) = decide(question, &scope.topics, covered);
         Ok(ToolOutput::result(json!({
             "isOffTopic": off_topic,
             "confidence": confidence,
-            "suggestion": if off_topic { SUGGESTION } else { "" },
+            "suggestion": if off_topic { suggestion(question, &scope) } else { String::new() },
         })))
     }
 }
@@ -130,16 +140,25 @@ mod tests {
     use super::*;
     use crate::server::engine::tools::testing;
 
+    fn demo_topics() -> Vec<String> {
+        let base = &crate::server::seed::DEMO_BASE;
+        crate::server::store::knowledge::topic_list(base.topics).iter().map(|t| t.to_lowercase()).collect()
+    }
+
     #[test]
     fn decisions() {
-        assert_eq!(decide("优才计划要多少分？", None), (false, 0.9));
-        assert_eq!(decide("How do I get a Hong Kong work visa?", None), (false, 0.9));
-        assert!(decide("怎么做红烧肉比较好吃", Some(0.0)).0);
-        assert!(decide("推荐一部好看的电影吧", Some(0.22)).0);
-        assert!(!decide("获许投资资产包括哪些", Some(0.6)).0);
+        let topics = demo_topics();
+        assert_eq!(decide("优才计划要多少分？", &topics, None), (false, 0.9));
+        assert_eq!(decide("How do I get a Hong Kong work visa?", &topics, None), (false, 0.9));
+        assert!(decide("怎么做红烧肉比较好吃", &topics, Some(0.0)).0);
+        assert!(decide("推荐一部好看的电影吧", &topics, Some(0.22)).0);
+        assert!(!decide("获许投资资产包括哪些", &topics, Some(0.6)).0);
         // Too short to tell, or no knowledge to ask: not off-topic.
-        assert_eq!(decide("嗯", Some(0.0)), (false, 0.3));
-        assert_eq!(decide("怎么做红烧肉比较好吃", None), (false, 0.3));
+        assert_eq!(decide("嗯", &topics, Some(0.0)), (false, 0.3));
+        assert_eq!(decide("怎么做红烧肉比较好吃", &topics, None), (false, 0.3));
+        // The words are the agent's: immigration words mean nothing to another agent.
+        assert_eq!(decide("How do I get a Hong Kong work visa?", &["refund".into()], Some(0.0)).0, true);
+        assert_eq!(decide("Can I get a refund for my order?", &["refund".into()], Some(0.0)), (false, 0.9));
     }
 
     #[test]
@@ -151,6 +170,7 @@ mod tests {
     #[tokio::test]
     async fn chance_matches_in_the_demo_knowledge_do_not_make_a_question_on_topic() {
         let t = testing::context().await;
+        let base = crate::server::seed::DEMO_BASE;
         let articles: Vec<(String, String, String, String)> = crate::server::demo_data::ARTICLES
             .iter()
             .map(|(_, text)| {
@@ -160,9 +180,10 @@ mod tests {
             .collect();
         let refs: Vec<(&str, &str, &str, &str)> =
             articles.iter().map(|(a, b, c, d)| (a.as_str(), b.as_str(), c.as_str(), d.as_str())).collect();
-        t.knowledge(&refs).await;
+        t.knowledge_in(&base, &refs).await;
         for (question, off) in [
             ("推荐一部好看的电影吧", true),
+            ("香港优才计划怎么申请", false),
             ("今天晚饭做什么菜比较好", true),
             ("获许投资资产包括哪些", false),
             ("申请需要准备哪些文件", false),
@@ -175,7 +196,8 @@ mod tests {
     #[tokio::test]
     async fn uses_the_knowledge() {
         let t = testing::context().await;
-        t.knowledge(&[("CIES", "CIES", "article", "新资本投资者入境计划要求申请人投资三千万港元于获许投资资产。")])
+        let base = crate::server::store::knowledge::BaseFields { name: "香港移民知识库", ..Default::default() };
+        t.knowledge_in(&base, &[("CIES", "CIES", "article", "新资本投资者入境计划要求申请人投资三千万港元于获许投资资产。")])
             .await;
         let out = CheckOffTopic.execute(&t.ctx, json!({"question": "获许投资资产包括哪些"})).await.unwrap();
         assert_eq!(out.result["isOffTopic"], false);
@@ -191,5 +213,43 @@ mod tests {
         t.ctx.db.close().await;
         let out = CheckOffTopic.execute(&t.ctx, json!({"question": "这个呢"})).await.unwrap();
         assert_eq!(out.result["isOffTopic"], false);
+    }
+
+    #[tokio::test]
+    async fn a_help_center_agent_gets_its_own_words_and_no_immigration() {
+        let t = testing::context().await;
+        let base = crate::server::store::knowledge::BaseFields {
+            name: "Acme Help Center",
+            description: "Orders, shipping and refunds at the Acme store",
+            topics: "order, refund, shipping, delivery, Acme",
+        };
+        t.knowledge_in(
+            &base,
+            &[
+                ("Refunds", "Billing", "article", "Refunds are paid back to the original card within five working days."),
+                ("Delivery times", "Shipping", "article", "Parcels leave the warehouse within one day and arrive in three."),
+            ],
+        )
+        .await;
+        let scope = t.ctx.services.knowledge.scope(&t.ctx.agent.id).await.unwrap();
+        assert_eq!(scope.categories, vec!["Billing", "Shipping"]);
+        let (description, _) = CheckOffTopic.tailored(&scope).unwrap();
+        assert!(description.contains("Acme Help Center — Orders, shipping and refunds"), "{description}");
+        assert!(!description.to_lowercase().contains("immigration"), "{description}");
+
+        let on = CheckOffTopic.execute(&t.ctx, json!({"question": "When will my order be delivered to me?"})).await.unwrap();
+        assert_eq!(on.result["isOffTopic"], false, "{}", on.result);
+        // A Hong Kong visa question is off-topic for this agent.
+        let off = CheckOffTopic
+            .execute(&t.ctx, json!({"question": "How do I apply for a Hong Kong work visa as a graduate?"}))
+            .await
+            .unwrap();
+        assert_eq!(off.result["isOffTopic"], true, "{}", off.result);
+        let suggestion = off.result["suggestion"].as_str().unwrap();
+        assert!(suggestion.contains("Acme Help Center") && suggestion.contains("Billing, Shipping"), "{suggestion}");
+        assert!(!suggestion.contains("移民"), "{suggestion}");
+        // In the question's script.
+        let zh = CheckOffTopic.execute(&t.ctx, json!({"question": "推荐一部好看的科幻电影吧，谢谢你了"})).await.unwrap();
+        assert!(zh.result["suggestion"].as_str().unwrap().starts_with("这个问题似乎与「Acme Help Center」无关"), "{}", zh.result);
     }
 }

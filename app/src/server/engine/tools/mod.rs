@@ -123,6 +123,13 @@ pub trait Tool: Send + Sync {
     fn capability(&self) -> &'static str;
     /// JSON schema of the arguments (an object schema).
     fn schema(&self) -> Value;
+    /// The description and argument schema as offered to an agent whose knowledge covers
+    /// `scope`, for a tool whose wording depends on it (the knowledge tools); `None` keeps
+    /// [`Tool::description`] and [`Tool::schema`]. Arguments are still validated against
+    /// [`Tool::schema`], so a tailored schema may only narrow it.
+    fn tailored(&self, _scope: &super::knowledge::Scope) -> Option<(String, Value)> {
+        None
+    }
     /// Runs the tool with arguments that already passed the schema.
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError>;
 }

@@ -1,12 +1,13 @@
 //! The tool registry: every tool Parley ships, checked once at start-up, and the per-agent view
 //! the turn loop uses.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, names};
+use crate::server::engine::knowledge::Scope;
 use crate::server::engine::provider::ToolSpec;
 use crate::server::store::agents::Agent;
 
@@ -89,7 +90,7 @@ impl Registry {
             })
             .cloned()
             .collect();
-        AgentTools { tools }
+        AgentTools { tools, tailored: Arc::default() }
     }
 }
 
@@ -115,6 +116,8 @@ pub fn builtin_tools(http: &reqwest::Client) -> Vec<Arc<dyn Tool>> {
 #[derive(Clone, Default)]
 pub struct AgentTools {
     tools: Vec<Arc<Registered>>,
+    /// Definitions written for this agent's knowledge, by tool name (see [`Tool::tailored`]).
+    tailored: Arc<HashMap<&'static str, ToolSpec>>,
 }
 
 impl AgentTools {
@@ -124,7 +127,23 @@ impl AgentTools {
 
     /// Only the tools named (an expert's tools among its agent's).
     pub fn only(&self, names: &[String]) -> AgentTools {
-        AgentTools { tools: self.tools.iter().filter(|t| names.iter().any(|n| n == t.tool.name())).cloned().collect() }
+        AgentTools {
+            tools: self.tools.iter().filter(|t| names.iter().any(|n| n == t.tool.name())).cloned().collect(),
+            tailored: self.tailored.clone(),
+        }
+    }
+
+    /// The same tools, described for an agent whose knowledge covers `scope`.
+    pub fn tailored(self, scope: &Scope) -> AgentTools {
+        let tailored = self
+            .tools
+            .iter()
+            .filter_map(|t| {
+                let (description, parameters) = t.tool.tailored(scope)?;
+                Some((t.tool.name(), ToolSpec { name: t.spec.name.clone(), description, parameters }))
+            })
+            .collect();
+        AgentTools { tools: self.tools, tailored: Arc::new(tailored) }
     }
 
     pub fn names(&self) -> Vec<&'static str> {
@@ -133,7 +152,7 @@ impl AgentTools {
 
     /// The tool definitions to offer the model.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec.clone()).collect()
+        self.tools.iter().map(|t| self.tailored.get(t.tool.name()).unwrap_or(&t.spec).clone()).collect()
     }
 
     /// Parses and validates the model's arguments.

@@ -7,15 +7,47 @@ use parley_widget::protocol::{Block, Citation, Citations};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};
-use crate::server::engine::knowledge::{self, SearchQuery};
-use crate::server::engine::payments::CATEGORIES;
+use crate::server::engine::knowledge::{self, Scope, SearchQuery};
 use crate::server::store::memories;
 
 pub struct SearchKnowledge;
 
 /// What the model is told when retrieval is down.
 pub const UNAVAILABLE: &str =
-    "知识库暂时无法检索。请基于你的内置知识谨慎回答，并提醒用户具体要求以香港入境事务处最新公布为准。";
+    "知识库暂时无法检索。请基于你的内置知识谨慎回答，并提醒用户具体要求以官方最新公布为准。";
+
+/// How the tool is described without an agent's knowledge to go by.
+const DESCRIPTION: &str = "Search the agent's knowledge bases for facts, requirements and procedures. Use it before \
+     answering any question they cover, and cite the sources.";
+
+/// `(name — description; …)` of the bases, for a tool description.
+pub fn bases_sentence(scope: &Scope) -> String {
+    scope
+        .bases
+        .iter()
+        .map(|(name, description)| {
+            let description = description.trim();
+            if description.is_empty() { name.clone() } else { format!("{name} — {description}") }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn schema_with(categories: Option<&[String]>) -> Value {
+    let mut category = json!({"type": "string", "minLength": 1, "maxLength": 100, "description": "Limit to one category."});
+    if let Some(categories) = categories {
+        category["enum"] = json!(categories);
+    }
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "What to look up."},
+            "category": category
+        },
+        "required": ["query"],
+        "additionalProperties": false
+    })
+}
 
 /// The passages in `<source>` fences. Text that could open or close a fence is escaped, so an
 /// article cannot end its own fence and speak outside it.
@@ -79,8 +111,7 @@ impl Tool for SearchKnowledge {
     }
 
     fn description(&self) -> &'static str {
-        "Search the Hong Kong immigration knowledge base for policy facts, requirements and procedures. Use it \
-         before answering any question about a scheme (QMAS, GEP, IANG, TTPS, CIES, TECHTAS) and cite the sources."
+        DESCRIPTION
     }
 
     fn capability(&self) -> &'static str {
@@ -88,21 +119,42 @@ impl Tool for SearchKnowledge {
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "What to look up."},
-                "category": {"type": "string", "enum": CATEGORIES, "description": "Limit to one scheme."}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
+        schema_with(None)
+    }
+
+    fn tailored(&self, scope: &Scope) -> Option<(String, Value)> {
+        if scope.bases.is_empty() {
+            return None;
+        }
+        let mut description = format!(
+            "Search the knowledge base for facts, requirements and procedures, and cite the sources. Use it before \
+             answering any question it covers: {}.",
+            bases_sentence(scope)
+        );
+        if !scope.categories.is_empty() {
+            description.push_str(&format!(" Categories: {}.", scope.categories.join(", ")));
+        }
+        let categories = Some(scope.categories.as_slice()).filter(|c| !c.is_empty());
+        Some((description, schema_with(categories)))
     }
 
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let query = args["query"].as_str().unwrap_or_default();
-        let category = args.get("category").and_then(Value::as_str);
         let k = &ctx.services.knowledge;
+        // A category must be one of the agent's (as its knowledge spells it).
+        let scope = k.scope(&ctx.agent.id).await.ok();
+        let category = match (args.get("category").and_then(Value::as_str), scope.as_deref()) {
+            (None, _) => None,
+            (Some(asked), Some(scope)) if !scope.categories.is_empty() => {
+                Some(scope.category(asked).ok_or_else(|| {
+                    ToolError::InvalidArguments(format!(
+                        "unknown category `{asked}`: use one of {} or none",
+                        scope.categories.join(", ")
+                    ))
+                })?)
+            }
+            (Some(asked), _) => Some(asked),
+        };
         let search = |kind: &'static str, limit: usize| SearchQuery {
             agent_id: &ctx.agent.id,
             knowledge_base_ids: None,
@@ -226,6 +278,38 @@ mod tests {
         assert_eq!(en.result["sources"][0]["title"], "TTPS — categories");
         assert_eq!(en.result["sources"].as_array().unwrap().len(), 1);
         assert_eq!(en.result["sources"][0]["similarity"], 1.0, "every term of the query is in it");
+    }
+
+    #[tokio::test]
+    async fn described_from_the_agents_bases_and_limited_to_their_categories() {
+        let t = testing::context().await;
+        // Without a base the description is generic.
+        let empty = t.ctx.services.knowledge.scope(&t.ctx.agent.id).await.unwrap();
+        assert_eq!(SearchKnowledge.tailored(&empty), None);
+        assert!(!SearchKnowledge.description().to_lowercase().contains("immigration"));
+        let base = crate::server::store::knowledge::BaseFields {
+            name: "Acme Help Center",
+            description: "Orders, shipping and refunds",
+            topics: "",
+        };
+        t.knowledge_in(
+            &base,
+            &[
+                ("Refunds", "Billing", "article", "Refunds are paid back to the original card within five days."),
+                ("Delivery times", "Shipping", "article", "Parcels arrive within three working days."),
+            ],
+        )
+        .await;
+        let scope = t.ctx.services.knowledge.scope(&t.ctx.agent.id).await.unwrap();
+        let (description, schema) = SearchKnowledge.tailored(&scope).unwrap();
+        assert!(description.contains("Acme Help Center — Orders, shipping and refunds"), "{description}");
+        assert!(description.contains("Categories: Billing, Shipping."), "{description}");
+        assert_eq!(schema["properties"]["category"]["enum"], json!(["Billing", "Shipping"]));
+        // Any case finds the category; one the agent does not have is refused with the list.
+        let out = SearchKnowledge.execute(&t.ctx, json!({"query": "refund card", "category": "billing"})).await.unwrap();
+        assert_eq!(out.result["sources"][0]["title"], "Refunds");
+        let err = SearchKnowledge.execute(&t.ctx, json!({"query": "refund", "category": "QMAS"})).await.unwrap_err();
+        assert!(matches!(&err, ToolError::InvalidArguments(m) if m.contains("Billing, Shipping")), "{err:?}");
     }
 
     #[tokio::test]

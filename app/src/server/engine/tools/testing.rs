@@ -51,7 +51,13 @@ pub async fn context() -> TestCtx {
 impl TestCtx {
     /// Adds articles `(title, category, kind, body)` to a knowledge base of the agent.
     pub async fn knowledge(&self, articles: &[(&str, &str, &str, &str)]) {
-        let kb = kstore::create_base(&self.ctx.db, &self.ctx.agent.id, "Test", "", 0).await.expect("kb");
+        let base = kstore::BaseFields { name: "Test", ..Default::default() };
+        self.knowledge_in(&base, articles).await;
+    }
+
+    /// Adds articles `(title, category, kind, body)` to a new knowledge base `base` of the agent.
+    pub async fn knowledge_in(&self, base: &kstore::BaseFields<'_>, articles: &[(&str, &str, &str, &str)]) {
+        let kb = kstore::create_base(&self.ctx.db, &self.ctx.agent.id, base, 0).await.expect("kb");
         let articles: Vec<NewArticle> = articles
             .iter()
             .map(|(title, category, kind, body)| NewArticle {

@@ -18,7 +18,7 @@ use super::super::lang::Lang;
 
 use super::{
     AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
-    ProviderError, TokenUsage,
+    ProviderError, TokenUsage, ToolSpec,
 };
 
 /// The demo model.
@@ -125,7 +125,7 @@ fn decide(request: &ModelRequest, images: usize) -> DemoReply {
             .map(|(i, intent)| ModelToolCall {
                 id: format!("demo_call_{}_{i}", intent.tool),
                 name: intent.tool.to_owned(),
-                arguments: (intent.arguments)(last_user).to_string(),
+                arguments: fit_to_offer(&request.tools, intent.tool, (intent.arguments)(last_user)).to_string(),
             })
             .collect();
         // A real question the rules do not recognise: is it off-topic?
@@ -320,9 +320,22 @@ impl ChatModel for DemoModel {
     }
 }
 
+/// `args` without the choices the offered tool does not list (the demo's immigration categories
+/// for another agent's knowledge, whose categories are its own).
+fn fit_to_offer(tools: &[ToolSpec], name: &str, mut args: Value) -> Value {
+    let Some(spec) = tools.iter().find(|t| t.name == name) else { return args };
+    let Some(properties) = spec.parameters.get("properties").and_then(Value::as_object) else { return args };
+    if let Some(object) = args.as_object_mut() {
+        object.retain(|key, value| match properties.get(key).and_then(|p| p.get("enum")).and_then(Value::as_array) {
+            Some(choices) => choices.contains(value),
+            None => true,
+        });
+    }
+    args
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::ToolSpec;
     use super::*;
     use serde_json::json;
 
