@@ -419,8 +419,9 @@ pub async fn spawn(config: Config) -> anyhow::Result<Running> {
 /// Like [`spawn`], with a clock and a tool registry of the caller's choosing (tests).
 pub async fn spawn_with(config: Config, clock: Arc<dyn Clock>, registry: Registry) -> anyhow::Result<Running> {
     let sqlite_lock = if config.allow_second_sqlite_process { None } else { lock_sqlite(&config)? };
-    let listener =
-        tokio::net::TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
+    // Not tokio's `bind` (a backlog of 1,024): a burst of a thousand visitors at once overflowed
+    // it, and every dropped connection attempt waited the kernel's 1 s before trying again.
+    let listener = bind(config.addr).with_context(|| format!("binding {}", config.addr))?;
     let addr = listener.local_addr()?;
     let state = build_state(&config, addr, clock, registry).await?;
     let demo_host = match config.demo_host_addr {

@@ -112,13 +112,9 @@ fn AboutBaseForm(id: String, name: String, description: String, topics: String) 
         ev.prevent_default();
         let id = id.clone();
         leptos::task::spawn_local(async move {
-            let saved = update_knowledge_base(
-                id,
-                name.get_untracked(),
-                description.get_untracked(),
-                topics.get_untracked(),
-            )
-            .await;
+            let saved =
+                update_knowledge_base(id, name.get_untracked(), description.get_untracked(), topics.get_untracked())
+                    .await;
             match saved {
                 Ok(()) => {
                     error.set(None);

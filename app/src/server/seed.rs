@@ -169,13 +169,14 @@ fn origin_of(url: &str) -> String {
 /// The demo knowledge base and news for the immigration agent.
 /// The demo immigration agent's knowledge base. Its topics are the words that make a question
 /// on-topic for the off-topic check (migration 0021 gives them to a base seeded before it).
-pub const DEMO_BASE: crate::server::store::knowledge::BaseFields<'static> = crate::server::store::knowledge::BaseFields {
-    name: "香港移民知识库",
-    description: "优才、专才、IANG、高才通、投资移民、科技人才：条件、流程与经验（演示内容）",
-    topics: "移民, 签证, 簽證, 香港, 入境, 居留, 永居, 永久居民, 身份, 优才, 優才, 专才, 專才, 高才, 投资移民, \
+pub const DEMO_BASE: crate::server::store::knowledge::BaseFields<'static> =
+    crate::server::store::knowledge::BaseFields {
+        name: "香港移民知识库",
+        description: "优才、专才、IANG、高才通、投资移民、科技人才：条件、流程与经验（演示内容）",
+        topics: "移民, 签证, 簽證, 香港, 入境, 居留, 永居, 永久居民, 身份, 优才, 優才, 专才, 專才, 高才, 投资移民, \
              科技人才, 留学, 毕业生, 工作签, 续签, 受养人, 家属, QMAS, GEP, IANG, TTPS, CIES, TechTAS, visa, \
              immigration, Hong Kong, residency, permanent resident, work permit, talent",
-};
+    };
 
 pub async fn demo_content(engine: &crate::server::engine::Engine) -> Result<(), String> {
     use crate::server::demo_data::{ARTICLES, NEWS};

@@ -99,7 +99,10 @@ async fn a_help_center_agent_gets_knowledge_tools_written_for_its_bases() {
         .await;
     assert_eq!(status, 200, "{body}");
     let (status, _) = admin
-        .call(k::UpdateKnowledgeBase::PATH, &[("id", "no-such-base"), ("name", "X"), ("description", ""), ("topics", "")])
+        .call(
+            k::UpdateKnowledgeBase::PATH,
+            &[("id", "no-such-base"), ("name", "X"), ("description", ""), ("topics", "")],
+        )
         .await;
     assert_eq!(status, 404);
     let (_, body) = admin.call(k::KnowledgeBase::PATH, &[("id", &base)]).await;

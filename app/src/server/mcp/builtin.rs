@@ -276,7 +276,14 @@ mod tests {
     async fn mcp_search_stays_in_its_base_and_news_has_a_date() {
         let t = testing::context().await;
         t.knowledge(&[("QMAS — eligibility", "QMAS", "article", "优才计划申请人须年满18岁。")]).await;
-        let other = knowledge::create_base(&t.ctx.db, &t.ctx.agent.id, &knowledge::BaseFields { name: "Other", description: "empty", topics: "" }, 0).await.unwrap();
+        let other = knowledge::create_base(
+            &t.ctx.db,
+            &t.ctx.agent.id,
+            &knowledge::BaseFields { name: "Other", description: "empty", topics: "" },
+            0,
+        )
+        .await
+        .unwrap();
         let bases = list_bases(&t.ctx).await.unwrap();
         assert_eq!(bases["knowledge_bases"].as_array().unwrap().len(), 2);
         let first = bases["knowledge_bases"][0]["id"].as_str().unwrap().to_owned();

@@ -247,12 +247,10 @@ pub async fn update_base(db: &Db, id: &str, fields: &BaseFields<'_>, now: i64) -
 const BASE_COLUMNS: &str = "id, agent_id, name, description, topics";
 
 pub async fn bases_of_agent(db: &Db, agent_id: &str) -> Result<Vec<KnowledgeBase>, DbError> {
-    sqlx::query_as(&format!(
-        "SELECT {BASE_COLUMNS} FROM knowledge_bases WHERE agent_id = $1 ORDER BY created_at, id"
-    ))
-    .bind(agent_id)
-    .fetch_all(&mut *db.read().await?)
-    .await
+    sqlx::query_as(&format!("SELECT {BASE_COLUMNS} FROM knowledge_bases WHERE agent_id = $1 ORDER BY created_at, id"))
+        .bind(agent_id)
+        .fetch_all(&mut *db.read().await?)
+        .await
 }
 
 /// Every base of every agent (what the knowledge tools are told about each agent's knowledge).

@@ -114,4 +114,3 @@ impl Lease {
         self.release_slot();
     }
 }
-

@@ -51,7 +51,10 @@ pub fn suggestion(question: &str, scope: &Scope) -> String {
             s.push_str("。请问您在这方面有什么想了解的吗？");
             s
         }
-        (false, true) => "This question seems to be outside what I can help with. Is there something else I can do for you?".to_owned(),
+        (false, true) => {
+            "This question seems to be outside what I can help with. Is there something else I can do for you?"
+                .to_owned()
+        }
         (false, false) => {
             let mut s = format!("This question seems to be outside what I can help with here ({}).", scope.names(", "));
             if !examples.is_empty() {
@@ -197,8 +200,11 @@ mod tests {
     async fn uses_the_knowledge() {
         let t = testing::context().await;
         let base = crate::server::store::knowledge::BaseFields { name: "香港移民知识库", ..Default::default() };
-        t.knowledge_in(&base, &[("CIES", "CIES", "article", "新资本投资者入境计划要求申请人投资三千万港元于获许投资资产。")])
-            .await;
+        t.knowledge_in(
+            &base,
+            &[("CIES", "CIES", "article", "新资本投资者入境计划要求申请人投资三千万港元于获许投资资产。")],
+        )
+        .await;
         let out = CheckOffTopic.execute(&t.ctx, json!({"question": "获许投资资产包括哪些"})).await.unwrap();
         assert_eq!(out.result["isOffTopic"], false);
         let out = CheckOffTopic.execute(&t.ctx, json!({"question": "推荐一部好看的科幻电影吧"})).await.unwrap();
@@ -226,8 +232,18 @@ mod tests {
         t.knowledge_in(
             &base,
             &[
-                ("Refunds", "Billing", "article", "Refunds are paid back to the original card within five working days."),
-                ("Delivery times", "Shipping", "article", "Parcels leave the warehouse within one day and arrive in three."),
+                (
+                    "Refunds",
+                    "Billing",
+                    "article",
+                    "Refunds are paid back to the original card within five working days.",
+                ),
+                (
+                    "Delivery times",
+                    "Shipping",
+                    "article",
+                    "Parcels leave the warehouse within one day and arrive in three.",
+                ),
             ],
         )
         .await;
@@ -237,7 +253,8 @@ mod tests {
         assert!(description.contains("Acme Help Center — Orders, shipping and refunds"), "{description}");
         assert!(!description.to_lowercase().contains("immigration"), "{description}");
 
-        let on = CheckOffTopic.execute(&t.ctx, json!({"question": "When will my order be delivered to me?"})).await.unwrap();
+        let on =
+            CheckOffTopic.execute(&t.ctx, json!({"question": "When will my order be delivered to me?"})).await.unwrap();
         assert_eq!(on.result["isOffTopic"], false, "{}", on.result);
         // A Hong Kong visa question is off-topic for this agent.
         let off = CheckOffTopic
@@ -249,7 +266,12 @@ mod tests {
         assert!(suggestion.contains("Acme Help Center") && suggestion.contains("Billing, Shipping"), "{suggestion}");
         assert!(!suggestion.contains("移民"), "{suggestion}");
         // In the question's script.
-        let zh = CheckOffTopic.execute(&t.ctx, json!({"question": "推荐一部好看的科幻电影吧，谢谢你了"})).await.unwrap();
-        assert!(zh.result["suggestion"].as_str().unwrap().starts_with("这个问题似乎与「Acme Help Center」无关"), "{}", zh.result);
+        let zh =
+            CheckOffTopic.execute(&t.ctx, json!({"question": "推荐一部好看的科幻电影吧，谢谢你了"})).await.unwrap();
+        assert!(
+            zh.result["suggestion"].as_str().unwrap().starts_with("这个问题似乎与「Acme Help Center」无关"),
+            "{}",
+            zh.result
+        );
     }
 }

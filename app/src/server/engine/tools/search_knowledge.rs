@@ -13,8 +13,7 @@ use crate::server::store::memories;
 pub struct SearchKnowledge;
 
 /// What the model is told when retrieval is down.
-pub const UNAVAILABLE: &str =
-    "知识库暂时无法检索。请基于你的内置知识谨慎回答，并提醒用户具体要求以官方最新公布为准。";
+pub const UNAVAILABLE: &str = "知识库暂时无法检索。请基于你的内置知识谨慎回答，并提醒用户具体要求以官方最新公布为准。";
 
 /// How the tool is described without an agent's knowledge to go by.
 const DESCRIPTION: &str = "Search the agent's knowledge bases for facts, requirements and procedures. Use it before \
@@ -34,7 +33,8 @@ pub fn bases_sentence(scope: &Scope) -> String {
 }
 
 fn schema_with(categories: Option<&[String]>) -> Value {
-    let mut category = json!({"type": "string", "minLength": 1, "maxLength": 100, "description": "Limit to one category."});
+    let mut category =
+        json!({"type": "string", "minLength": 1, "maxLength": 100, "description": "Limit to one category."});
     if let Some(categories) = categories {
         category["enum"] = json!(categories);
     }
@@ -306,7 +306,8 @@ mod tests {
         assert!(description.contains("Categories: Billing, Shipping."), "{description}");
         assert_eq!(schema["properties"]["category"]["enum"], json!(["Billing", "Shipping"]));
         // Any case finds the category; one the agent does not have is refused with the list.
-        let out = SearchKnowledge.execute(&t.ctx, json!({"query": "refund card", "category": "billing"})).await.unwrap();
+        let out =
+            SearchKnowledge.execute(&t.ctx, json!({"query": "refund card", "category": "billing"})).await.unwrap();
         assert_eq!(out.result["sources"][0]["title"], "Refunds");
         let err = SearchKnowledge.execute(&t.ctx, json!({"query": "refund", "category": "QMAS"})).await.unwrap_err();
         assert!(matches!(&err, ToolError::InvalidArguments(m) if m.contains("Billing, Shipping")), "{err:?}");

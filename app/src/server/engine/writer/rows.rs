@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use parley_widget::protocol::StreamEvent;
 
-use super::Op;
 use super::super::hub::Lease;
+use super::Op;
 use crate::server::store::batch::Batch;
 use crate::server::store::events::EventRow;
 
