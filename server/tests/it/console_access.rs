@@ -37,7 +37,13 @@ fn calls() -> Vec<Call> {
         (a::AgentEditor::PATH, vec![], true),
         (a::EmbedInfo::PATH, vec![("id", "x")], true),
         (k::KnowledgeBases::PATH, vec![], true),
-        (k::CreateKnowledgeBase::PATH, vec![("agent_id", "x"), ("name", "n"), ("description", "")], true),
+        (
+            k::CreateKnowledgeBase::PATH,
+            vec![("agent_id", "x"), ("name", "n"), ("description", ""), ("topics", "")],
+            true,
+        ),
+        (k::KnowledgeBase::PATH, vec![("id", "x")], true),
+        (k::UpdateKnowledgeBase::PATH, vec![("id", "x"), ("name", "n"), ("description", ""), ("topics", "")], true),
         (k::Articles::PATH, vec![("knowledge_base_id", "x"), ("search", ""), ("page", "1")], true),
         (k::Article::PATH, vec![("id", "x")], true),
         (k::DeleteArticle::PATH, vec![("id", "x")], true),
@@ -169,8 +175,9 @@ async fn cross_site_calls_are_refused_and_change_nothing() {
     let agents_before = app.count("agents").await;
     let bases_before = app.count("knowledge_bases").await;
     b.origin = Some("http://evil.example".into());
-    let (status, body) =
-        b.call(k::CreateKnowledgeBase::PATH, &[("agent_id", "x"), ("name", "evil"), ("description", "")]).await;
+    let (status, body) = b
+        .call(k::CreateKnowledgeBase::PATH, &[("agent_id", "x"), ("name", "evil"), ("description", ""), ("topics", "")])
+        .await;
     assert_ne!(status, 200);
     assert!(body.contains("cross-site"), "{body}");
     let mut form = AgentForm { key: "evil-agent".into(), name: "Evil".into(), ..Default::default() };

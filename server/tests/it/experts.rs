@@ -217,7 +217,14 @@ async fn an_experts_tool_calls_are_recorded_and_its_citations_reach_the_visitor(
     let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;
     let agent = app.agent("coord", &["expert_team", "knowledge_search"]).await;
     let now = SystemClock.now_ms();
-    let base = knowledge::create_base(app.db(), &agent.id, "Immigration", "", now).await.unwrap();
+    let base = knowledge::create_base(
+        app.db(),
+        &agent.id,
+        &knowledge::BaseFields { name: "Immigration", ..Default::default() },
+        now,
+    )
+    .await
+    .unwrap();
     let article = NewArticle {
         title: "QMAS — eligibility".into(),
         category: Some("QMAS".into()),

@@ -19,7 +19,7 @@ fn offered<'a>(request: &'a Value, name: &str) -> &'a Value {
 
 #[tokio::test]
 async fn a_help_center_agent_gets_knowledge_tools_written_for_its_bases() {
-    let app = spawn_app().await;
+    let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;
     let acme = app.insert_agent(agent("acme", openai_provider(&app.fake)).capabilities(&["knowledge_search"])).await;
     let mut admin = app.signed_in(&ADMIN).await;
 
@@ -33,7 +33,7 @@ async fn a_help_center_agent_gets_knowledge_tools_written_for_its_bases() {
                 &[("agent_id", &acme.id), ("name", name), ("description", ""), ("topics", topics)],
             )
             .await;
-        assert_eq!(status, 400, "{body}");
+        assert_eq!(status, 422, "{body}");
     }
     assert_eq!(app.count("knowledge_bases").await, bases_before);
 

@@ -84,7 +84,10 @@ async fn an_article_added_on_one_server_is_found_by_the_other() {
     let agent = app.agent("kb", &["knowledge_search"]).await;
     let second = app.restart().await;
     let now = SystemClock.now_ms();
-    let base = knowledge::create_base(app.db(), &agent.id, "Help", "", now).await.unwrap();
+    let base =
+        knowledge::create_base(app.db(), &agent.id, &knowledge::BaseFields { name: "Help", ..Default::default() }, now)
+            .await
+            .unwrap();
     let article = NewArticle {
         title: "Refunds".into(),
         category: None,

@@ -32,7 +32,14 @@ const NEWS_DAY: &str = "2025-03-04";
 const NEWS_DIGEST: &str = "2025-03-05";
 
 async fn add_base(app: &TestApp, agent: &Agent, name: &str, articles: &[(&str, &str)]) -> KnowledgeBase {
-    let base = knowledge::create_base(app.db(), &agent.id, name, "Test knowledge", SystemClock.now_ms()).await.unwrap();
+    let base = knowledge::create_base(
+        app.db(),
+        &agent.id,
+        &knowledge::BaseFields { name, description: "Test knowledge", topics: "" },
+        SystemClock.now_ms(),
+    )
+    .await
+    .unwrap();
     let articles: Vec<NewArticle> = articles
         .iter()
         .map(|(title, body)| NewArticle {
