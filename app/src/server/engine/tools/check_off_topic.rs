@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(decide("嗯", &topics, Some(0.0)), (false, 0.3));
         assert_eq!(decide("怎么做红烧肉比较好吃", &topics, None), (false, 0.3));
         // The words are the agent's: immigration words mean nothing to another agent.
-        assert_eq!(decide("How do I get a Hong Kong work visa?", &["refund".into()], Some(0.0)).0, true);
+        assert!(decide("How do I get a Hong Kong work visa?", &["refund".into()], Some(0.0)).0);
         assert_eq!(decide("Can I get a refund for my order?", &["refund".into()], Some(0.0)), (false, 0.9));
     }
 
