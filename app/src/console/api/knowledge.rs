@@ -14,18 +14,7 @@ use crate::console::types::{ArticleForm, ArticleItem, KnowledgeBaseItem, Page, S
 pub async fn knowledge_bases() -> Result<Vec<KnowledgeBaseItem>, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let bases = crate::server::store::knowledge::all_bases(state.engine.db()).await?;
-    Ok(bases
-        .into_iter()
-        .map(|b| KnowledgeBaseItem {
-            id: b.id,
-            agent_id: b.agent_id,
-            agent_name: b.agent_name,
-            name: b.name,
-            description: b.description,
-            topics: b.topics,
-            articles: b.articles,
-        })
-        .collect())
+    Ok(bases.into_iter().map(base_item).collect())
 }
 
 /// The most characters of a base's topics.
@@ -72,9 +61,14 @@ pub async fn create_knowledge_base(
 #[server]
 pub async fn knowledge_base(id: String) -> Result<KnowledgeBaseItem, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let all = crate::server::store::knowledge::all_bases(state.engine.db()).await?;
-    let b = all.into_iter().find(|b| b.id == id).ok_or(ConsoleError::NotFound)?;
-    Ok(KnowledgeBaseItem {
+    let b = crate::server::store::knowledge::base_summary(state.engine.db(), &id).await?;
+    b.map(base_item).ok_or(ConsoleError::NotFound)
+}
+
+/// A base as the console shows it.
+#[cfg(feature = "ssr")]
+fn base_item(b: crate::server::store::knowledge::BaseSummary) -> KnowledgeBaseItem {
+    KnowledgeBaseItem {
         id: b.id,
         agent_id: b.agent_id,
         agent_name: b.agent_name,
@@ -82,7 +76,7 @@ pub async fn knowledge_base(id: String) -> Result<KnowledgeBaseItem, ConsoleErro
         description: b.description,
         topics: b.topics,
         articles: b.articles,
-    })
+    }
 }
 
 /// Renames a knowledge base or changes its description and topics (what the knowledge tools

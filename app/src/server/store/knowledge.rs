@@ -306,14 +306,18 @@ pub struct BaseSummary {
     pub articles: i64,
 }
 
+/// A base with its agent's name and article count (one row per base).
+const SUMMARY: &str = "SELECT b.id, b.agent_id, a.name AS agent_name, b.name, b.description, b.topics, \
+     (SELECT COUNT(*) FROM articles x WHERE x.knowledge_base_id = b.id) AS articles \
+     FROM knowledge_bases b JOIN agents a ON a.id = b.agent_id";
+
 pub async fn all_bases(db: &Db) -> Result<Vec<BaseSummary>, DbError> {
-    sqlx::query_as(
-        "SELECT b.id, b.agent_id, a.name AS agent_name, b.name, b.description, b.topics, \
-         (SELECT COUNT(*) FROM articles x WHERE x.knowledge_base_id = b.id) AS articles \
-         FROM knowledge_bases b JOIN agents a ON a.id = b.agent_id ORDER BY a.name, b.created_at, b.id",
-    )
-    .fetch_all(&mut *db.read().await?)
-    .await
+    sqlx::query_as(&format!("{SUMMARY} ORDER BY a.name, b.created_at, b.id")).fetch_all(&mut *db.read().await?).await
+}
+
+/// One base as [`all_bases`] lists it.
+pub async fn base_summary(db: &Db, id: &str) -> Result<Option<BaseSummary>, DbError> {
+    sqlx::query_as(&format!("{SUMMARY} WHERE b.id = $1")).bind(id).fetch_optional(&mut *db.read().await?).await
 }
 
 pub async fn base(db: &Db, id: &str) -> Result<Option<KnowledgeBase>, DbError> {
