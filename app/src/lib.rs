@@ -67,6 +67,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("models") view=console::models::ModelsPage />
                     <Route path=path!("experts") view=console::experts::ExpertsPage />
                     <Route path=path!("experts/:name") view=console::experts::ExpertEditPage />
+                    <Route path=path!("tools") view=console::http_tools::HttpToolsPage />
+                    <Route path=path!("tools/:id") view=console::http_tools::HttpToolEditPage />
                 </ParentRoute>
             </Routes>
         </Router>

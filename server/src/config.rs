@@ -63,6 +63,20 @@ pub struct Config {
     /// moves). Off by default: without it (and without a real provider) payments are off.
     #[arg(long, global = true, env = "PARLEY_PAYMENTS_SANDBOX", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub payments_sandbox: bool,
+    /// An OpenAI-compatible embeddings endpoint (`…/v1`): knowledge search blends vector
+    /// similarity in, and stored knowledge without vectors gets them in the background.
+    #[arg(long, global = true, env = "PARLEY_EMBEDDINGS_BASE_URL")]
+    pub embeddings_base_url: Option<String>,
+    /// API key of the embeddings endpoint.
+    #[arg(long, global = true, env = "PARLEY_EMBEDDINGS_API_KEY", hide_env_values = true)]
+    pub embeddings_api_key: Option<String>,
+    /// Embeddings model.
+    #[arg(long, global = true, env = "PARLEY_EMBEDDINGS_MODEL", default_value = "text-embedding-3-small")]
+    pub embeddings_model: String,
+    /// Lets owner-defined tools call plain `http` and private, loopback or link-local addresses
+    /// (a service on this machine or network). Off by default: only public `https` endpoints.
+    #[arg(long, global = true, env = "PARLEY_ALLOW_PRIVATE_ENDPOINTS", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub allow_private_endpoints: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
@@ -245,6 +259,16 @@ impl SpendArgs {
 pub const TEST_WEBHOOK_SECRET: &str = "whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIzNDU2Nzg5YWI=";
 
 impl Config {
+    /// The embeddings client, when an endpoint is configured.
+    pub fn embedder(
+        &self,
+        http: reqwest::Client,
+    ) -> Option<parley_app::server::engine::knowledge::embeddings::Embedder> {
+        let base = self.embeddings_base_url.as_deref().map(str::trim).filter(|b| !b.is_empty())?;
+        let key = self.embeddings_api_key.clone().filter(|k| !k.trim().is_empty());
+        Some(parley_app::server::engine::knowledge::embeddings::Embedder::new(http, base, key, &self.embeddings_model))
+    }
+
     /// Defaults for tests: port 0, the given database, no demo host, a fast demo model.
     pub fn for_tests(database_url: String, data_dir: PathBuf) -> Config {
         Config {
@@ -267,6 +291,10 @@ impl Config {
             limits: LimitArgs::defaults(),
             spend: SpendArgs::defaults(),
             payments_sandbox: false,
+            allow_private_endpoints: false,
+            embeddings_base_url: None,
+            embeddings_api_key: None,
+            embeddings_model: "text-embedding-3-small".into(),
             secret_key: None,
             signin_per_ip_per_minute: 10,
             signin_concurrency: 4,

@@ -24,7 +24,7 @@ use leptos::config::{Env, LeptosOptions};
 use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::engine::jobs::Job;
 use parley_app::server::engine::knowledge::Knowledge;
-use parley_app::server::engine::knowledge::embeddings::Embedder;
+use parley_app::server::engine::outbound::OutboundSettings;
 use parley_app::server::engine::payments::{PayLinks, Payments, WebhookSecret};
 use parley_app::server::engine::provider::fallbacks::DefaultFallbacks;
 use parley_app::server::engine::shutdown::ShutdownReport;
@@ -108,6 +108,7 @@ pub async fn build_state(
         lease_ttl: Duration::from_secs(config.lease_ttl_secs),
         fallbacks: DefaultFallbacks::parse(&config.fallback_models)
             .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
+        outbound: OutboundSettings { allow_private: config.allow_private_endpoints },
         ..EngineSettings::default()
     };
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
@@ -116,7 +117,7 @@ pub async fn build_state(
         tracing::warn!("{line}");
     }
     let services = Services {
-        knowledge: Knowledge::new(db.clone(), Embedder::from_env(http.clone())),
+        knowledge: Knowledge::new(db.clone(), config.embedder(http.clone())),
         payments,
         public_url: public_url.clone(),
     };

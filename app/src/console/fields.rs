@@ -78,7 +78,7 @@ pub fn TextInput(
 #[component]
 pub fn TextArea(
     id: &'static str,
-    label: &'static str,
+    #[prop(into)] label: String,
     field: &'static str,
     value: Bound,
     errors: Errors,

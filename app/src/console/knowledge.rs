@@ -6,8 +6,8 @@ use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
 use super::api::knowledge::{
-    article, articles, create_knowledge_base, delete_article, knowledge_base, knowledge_bases, save_article,
-    update_knowledge_base,
+    article, articles, create_knowledge_base, delete_article, embedding_status, knowledge_base, knowledge_bases,
+    save_article, update_knowledge_base,
 };
 use super::fields::{ErrorLine, FieldMessage};
 use super::layout::{confirm, go_to};
@@ -49,6 +49,7 @@ pub fn KnowledgePage() -> impl IntoView {
     };
     view! {
         <h1>"Knowledge"</h1>
+        <Embeddings />
         <Loaded resource=bases let:list>
             <table class="c-table" id="bases">
                 <thead><tr><th>"Knowledge base"</th><th>"Agent"</th><th>"Articles"</th><th>"Description"</th></tr></thead>
@@ -341,4 +342,36 @@ fn ArticleEditor(form: ArticleForm) -> impl IntoView {
             </div>
         </form>
     }
+}
+
+/// The background embedding's progress, read again every 3 seconds until every passage has its
+/// vector.
+#[component]
+fn Embeddings() -> impl IntoView {
+    let tick = RwSignal::new(0u64);
+    let status = Resource::new(move || tick.get(), |_| embedding_status());
+    Effect::new(move |_| {
+        if let Ok(handle) =
+            set_interval_with_handle(move || tick.update(|t| *t += 1), std::time::Duration::from_secs(3))
+        {
+            on_cleanup(move || handle.clear());
+        }
+    });
+    let line = move || {
+        status.get().and_then(Result::ok).map(|s| {
+            let text = if !s.configured {
+                "Semantic search is off: set PARLEY_EMBEDDINGS_BASE_URL to blend embeddings into knowledge search.".to_owned()
+            } else if s.embedded >= s.chunks {
+                format!("Semantic search: all {} passages have their embedding.", s.chunks)
+            } else {
+                let error = s.last_error.map(|e| format!(" The last attempt failed ({e}); it is tried again every few seconds.")).unwrap_or_default();
+                format!(
+                    "Semantic search: {} of {} passages have their embedding; the rest are being embedded in the background.{error}",
+                    s.embedded, s.chunks
+                )
+            };
+            view! { <p class="c-hint" id="embeddings">{text}</p> }
+        })
+    };
+    view! { <Transition>{line}</Transition> }
 }

@@ -74,6 +74,7 @@ fn Signed(me: Me) -> impl IntoView {
                     <A href="/admin/tokens">"MCP tokens"</A>
                     <A href="/admin/models">"Models & prices"</A>
                     <A href="/admin/experts">"Experts"</A>
+                    <A href="/admin/tools">"Tools"</A>
                 </Show>
                 <span class="c-spacer"></span>
                 <A href="/admin/account">{format!("{} ({})", me.name, me.role)}</A>

@@ -12,6 +12,7 @@ pub mod dashboard;
 pub mod error;
 pub mod experts;
 pub mod fields;
+pub mod http_tools;
 pub mod knowledge;
 pub mod layout;
 pub mod lists;

@@ -136,14 +136,19 @@ pub async fn demo_agents(
 pub const IMMIGRATION_TOOL_HOPS: u32 = 8;
 
 /// Every tool an agent can be given, read without a running engine (at the first start and by
-/// the command line), as `Engine::catalogue` lists them: the built-in registry's, and one per
-/// stored expert.
+/// the command line), as `Engine::catalogue` lists them: the built-in registry's, the owner's
+/// tools, and one per shared expert.
 pub async fn tool_catalogue(db: &Db) -> Result<Vec<(String, String)>, DbError> {
     let registry = crate::server::engine::tools::registry::Registry::builtin(&reqwest::Client::new());
     let mut all: Vec<(String, String)> =
         registry.catalogue().into_iter().map(|(tool, capability)| (tool.to_owned(), capability.to_owned())).collect();
+    // The owner's tools, after the built-in ones (as the engine's registry has them).
+    all.extend(super::store::http_tools::list(db).await?.into_iter().map(|t| (t.name, t.capability)));
     let experts = super::store::experts::list(db).await?;
-    all.extend(experts.iter().map(|e| (e.tool_name(), agents::EXPERT_TEAM.to_owned())));
+    // A coordinator's copy of an expert keeps the shared expert's tool.
+    all.extend(
+        experts.iter().filter(|e| e.agent_id.is_none()).map(|e| (e.tool_name(), agents::EXPERT_TEAM.to_owned())),
+    );
     Ok(all)
 }
 
@@ -217,7 +222,8 @@ mod tests {
         for category in crate::server::engine::payments::CATEGORIES {
             assert!(IMMIGRATION_PROMPT.contains(category), "{category}");
         }
-        let tools = crate::server::engine::tools::registry::Registry::builtin(&reqwest::Client::new()).catalogue();
+        let registry = crate::server::engine::tools::registry::Registry::builtin(&reqwest::Client::new());
+        let tools = registry.catalogue();
         for tool in
             ["collect_assessment_info", "generate_payment", "escalate_to_human", "save_user_memory", "get_user_context"]
         {

@@ -78,7 +78,7 @@ pub async fn import_knowledge(config: Config, a: ImportKnowledge) -> anyhow::Res
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         articles.push(knowledge::parse_markdown(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?);
     }
-    let embedder = parley_app::server::engine::knowledge::embeddings::Embedder::from_env(reqwest::Client::new());
+    let embedder = config.embedder(reqwest::Client::new());
     let index = Knowledge::new(db.clone(), embedder);
     index.add_articles(&base.id, &articles, now).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("added {} articles to \"{}\" of {}", articles.len(), base.name, agent.public_key);

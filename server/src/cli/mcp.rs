@@ -127,7 +127,6 @@ pub async fn mcp_stdio(config: Config, a: McpStdio) -> anyhow::Result<()> {
     use std::sync::Arc;
 
     use parley_app::server::engine::knowledge::Knowledge;
-    use parley_app::server::engine::knowledge::embeddings::Embedder;
     use parley_app::server::engine::tools::registry::Registry;
     use parley_app::server::engine::{Engine, EngineSettings, Services};
     // Not `build_state`: it also recovers interrupted answers and seeds demo agents, which is the
@@ -138,11 +137,17 @@ pub async fn mcp_stdio(config: Config, a: McpStdio) -> anyhow::Result<()> {
     // The same payments as the server on this database: its pay links open there.
     let payments = parley_server::payments(&config, &db, &public_url, SystemClock.now_ms()).await?;
     let services =
-        Services { knowledge: Knowledge::new(db.clone(), Embedder::from_env(http.clone())), payments, public_url };
-    let settings =
-        EngineSettings { tool_timeout: Duration::from_millis(config.tool_timeout_ms), ..EngineSettings::default() };
+        Services { knowledge: Knowledge::new(db.clone(), config.embedder(http.clone())), payments, public_url };
+    let settings = EngineSettings {
+        tool_timeout: Duration::from_millis(config.tool_timeout_ms),
+        outbound: parley_app::server::engine::outbound::OutboundSettings {
+            allow_private: config.allow_private_endpoints,
+        },
+        ..EngineSettings::default()
+    };
     let registry = Registry::builtin(&http);
     let engine = Engine::new(db, Arc::new(SystemClock), http, registry, settings, services);
     engine.services().knowledge.reload().await.context("building the knowledge index")?;
+    engine.reload_tools().await.context("reading the owner's tools")?;
     parley_app::server::mcp::service::serve_stdio(engine, a.token).await.map_err(anyhow::Error::msg)
 }

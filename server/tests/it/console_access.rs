@@ -6,9 +6,10 @@ use crate::harness::fixtures::{ADMIN, OPERATOR, price_form};
 use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{
-    agents as a, auth, conversations as c, dashboard, experts as x, knowledge as k, leads, models as m, orders, tokens,
+    agents as a, auth, conversations as c, dashboard, experts as x, http_tools as ht, knowledge as k, leads,
+    models as m, orders, tokens,
 };
-use parley_app::console::types::{AgentForm, ArticleForm, ExpertForm};
+use parley_app::console::types::{AgentForm, ArticleForm, ExpertForm, HttpToolForm};
 use serde_json::{Value, json};
 
 /// A server function's path, URL-encoded arguments, and whether only administrators may call it.
@@ -63,6 +64,11 @@ fn calls() -> Vec<Call> {
         (m::DeleteModelPrice::PATH, vec![("prefix", "gpt-4o-mini")], true),
         (x::Experts::PATH, vec![], true),
         (x::ExpertEditor::PATH, vec![("name", "policy_expert")], true),
+        (x::CopyExpert::PATH, vec![("name", "policy_expert"), ("agent_id", "x")], true),
+        (x::DeleteExpertCopy::PATH, vec![("name", "policy_expert.x")], true),
+        (ht::HttpTools::PATH, vec![], true),
+        (ht::HttpTool::PATH, vec![("id", "x")], true),
+        (ht::DeleteHttpTool::PATH, vec![("id", "x")], true),
     ]
 }
 
@@ -72,6 +78,7 @@ fn json_calls() -> Vec<(&'static str, Value)> {
         (k::SaveArticle::PATH, json!({ "form": ArticleForm::default() })),
         (m::SaveModelPrice::PATH, json!({ "form": price_form("gpt-4o-mini", "9") })),
         (x::SaveExpert::PATH, json!({ "form": ExpertForm { name: "policy_expert".into(), ..Default::default() } })),
+        (ht::SaveHttpTool::PATH, json!({ "form": HttpToolForm::default() })),
     ]
 }
 

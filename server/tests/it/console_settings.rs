@@ -35,6 +35,7 @@ async fn prices_and_experts_are_refused_to_strangers_and_operators() {
         max_tokens: "100".into(),
         enabled: false,
         input_schema: "{\"type\":\"object\"}".into(),
+        copy_of: None,
     };
     let mut anon = app.browser();
     let mut op = app.signed_in(&OPERATOR).await;
@@ -173,7 +174,8 @@ async fn an_administrator_edits_an_expert_and_the_engine_follows() {
 
     let (status, body) = b.call(x::ExpertEditor::PATH, &[("name", "policy_expert")]).await;
     assert_eq!(status, 200, "{body}");
-    let (form, tools): (ExpertForm, Vec<parley_app::console::types::ToolInfo>) = serde_json::from_str(&body).unwrap();
+    let (form, tools, _coordinators): (ExpertForm, Vec<parley_app::console::types::ToolInfo>, Value) =
+        serde_json::from_str(&body).unwrap();
     assert_eq!(
         (form.max_tokens.as_str(), form.tools.as_slice(), form.enabled),
         ("800", &["search_knowledge".to_owned()][..], true)
@@ -238,7 +240,7 @@ async fn an_administrator_edits_an_expert_and_the_engine_follows() {
     assert!(engine.experts().enabled().iter().all(|e| e.name != "policy_expert"), "disabled: not offered");
     assert_eq!(engine.experts().all().len(), 6, "no expert added");
     let (_, body) = b.call(x::ExpertEditor::PATH, &[("name", "policy_expert")]).await;
-    let (again, _): (ExpertForm, Value) = serde_json::from_str(&body).unwrap();
+    let (again, _, _): (ExpertForm, Value, Value) = serde_json::from_str(&body).unwrap();
     assert_eq!((again.max_tokens.as_str(), again.model.as_str(), again.enabled), ("1200", "gpt-4o-mini", false));
 
     // An empty model means the coordinator's again.

@@ -271,3 +271,97 @@ async fn an_experts_tool_calls_are_recorded_and_its_citations_reach_the_visitor(
         tools.iter().map(|t| (t["name"].as_str().unwrap(), t["under"].as_str())).collect();
     assert_eq!(listed, [("invoke_policy_expert", None), ("search_knowledge", Some("invoke_policy_expert"))]);
 }
+
+/// Expert teams per coordinator (issue 18): one coordinator gets its own copy of the policy
+/// expert with its own prompt; the other keeps the shared one; deleting the copy gives the
+/// shared one back. A coordinator's `enabled_tools` choose its team.
+#[tokio::test]
+async fn a_coordinator_has_its_own_copy_of_an_expert() {
+    use crate::harness::fixtures::{ADMIN, agent, openai_provider};
+    use leptos::server_fn::ServerFn;
+    use parley_app::console::api::experts as x;
+    use parley_app::console::types::ExpertForm;
+    use serde_json::Value;
+
+    let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;
+    let acme = app.agent("coord-acme", &["expert_team"]).await;
+    app.agent("coord-other", &["expert_team"]).await;
+    let plain = app.agent("not-coord", &["datetime"]).await;
+    app.insert_agent(
+        agent("coord-small", openai_provider(&app.fake))
+            .capabilities(&["expert_team"])
+            .enabled_tools(&["invoke_policy_expert"]),
+    )
+    .await;
+    let mut admin = app.signed_in(&ADMIN).await;
+
+    // Only a coordinator gets a copy; only a shared expert is copied.
+    let (status, body) = admin.call(x::CopyExpert::PATH, &[("name", "policy_expert"), ("agent_id", &plain.id)]).await;
+    assert_eq!(status, 422, "{body}");
+    let (status, _) = admin.call(x::CopyExpert::PATH, &[("name", "no_such_expert"), ("agent_id", &acme.id)]).await;
+    assert_eq!(status, 404);
+    let (status, body) = admin.call(x::CopyExpert::PATH, &[("name", "policy_expert"), ("agent_id", &acme.id)]).await;
+    assert_eq!(status, 200, "{body}");
+    let copy: String = serde_json::from_str(&body).unwrap();
+    assert_eq!(copy, "policy_expert.coord-acme");
+    let (status, _) = admin.call(x::CopyExpert::PATH, &[("name", &copy), ("agent_id", &acme.id)]).await;
+    assert_eq!(status, 404, "a copy is not copied again");
+
+    // The copy gets its own prompt.
+    let (status, body) = admin.call(x::ExpertEditor::PATH, &[("name", &copy)]).await;
+    assert_eq!(status, 200, "{body}");
+    let (form, _, coordinators): (ExpertForm, Value, Value) = serde_json::from_str(&body).unwrap();
+    assert_eq!(form.copy_of, Some(("coord-acme".to_owned(), "policy_expert".to_owned())));
+    let keys: Vec<&str> = coordinators.as_array().unwrap().iter().map(|c| c[1].as_str().unwrap()).collect();
+    assert!(keys.contains(&"coord-small") && !keys.contains(&"not-coord"), "{keys:?}");
+    let edit = ExpertForm { system_prompt: "You are the Acme policy expert. Answer in one line.".into(), ..form };
+    let (status, body) = admin.call_json(x::SaveExpert::PATH, serde_json::json!({ "form": edit })).await;
+    assert!(status == 200 && body.contains("\"errors\":[]"), "{body}");
+    let (_, body) = admin.call(x::Experts::PATH, &[]).await;
+    let list: Value = serde_json::from_str(&body).unwrap();
+    let row = list.as_array().unwrap().iter().find(|e| e["name"] == copy.as_str()).unwrap();
+    assert_eq!((row["agent"].as_str(), row["based_on"].as_str()), (Some("coord-acme"), Some("policy_expert")));
+
+    // Acme's coordinator calls its copy under the shared tool's name; the other the shared one.
+    let expert_prompt = |app: &TestApp| {
+        let requests = app.fake.requests();
+        requests[requests.len() - 2]["messages"][0]["content"].as_str().unwrap().to_owned()
+    };
+    for (key, own) in [("coord-acme", true), ("coord-other", false)] {
+        app.fake.push(Reply::ToolCalls(vec![(
+            "invoke_policy_expert".into(),
+            json!({"query": "优才计划的申请条件"}).to_string(),
+        )]));
+        app.fake.push_content("QMAS needs a degree.");
+        app.fake.push_content("You need a degree for QMAS.");
+        let token = app.visitor(key).await;
+        let events = app.send(&token, key, None, "优才需要什么条件？").await;
+        assert_eq!(progress(&events), ["start:policy_expert", "complete:policy_expert:true"], "{key}");
+        let prompt = expert_prompt(&app);
+        assert_eq!(prompt.contains("Acme policy expert"), own, "{key}: {prompt}");
+        assert_eq!(prompt.contains("政策专家"), !own, "{key}: {prompt}");
+    }
+
+    // `enabled_tools` chooses the team: the small coordinator is offered one expert only.
+    app.fake.push_content("Hello.");
+    let token = app.visitor("coord-small").await;
+    app.send(&token, "coord-small", None, "hi").await;
+    let last = app.fake.requests().pop().unwrap();
+    let offered: Vec<&str> =
+        last["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(offered, ["invoke_policy_expert"]);
+    let system = last["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("invoke_policy_expert") && !system.contains("invoke_strategist"), "{system}");
+
+    // Deleted: Acme has the shared expert again.
+    let (status, body) = admin.call(x::DeleteExpertCopy::PATH, &[("name", &copy)]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = admin.call(x::DeleteExpertCopy::PATH, &[("name", "policy_expert")]).await;
+    assert_eq!(status, 404, "a shared expert is not deleted");
+    app.fake.push(Reply::ToolCalls(vec![("invoke_policy_expert".into(), json!({"query": "QMAS"}).to_string())]));
+    app.fake.push_content("QMAS needs a degree.");
+    app.fake.push_content("A degree.");
+    let token = app.visitor("coord-acme").await;
+    app.send(&token, "coord-acme", None, "QMAS?").await;
+    assert!(expert_prompt(&app).contains("政策专家"));
+}

@@ -114,3 +114,83 @@ async fn a_help_center_agent_gets_knowledge_tools_written_for_its_bases() {
     let description = offered(&last, "search_knowledge")["function"]["description"].as_str().unwrap().to_owned();
     assert!(description.contains("Acme Support — Orders and refunds"), "{description}");
 }
+
+/// Articles stored while the embeddings endpoint fails are embedded in the background once it
+/// answers, and the console shows how far that is; search then blends vectors in (issue 18).
+#[tokio::test]
+async fn knowledge_stored_without_embeddings_gets_them_in_the_background() {
+    let receiver = Receiver::start().await;
+    receiver.set_down(true);
+    let endpoint = receiver.url("");
+    let app =
+        TestApp::builder().with_users(&[ADMIN]).config(move |c| c.embeddings_base_url = Some(endpoint)).spawn().await;
+    let acme = app.insert_agent(agent("acme", openai_provider(&app.fake)).capabilities(&["knowledge_search"])).await;
+    let mut admin = app.signed_in(&ADMIN).await;
+    let (status, body) = admin
+        .call(
+            k::CreateKnowledgeBase::PATH,
+            &[("agent_id", &acme.id), ("name", "Acme Help"), ("description", "Orders"), ("topics", "")],
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let base: String = serde_json::from_str(&body).unwrap();
+    for (title, text) in [
+        ("Refunds", "Refunds are paid back to the original card within five working days."),
+        ("Delivery", "Parcels leave the warehouse within one day and arrive within three."),
+        ("Returns", "Unused items can be sent back within thirty days with the receipt."),
+    ] {
+        let form = ArticleForm {
+            id: None,
+            knowledge_base_id: base.clone(),
+            title: title.into(),
+            category: "Help".into(),
+            kind: "article".into(),
+            body: text.into(),
+            source_url: String::new(),
+        };
+        let (status, body) = admin.call_json(k::SaveArticle::PATH, json!({ "form": form })).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let mut progress = async || -> Value {
+        let (status, body) = admin.call(k::EmbeddingStatus::PATH, &[]).await;
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    };
+    // Stored without vectors; the background runs fail and say why.
+    let first = progress().await;
+    assert_eq!((first["configured"].as_bool(), first["embedded"].as_i64()), (Some(true), Some(0)), "{first}");
+    let chunks = first["chunks"].as_i64().unwrap();
+    assert!(chunks >= 3, "{first}");
+    eventually(async || progress().await["last_error"].as_str().is_some_and(|e| e.contains("503"))).await;
+
+    // The endpoint is back: every passage gets its vector, and the error is gone.
+    receiver.set_down(false);
+    eventually(async || {
+        let p = progress().await;
+        // Stored, and in the search index.
+        p["embedded"].as_i64() == Some(chunks) && p["indexed"].as_i64() == Some(chunks) && p["last_error"].is_null()
+    })
+    .await;
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks WHERE embedding IS NOT NULL")
+        .fetch_one(&mut *app.db().read().await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(stored, chunks);
+
+    // Search embeds the question and ranks by both.
+    let asked_before = receiver.received().len();
+    app.fake.push_tool_call("search_knowledge", json!({ "query": "refund to my card" }));
+    app.fake.push_content("Refunds take five working days.");
+    let token = app.visitor("acme").await;
+    app.send(&token, "acme", None, "How do refunds work?").await;
+    let question = &receiver.received()[asked_before..];
+    assert!(question.iter().any(|r| r.uri == "/embeddings" && r.body.contains("refund to my card")), "{question:?}");
+    let result = tool_results(&app.fake.requests()[1]).pop().expect("the search's result");
+    let hits = result["sources"].as_array().unwrap_or_else(|| panic!("{result}"));
+    assert_eq!(hits[0]["title"], "Refunds", "{result}");
+    let similarity = hits[0]["similarity"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&similarity), "{result}");
+    let (status, html) = admin.page("/admin/knowledge").await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Acme Help"), "{html}");
+}

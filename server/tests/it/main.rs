@@ -23,6 +23,7 @@ mod csp;
 mod durability;
 mod experts;
 mod guards;
+mod http_tools;
 mod knowledge_scope;
 mod mcp;
 mod nginx;

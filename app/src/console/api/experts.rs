@@ -14,9 +14,13 @@ use crate::console::types::{ExpertForm, ExpertItem, Saved, ToolInfo};
 pub async fn experts() -> Result<Vec<ExpertItem>, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let experts = crate::server::store::experts::list(state.engine.db()).await?;
+    let agents = crate::server::store::agents::list(state.engine.db()).await?;
+    let key_of = |id: &str| agents.iter().find(|a| a.id == id).map_or_else(|| id.to_owned(), |a| a.public_key.clone());
     Ok(experts
         .into_iter()
         .map(|e| ExpertItem {
+            agent: e.agent_id.as_deref().map(key_of),
+            based_on: e.based_on,
             name: e.name,
             description: e.description,
             enabled: e.enabled,
@@ -27,12 +31,22 @@ pub async fn experts() -> Result<Vec<ExpertItem>, ConsoleError> {
         .collect())
 }
 
-/// What the expert form needs, in one call: the expert and the tools an expert may be given.
+/// What the expert form needs, in one call: the expert, the tools an expert may be given, and
+/// the coordinators (`(id, key)`) that could have their own copy of it.
 #[server]
-pub async fn expert_editor(name: String) -> Result<(ExpertForm, Vec<ToolInfo>), ConsoleError> {
+pub async fn expert_editor(name: String) -> Result<(ExpertForm, Vec<ToolInfo>, Vec<(String, String)>), ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let e = stored(&state, &name).await?;
+    let agents = crate::server::store::agents::list(state.engine.db()).await?;
+    let key_of = |id: &str| agents.iter().find(|a| a.id == id).map_or_else(|| id.to_owned(), |a| a.public_key.clone());
+    let coordinators =
+        agents.iter().filter(|a| a.is_coordinator()).map(|a| (a.id.clone(), a.public_key.clone())).collect();
     let form = ExpertForm {
+        copy_of: e
+            .agent_id
+            .as_deref()
+            .zip(e.based_on.as_deref())
+            .map(|(agent, based_on)| (key_of(agent), based_on.to_owned())),
         input_schema: serde_json::to_string_pretty(&e.input_schema).unwrap_or_default(),
         name: e.name,
         description: e.description,
@@ -43,7 +57,36 @@ pub async fn expert_editor(name: String) -> Result<(ExpertForm, Vec<ToolInfo>), 
         enabled: e.enabled,
     };
     let tools = catalogue(&state).into_iter().map(|(name, capability)| ToolInfo { name, capability }).collect();
-    Ok((form, tools))
+    Ok((form, tools, coordinators))
+}
+
+/// Gives the coordinator `agent_id` its own copy of the shared expert `name` (same fields, to be
+/// edited on its own page); the copy's name. A copy that exists already is kept.
+#[server]
+pub async fn copy_expert(name: String, agent_id: String) -> Result<String, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let engine = &state.engine;
+    let agent = crate::server::store::agents::by_id(engine.db(), &agent_id)
+        .await?
+        .filter(|a| a.is_coordinator())
+        .ok_or_else(|| ConsoleError::invalid("agent_id", "Choose a coordinator agent (capability expert_team)."))?;
+    let copy =
+        crate::server::store::experts::copy_for(engine.db(), &name, &agent.id, &agent.public_key, engine.now_ms())
+            .await?
+            .ok_or(ConsoleError::NotFound)?;
+    engine.reload_prices().await.map_err(ConsoleError::internal)?;
+    Ok(copy)
+}
+
+/// Deletes a coordinator's own copy: it has the shared expert again.
+#[server]
+pub async fn delete_expert_copy(name: String) -> Result<(), ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    if !crate::server::store::experts::delete_copy(state.engine.db(), &name).await? {
+        return Err(ConsoleError::NotFound);
+    }
+    state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
+    Ok(())
 }
 
 /// Saves the editable fields of an existing expert. Field errors come back in
@@ -166,6 +209,9 @@ pub fn validate(
         model: Some(model.to_owned()).filter(|m| !m.is_empty()),
         max_tokens,
         enabled: form.enabled,
+        // Not written by an edit: a copy stays its coordinator's.
+        agent_id: None,
+        based_on: None,
     })
 }
 
@@ -185,6 +231,7 @@ mod tests {
             max_tokens: "800".into(),
             enabled: true,
             input_schema: r#"{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}"#.into(),
+            copy_of: None,
         }
     }
 

@@ -7,7 +7,7 @@ use leptos::server_fn::codec::Json;
 #[cfg(feature = "ssr")]
 use super::access::AdminUser;
 use crate::console::error::ConsoleError;
-use crate::console::types::{ArticleForm, ArticleItem, KnowledgeBaseItem, Page, Saved};
+use crate::console::types::{ArticleForm, ArticleItem, EmbeddingCounts, KnowledgeBaseItem, Page, Saved};
 
 /// Every knowledge base, with its agent and how many articles it has.
 #[server]
@@ -15,6 +15,21 @@ pub async fn knowledge_bases() -> Result<Vec<KnowledgeBaseItem>, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let bases = crate::server::store::knowledge::all_bases(state.engine.db()).await?;
     Ok(bases.into_iter().map(base_item).collect())
+}
+
+/// How many passages have their vector (filled in the background when an embeddings endpoint
+/// is configured).
+#[server]
+pub async fn embedding_status() -> Result<EmbeddingCounts, ConsoleError> {
+    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let p = state.engine.services().knowledge.embedding_progress().await.map_err(ConsoleError::internal)?;
+    Ok(EmbeddingCounts {
+        configured: p.configured,
+        chunks: p.chunks,
+        embedded: p.embedded,
+        indexed: p.indexed,
+        last_error: p.last_error,
+    })
 }
 
 /// The most characters of a base's topics.

@@ -12,6 +12,7 @@ pub mod checks;
 pub mod conversations;
 pub mod dashboard;
 pub mod experts;
+pub mod http_tools;
 pub mod knowledge;
 pub mod leads;
 pub mod models;

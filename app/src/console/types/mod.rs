@@ -1,11 +1,13 @@
 //! What the console's server functions send to the browser.
 
 mod dashboard;
+mod http_tools;
 
 use parley_widget::protocol::Block;
 use serde::{Deserialize, Serialize};
 
 pub use dashboard::{AgentSpend, Dashboard, DayUsage, UnpricedPrice};
+pub use http_tools::{EmbeddingCounts, HttpToolForm, HttpToolItem};
 
 /// The signed-in person.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -364,6 +366,10 @@ pub struct ExpertItem {
     pub model: Option<String>,
     pub tools: Vec<String>,
     pub max_tokens: u32,
+    /// The key of the coordinator whose own copy this is; `None`: shared by every coordinator.
+    pub agent: Option<String>,
+    /// The shared expert a copy stands in for.
+    pub based_on: Option<String>,
 }
 
 /// An expert as the edit form shows it. The name identifies it and cannot change.
@@ -381,6 +387,9 @@ pub struct ExpertForm {
     pub enabled: bool,
     /// The JSON Schema of the expert's input, as text.
     pub input_schema: String,
+    /// For a copy: the key of its coordinator and the shared expert it stands in for.
+    #[serde(default)]
+    pub copy_of: Option<(String, String)>,
 }
 
 /// Short relative time for lists (`3 min ago`).

@@ -18,8 +18,13 @@ pub const CONCURRENT: usize = 3;
 pub use crate::server::store::experts::Expert;
 
 impl Expert {
+    /// The part it plays in a team: a copy plays the shared expert it stands in for.
+    pub fn role(&self) -> &str {
+        self.based_on.as_deref().unwrap_or(&self.name)
+    }
+
     pub fn tool_name(&self) -> String {
-        format!("{INVOKE}{}", self.name)
+        format!("{INVOKE}{}", self.role())
     }
 
     pub fn spec(&self) -> ToolSpec {
@@ -31,38 +36,55 @@ impl Expert {
     }
 }
 
-/// The experts in memory (loaded at start, replaced after an edit).
+/// The experts in memory (loaded at start, replaced after an edit here or on another replica),
+/// with the fingerprint of the rows they were read from.
 #[derive(Clone, Debug, Default)]
-pub struct Experts(Arc<RwLock<Arc<Vec<Expert>>>>);
+pub struct Experts(Arc<RwLock<Loaded>>);
+
+/// The experts as last read, and the fingerprint of the rows they were read from.
+type Loaded = (Arc<Vec<Expert>>, Option<(i64, i64)>);
 
 impl Experts {
     pub fn replace(&self, experts: Vec<Expert>) {
-        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(experts);
+        self.0.write().unwrap_or_else(|p| p.into_inner()).0 = Arc::new(experts);
     }
 
-    /// The enabled experts.
-    pub fn enabled(&self) -> Arc<Vec<Expert>> {
-        let all = self.0.read().unwrap_or_else(|p| p.into_inner()).clone();
-        if all.iter().all(|e| e.enabled) { all } else { Arc::new(all.iter().filter(|e| e.enabled).cloned().collect()) }
+    /// Replaces the experts with those read at `version` (see `store::experts::version`).
+    pub fn replace_at(&self, experts: Vec<Expert>, version: (i64, i64)) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = (Arc::new(experts), Some(version));
     }
 
-    /// The experts a coordinator calls: the enabled ones, narrowed by its `enabled_tools` (when
-    /// set) like its other tools.
+    /// The fingerprint of the experts in memory; `None` before they were read.
+    pub fn version(&self) -> Option<(i64, i64)> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).1
+    }
+
+    /// The experts a coordinator calls: its own copies, and the shared experts it has no copy
+    /// of; the enabled ones, narrowed by its `enabled_tools` (when set) like its other tools.
     pub fn for_agent(&self, agent: &crate::server::store::agents::Agent) -> Arc<Vec<Expert>> {
         if !agent.is_coordinator() {
             return Arc::new(Vec::new());
         }
-        let enabled = self.enabled();
-        match &agent.enabled_tools {
-            None => enabled,
-            Some(named) => {
-                Arc::new(enabled.iter().filter(|e| named.iter().any(|n| *n == e.tool_name())).cloned().collect())
-            }
-        }
+        let all = self.all();
+        let own = |e: &Expert| e.agent_id.as_deref() == Some(agent.id.as_str());
+        let team = all.iter().filter(|e| match &e.agent_id {
+            Some(_) => own(e),
+            None => !all.iter().any(|c| own(c) && c.role() == e.name),
+        });
+        let named = |e: &&Expert| match &agent.enabled_tools {
+            None => true,
+            Some(named) => named.iter().any(|n| *n == e.tool_name()),
+        };
+        Arc::new(team.filter(|e| e.enabled).filter(named).cloned().collect())
+    }
+
+    /// The enabled experts, copies included.
+    pub fn enabled(&self) -> Vec<Expert> {
+        self.all().iter().filter(|e| e.enabled).cloned().collect()
     }
 
     pub fn all(&self) -> Arc<Vec<Expert>> {
-        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.0.read().unwrap_or_else(|p| p.into_inner()).0.clone()
     }
 }
 

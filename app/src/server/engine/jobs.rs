@@ -19,6 +19,8 @@ pub enum Job {
     DeleteExpiredSessions,
     /// Images uploaded but never sent, after a day.
     DeleteUnsentImages,
+    /// Knowledge chunks without a vector get one (when an embeddings endpoint is configured).
+    EmbedKnowledge,
 }
 
 impl Job {
@@ -28,6 +30,7 @@ impl Job {
             Job::ForgetWebhookIds => "forget_webhook_ids",
             Job::DeleteExpiredSessions => "delete_expired_sessions",
             Job::DeleteUnsentImages => "delete_unsent_images",
+            Job::EmbedKnowledge => "embed_knowledge",
         }
     }
 
@@ -36,7 +39,7 @@ impl Job {
     pub fn every(self) -> Duration {
         match self {
             // Ticks every 2 s; a little under it, so that a tick arriving a moment early runs.
-            Job::ExpireOrders => Duration::from_millis(1_500),
+            Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_millis(1_500),
             Job::ForgetWebhookIds | Job::DeleteExpiredSessions | Job::DeleteUnsentImages => Duration::from_secs(3_600),
         }
     }
@@ -44,7 +47,7 @@ impl Job {
     /// How often each replica asks whether the job is due.
     pub fn tick(self) -> Duration {
         match self {
-            Job::ExpireOrders => Duration::from_secs(2),
+            Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_secs(2),
             Job::ForgetWebhookIds | Job::DeleteExpiredSessions | Job::DeleteUnsentImages => Duration::from_secs(60),
         }
     }

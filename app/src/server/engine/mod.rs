@@ -13,6 +13,7 @@ pub mod hub;
 pub mod jobs;
 pub mod knowledge;
 pub mod lang;
+pub mod outbound;
 pub mod payments;
 pub mod pricing;
 pub mod provider;
@@ -27,7 +28,7 @@ pub mod turn;
 pub mod writer;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use clock::Clock;
@@ -71,6 +72,8 @@ pub struct EngineSettings {
     pub spend: budget::SpendSettings,
     /// The fallback model of agents that name none, per provider.
     pub fallbacks: provider::fallbacks::DefaultFallbacks,
+    /// Where owner-defined tools may send requests.
+    pub outbound: outbound::OutboundSettings,
 }
 
 impl Default for EngineSettings {
@@ -87,6 +90,7 @@ impl Default for EngineSettings {
             visitor_idle: Duration::from_secs(30 * 24 * 3600),
             spend: budget::SpendSettings::default(),
             fallbacks: provider::fallbacks::DefaultFallbacks::default(),
+            outbound: outbound::OutboundSettings::default(),
         }
     }
 }
@@ -143,7 +147,13 @@ struct Inner {
     console: console::ConsoleFeed,
     clock: Arc<dyn Clock>,
     http: reqwest::Client,
-    registry: Registry,
+    /// The tools Parley ships (or a test's).
+    builtin: Registry,
+    /// Those and the owner's tools, as last read ([`Engine::reload_tools`]), with the
+    /// fingerprint of the owner's tools they were built from.
+    registry: RwLock<(Registry, Option<(i64, i64)>)>,
+    /// The client of owner-defined endpoints (see [`outbound`]).
+    outbound: reqwest::Client,
     hub: Hub,
     writer: Writer,
     settings: EngineSettings,
@@ -166,7 +176,7 @@ pub struct Engine(Arc<Inner>);
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("tools", &self.0.registry).finish()
+        f.debug_struct("Engine").field("tools", &self.registry()).finish()
     }
 }
 
@@ -211,7 +221,9 @@ impl Engine {
             db,
             clock,
             http,
-            registry,
+            registry: RwLock::new((registry.clone(), None)),
+            builtin: registry,
+            outbound: outbound::client(settings.outbound),
             writer,
             settings,
             demo,
@@ -240,14 +252,57 @@ impl Engine {
         &self.0.services
     }
 
-    pub fn registry(&self) -> &Registry {
-        &self.0.registry
+    /// Every tool: Parley's and the owner's.
+    pub fn registry(&self) -> Registry {
+        match self.0.registry.read() {
+            Ok(r) => r.0.clone(),
+            Err(poisoned) => poisoned.into_inner().0.clone(),
+        }
+    }
+
+    /// Reads the owner's tools and builds the registry anew (at start, after an edit, and when
+    /// another replica changed them). A stored tool that does not fit (its name was taken by a
+    /// tool Parley ships since) is left out and logged.
+    pub async fn reload_tools(&self) -> Result<(), DbError> {
+        use crate::server::store::http_tools;
+        let version = http_tools::version(&self.0.db).await?;
+        let mut registry = self.0.builtin.clone();
+        for def in http_tools::list(&self.0.db).await? {
+            let name = def.name.clone();
+            let tool = tools::http_tool::HttpTool::new(def, self.0.outbound.clone(), self.0.settings.outbound);
+            match registry.with(vec![Arc::new(tool)]) {
+                Ok(more) => registry = more,
+                Err(e) => tracing::warn!(tool = %name, error = %e, "an owner-defined tool is left out"),
+            }
+        }
+        if let Ok(mut slot) = self.0.registry.write() {
+            *slot = (registry, Some(version));
+        }
+        Ok(())
+    }
+
+    /// [`Engine::reload_tools`] when the stored tools changed since they were read, and the
+    /// experts likewise (an edit on another replica); true when either was read again.
+    pub async fn refresh_tools_if_changed(&self) -> Result<bool, DbError> {
+        use crate::server::store::{experts, http_tools};
+        let version = http_tools::version(&self.0.db).await?;
+        let current = self.0.registry.read().ok().and_then(|r| r.1);
+        let tools_changed = current != Some(version);
+        if tools_changed {
+            self.reload_tools().await?;
+        }
+        let experts_version = experts::version(&self.0.db).await?;
+        let experts_changed = self.0.experts.version() != Some(experts_version);
+        if experts_changed {
+            self.0.experts.replace_at(experts::list(&self.0.db).await?, experts_version);
+        }
+        Ok(tools_changed || experts_changed)
     }
 
     /// The agent's tools, described for what its knowledge covers (the knowledge tools name its
     /// bases and categories).
     pub async fn tools_for(&self, agent: &Agent) -> tools::registry::AgentTools {
-        let tools = self.0.registry.for_agent(agent);
+        let tools = self.registry().for_agent(agent);
         if !agent.has_capability("knowledge_search") {
             return tools;
         }
@@ -278,12 +333,14 @@ impl Engine {
         &self.0.budgets
     }
 
-    /// Reads the price table and the experts from the database (at start and after an edit).
+    /// Reads the price table, the experts and the owner's tools from the database (at start and
+    /// after an edit).
     pub async fn reload_prices(&self) -> Result<(), DbError> {
         let rows = crate::server::store::prices::list(&self.0.db).await?;
         self.0.prices.replace(rows);
-        self.0.experts.replace(crate::server::store::experts::list(&self.0.db).await?);
-        Ok(())
+        let experts_version = crate::server::store::experts::version(&self.0.db).await?;
+        self.0.experts.replace_at(crate::server::store::experts::list(&self.0.db).await?, experts_version);
+        self.reload_tools().await
     }
 
     /// The expert agents coordinators call.
@@ -293,9 +350,18 @@ impl Engine {
 
     /// Every tool an agent can be given, with its capability: the registry's and the experts'.
     pub fn catalogue(&self) -> Vec<(String, String)> {
+        let registry = self.registry();
         let mut all: Vec<(String, String)> =
-            self.registry().catalogue().into_iter().map(|(n, c)| (n.to_owned(), c.to_owned())).collect();
-        all.extend(self.0.experts.all().iter().map(|e| (e.tool_name(), agents::EXPERT_TEAM.to_owned())));
+            registry.catalogue().into_iter().map(|(n, c)| (n.to_owned(), c.to_owned())).collect();
+        // A coordinator's copy of an expert keeps the shared expert's tool.
+        all.extend(
+            self.0
+                .experts
+                .all()
+                .iter()
+                .filter(|e| e.agent_id.is_none())
+                .map(|e| (e.tool_name(), agents::EXPERT_TEAM.to_owned())),
+        );
         all
     }
 

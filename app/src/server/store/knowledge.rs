@@ -449,14 +449,16 @@ pub async fn all_chunks(db: &Db) -> Result<Vec<ChunkRow>, DbError> {
 /// A fingerprint of the knowledge (article count and last change), to notice edits made by
 /// another server.
 pub async fn version(db: &Db) -> Result<(i64, i64), DbError> {
-    // Bases count too: their names, descriptions and topics are how the tools describe them.
-    let row: (i64, i64, Option<i64>, Option<i64>) = sqlx::query_as(
+    // Bases count too: their names, descriptions and topics are how the tools describe them; and
+    // chunks given a vector in the background (they change the index, not the articles).
+    let row: (i64, i64, i64, Option<i64>, Option<i64>) = sqlx::query_as(
         "SELECT (SELECT COUNT(*) FROM articles), (SELECT COUNT(*) FROM knowledge_bases), \
-         (SELECT MAX(updated_at) FROM articles), (SELECT MAX(updated_at) FROM knowledge_bases)",
+         (SELECT COUNT(embedding) FROM chunks), (SELECT MAX(updated_at) FROM articles), \
+         (SELECT MAX(updated_at) FROM knowledge_bases)",
     )
     .fetch_one(&mut *db.read().await?)
     .await?;
-    Ok((row.0 + row.1, row.2.unwrap_or(0).max(row.3.unwrap_or(0))))
+    Ok((row.0 + row.1 + row.2 * 1_000_000, row.3.unwrap_or(0).max(row.4.unwrap_or(0))))
 }
 
 #[cfg(test)]

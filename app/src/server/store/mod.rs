@@ -6,11 +6,13 @@
 pub mod agents;
 pub mod attachments;
 pub mod batch;
+pub mod chunk_vectors;
 pub mod console;
 pub mod conversations;
 pub mod credentials;
 pub mod events;
 pub mod experts;
+pub mod http_tools;
 pub mod jobs;
 pub mod knowledge;
 pub mod leads;

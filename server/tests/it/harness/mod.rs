@@ -9,6 +9,7 @@ mod logs;
 mod pay;
 mod process;
 mod read;
+mod receiver;
 mod tools;
 
 pub use app::*;
@@ -17,4 +18,5 @@ pub use logs::captured_logs;
 pub use pay::*;
 pub use process::*;
 pub use read::*;
+pub use receiver::*;
 pub use tools::*;

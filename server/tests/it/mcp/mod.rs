@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 
 mod http;
+mod owner_tools;
 mod sse;
 mod subprocess;
 

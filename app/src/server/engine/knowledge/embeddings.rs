@@ -29,14 +29,6 @@ impl Embedder {
         }
     }
 
-    /// From `PARLEY_EMBEDDINGS_BASE_URL`, `PARLEY_EMBEDDINGS_API_KEY`, `PARLEY_EMBEDDINGS_MODEL`.
-    pub fn from_env(http: reqwest::Client) -> Option<Self> {
-        let base = std::env::var("PARLEY_EMBEDDINGS_BASE_URL").ok().filter(|v| !v.is_empty())?;
-        let key = std::env::var("PARLEY_EMBEDDINGS_API_KEY").ok().filter(|v| !v.is_empty());
-        let model = std::env::var("PARLEY_EMBEDDINGS_MODEL").unwrap_or_else(|_| "text-embedding-3-small".into());
-        Some(Embedder::new(http, &base, key, &model))
-    }
-
     /// One vector per input, in order.
     pub async fn embed(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, FetchError> {
         if inputs.is_empty() {

@@ -3,6 +3,7 @@
 //! similarity when an embeddings endpoint is configured. The index lives in memory and is rebuilt
 //! from the database when articles change (also when another server changed them).
 
+pub mod backfill;
 pub mod embeddings;
 mod index;
 pub mod tokenizer;
@@ -110,6 +111,10 @@ pub struct Knowledge {
     db: Db,
     embedder: Option<Embedder>,
     built: Arc<RwLock<Option<Arc<Built>>>>,
+    /// A background embedding run is under way ([`Knowledge::embed_missing`]).
+    backfilling: Arc<std::sync::atomic::AtomicBool>,
+    /// Why the last background embedding run stopped, if it failed.
+    last_embed_error: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl std::fmt::Debug for Knowledge {
@@ -135,7 +140,13 @@ impl From<tantivy::TantivyError> for SearchError {
 
 impl Knowledge {
     pub fn new(db: Db, embedder: Option<Embedder>) -> Self {
-        Knowledge { db, embedder, built: Arc::new(RwLock::new(None)) }
+        Knowledge {
+            db,
+            embedder,
+            built: Arc::new(RwLock::new(None)),
+            backfilling: Arc::default(),
+            last_embed_error: Arc::default(),
+        }
     }
 
     pub fn has_embeddings(&self) -> bool {

@@ -107,7 +107,7 @@ impl Engine {
     }
 
     /// Background work: expire orders and forget webhook ids past keeping (each run once across
-    /// replicas, see [`Job`]), and notice knowledge edited by another server (every replica).
+    /// replicas, see [`Job`]), and notice knowledge and tools edited by another server (every replica).
     pub fn spawn_background(&self) {
         let engine = self.clone();
         tokio::spawn(async move {
@@ -134,6 +134,21 @@ impl Engine {
                     && let Err(e) = engine.services().knowledge.refresh_if_changed().await
                 {
                     tracing::warn!(error = %e, "refreshing the knowledge index");
+                }
+                // A run can take long (an endpoint embedding thousands of chunks): it goes on
+                // beside the ticks, one at a time per process.
+                if engine.services().knowledge.has_embeddings() && engine.claim_job(Job::EmbedKnowledge).await {
+                    let knowledge = engine.services().knowledge.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = knowledge.embed_missing().await {
+                            tracing::warn!(error = %e, "embedding stored knowledge");
+                        }
+                    });
+                }
+                if n.is_multiple_of(5)
+                    && let Err(e) = engine.refresh_tools_if_changed().await
+                {
+                    tracing::warn!(error = %e, "refreshing the owner's tools");
                 }
             }
         });

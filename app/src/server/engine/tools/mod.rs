@@ -16,6 +16,7 @@ pub mod generate_payment;
 pub mod get_current_datetime;
 pub mod get_exchange_rate;
 pub mod get_user_context;
+pub mod http_tool;
 pub mod names;
 pub mod registry;
 pub mod save_user_memory;
@@ -116,11 +117,11 @@ pub struct ToolContext {
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
     /// Unique name, as the model sees it (must pass SEP-986).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// When to use it, written for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// The capability an agent needs for this tool to be offered.
-    fn capability(&self) -> &'static str;
+    fn capability(&self) -> &str;
     /// JSON schema of the arguments (an object schema).
     fn schema(&self) -> Value;
     /// The description and argument schema as offered to an agent whose knowledge covers

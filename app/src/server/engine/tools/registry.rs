@@ -35,36 +35,52 @@ pub enum RegistryError {
     #[error(transparent)]
     Name(#[from] names::NameError),
     #[error("two tools are named `{0}`")]
-    Duplicate(&'static str),
+    Duplicate(String),
     #[error("the schema of `{0}` must describe an object")]
-    NotAnObject(&'static str),
+    NotAnObject(String),
     #[error("the schema of `{0}` does not compile: {1}")]
-    Schema(&'static str, String),
+    Schema(String, String),
+}
+
+/// Checks one tool: its name (SEP-986) and its argument schema.
+fn register(tool: Arc<dyn Tool>) -> Result<Registered, RegistryError> {
+    let name = tool.name().to_owned();
+    names::check(&name)?;
+    let schema = tool.schema();
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(RegistryError::NotAnObject(name));
+    }
+    let validator =
+        jsonschema::validator_for(&schema).map_err(|e| RegistryError::Schema(name.clone(), e.to_string()))?;
+    let spec = ToolSpec { name, description: tool.description().to_owned(), parameters: schema };
+    Ok(Registered { tool, validator, spec })
 }
 
 impl Registry {
     /// Builds a registry; fails on a name that breaks SEP-986, a duplicate name or a schema that
     /// does not compile.
     pub fn new(tools: Vec<Arc<dyn Tool>>) -> Result<Self, RegistryError> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::with_capacity(tools.len());
-        for tool in tools {
-            let name = tool.name();
-            names::check(name)?;
-            if !seen.insert(name) {
-                return Err(RegistryError::Duplicate(name));
+        Registry { tools: Arc::default() }.with(tools)
+    }
+
+    /// These tools and `more` after them (the owner's tools after the built-in ones); fails as
+    /// [`Registry::new`] does, and on a name already taken.
+    pub fn with(&self, more: Vec<Arc<dyn Tool>>) -> Result<Self, RegistryError> {
+        let mut seen: HashSet<String> = self.tools.iter().map(|t| t.spec.name.clone()).collect();
+        let mut out: Vec<Arc<Registered>> = self.tools.iter().cloned().collect();
+        for tool in more {
+            let registered = register(tool)?;
+            if !seen.insert(registered.spec.name.clone()) {
+                return Err(RegistryError::Duplicate(registered.spec.name));
             }
-            let schema = tool.schema();
-            if schema.get("type").and_then(Value::as_str) != Some("object") {
-                return Err(RegistryError::NotAnObject(name));
-            }
-            let validator =
-                jsonschema::validator_for(&schema).map_err(|e| RegistryError::Schema(name, e.to_string()))?;
-            let spec =
-                ToolSpec { name: name.to_owned(), description: tool.description().to_owned(), parameters: schema };
-            out.push(Arc::new(Registered { tool, validator, spec }));
+            out.push(Arc::new(registered));
         }
         Ok(Registry { tools: Arc::new(out) })
+    }
+
+    /// Whether a tool of this name is registered.
+    pub fn has(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t.spec.name == name)
     }
 
     /// Every tool Parley ships (those that call other services use `http`).
@@ -73,7 +89,7 @@ impl Registry {
     }
 
     /// `(name, capability)` of every tool.
-    pub fn catalogue(&self) -> Vec<(&'static str, &'static str)> {
+    pub fn catalogue(&self) -> Vec<(&str, &str)> {
         self.tools.iter().map(|t| (t.tool.name(), t.tool.capability())).collect()
     }
 
@@ -117,7 +133,7 @@ pub fn builtin_tools(http: &reqwest::Client) -> Vec<Arc<dyn Tool>> {
 pub struct AgentTools {
     tools: Vec<Arc<Registered>>,
     /// Definitions written for this agent's knowledge, by tool name (see [`Tool::tailored`]).
-    tailored: Arc<HashMap<&'static str, ToolSpec>>,
+    tailored: Arc<HashMap<String, ToolSpec>>,
 }
 
 impl AgentTools {
@@ -140,13 +156,13 @@ impl AgentTools {
             .iter()
             .filter_map(|t| {
                 let (description, parameters) = t.tool.tailored(scope)?;
-                Some((t.tool.name(), ToolSpec { name: t.spec.name.clone(), description, parameters }))
+                Some((t.spec.name.clone(), ToolSpec { name: t.spec.name.clone(), description, parameters }))
             })
             .collect();
         AgentTools { tools: self.tools, tailored: Arc::new(tailored) }
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
+    pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.tool.name()).collect()
     }
 
@@ -244,6 +260,18 @@ mod tests {
     }
 
     #[test]
+    fn more_tools_join_after_and_cannot_take_a_name() {
+        let r = registry();
+        let more = r.with(vec![Arc::new(Fake("c_one", "cap_c"))]).unwrap();
+        assert_eq!(more.catalogue().last(), Some(&("c_one", "cap_c")));
+        assert!(more.has("c_one") && !r.has("c_one"), "the first registry is unchanged");
+        assert!(
+            matches!(r.with(vec![Arc::new(Fake("a_one", "cap_c"))]), Err(RegistryError::Duplicate(n)) if n == "a_one")
+        );
+        assert!(r.with(vec![Arc::new(Fake("no spaces", "cap_c"))]).is_err());
+    }
+
+    #[test]
     fn rejects_bad_names_and_duplicates() {
         assert!(Registry::new(vec![Arc::new(Fake("bad name", "c"))]).is_err());
         assert!(Registry::new(vec![Arc::new(Fake("dup", "c")), Arc::new(Fake("dup", "d"))]).is_err());
@@ -251,7 +279,8 @@ mod tests {
 
     #[test]
     fn builtin_names_pass_sep_986_and_openai_rules() {
-        let all = Registry::builtin(&reqwest::Client::new()).catalogue();
+        let registry = Registry::builtin(&reqwest::Client::new());
+        let all = registry.catalogue();
         assert_eq!(all.len(), 11);
         for (name, _) in all {
             assert!(names::check(name).is_ok());

@@ -72,8 +72,9 @@ pub(super) async fn run(
     timeout: Duration,
 ) -> Vec<Result<ToolOutput, ToolError>> {
     let (out, ctx) = (caller.out, caller.ctx);
-    let expert_of =
-        |call: &ModelToolCall| call.name.strip_prefix(INVOKE).and_then(|name| experts.iter().find(|e| e.name == name));
+    let expert_of = |call: &ModelToolCall| {
+        call.name.strip_prefix(INVOKE).and_then(|name| experts.iter().find(|e| e.role() == name))
+    };
     let gate = tokio::sync::Semaphore::new(CONCURRENT);
     let tool_gate = tokio::sync::Semaphore::new(TOOLS_AT_ONCE);
     let arguments: Vec<Value> = calls
@@ -82,7 +83,7 @@ pub(super) async fn run(
         .collect();
     for (call, args) in calls.iter().zip(&arguments) {
         if let Some(expert) = expert_of(call) {
-            out.emit(StreamEvent::AgentStart(AgentProgress { agent: expert.name.clone(), ok: None }));
+            out.emit(StreamEvent::AgentStart(AgentProgress { agent: expert.role().to_owned(), ok: None }));
             continue;
         }
         out.emit(StreamEvent::ToolCall(ToolCall {
@@ -115,7 +116,7 @@ pub(super) async fn run(
                 let result = super::experts::run(caller, &own_tools, task, model_name, timeout)
                     .await
                     .map(|done| ToolOutput {
-                        result: json!({"ok": true, "expert": expert.name, "answer": done.answer}),
+                        result: json!({"ok": true, "expert": expert.role(), "answer": done.answer}),
                         // What the expert's tools showed (its knowledge search's citations)
                         // reaches the visitor with the answer.
                         blocks: done.blocks,
@@ -140,7 +141,7 @@ pub(super) async fn run(
         };
         if let Some(expert) = expert_of(call) {
             out.emit(StreamEvent::AgentComplete(AgentProgress {
-                agent: expert.name.clone(),
+                agent: expert.role().to_owned(),
                 ok: Some(result.is_ok()),
             }));
         } else {
