@@ -405,8 +405,9 @@ test('an administrator defines a tool: a refused address is named, headers are k
   await page.goto(`${APP_URL}/admin/tools`);
   await row.getByRole('link').click();
   await expect(page.getByRole('heading', { level: 1, name: `Tool: ${name}` })).toBeVisible();
+  // Accept the confirmation whenever it comes (the first click may come before hydration).
+  page.on('dialog', (d) => d.accept().catch(() => {}));
   await expect(async () => {
-    page.once('dialog', (d) => d.accept());
     await page.getByRole('button', { name: 'Delete tool' }).click();
     await expect(page).toHaveURL(`${APP_URL}/admin/tools`, { timeout: 2_000 });
   }).toPass();
