@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod knowledge;
 pub mod lang;
 pub mod outbound;
+mod owner_tools;
 pub mod payments;
 pub mod pricing;
 pub mod provider;
@@ -250,53 +251,6 @@ impl Engine {
 
     pub fn services(&self) -> &Arc<Services> {
         &self.0.services
-    }
-
-    /// Every tool: Parley's and the owner's.
-    pub fn registry(&self) -> Registry {
-        match self.0.registry.read() {
-            Ok(r) => r.0.clone(),
-            Err(poisoned) => poisoned.into_inner().0.clone(),
-        }
-    }
-
-    /// Reads the owner's tools and builds the registry anew (at start, after an edit, and when
-    /// another replica changed them). A stored tool that does not fit (its name was taken by a
-    /// tool Parley ships since) is left out and logged.
-    pub async fn reload_tools(&self) -> Result<(), DbError> {
-        use crate::server::store::http_tools;
-        let version = http_tools::version(&self.0.db).await?;
-        let mut registry = self.0.builtin.clone();
-        for def in http_tools::list(&self.0.db).await? {
-            let name = def.name.clone();
-            let tool = tools::http_tool::HttpTool::new(def, self.0.outbound.clone(), self.0.settings.outbound);
-            match registry.with(vec![Arc::new(tool)]) {
-                Ok(more) => registry = more,
-                Err(e) => tracing::warn!(tool = %name, error = %e, "an owner-defined tool is left out"),
-            }
-        }
-        if let Ok(mut slot) = self.0.registry.write() {
-            *slot = (registry, Some(version));
-        }
-        Ok(())
-    }
-
-    /// [`Engine::reload_tools`] when the stored tools changed since they were read, and the
-    /// experts likewise (an edit on another replica); true when either was read again.
-    pub async fn refresh_tools_if_changed(&self) -> Result<bool, DbError> {
-        use crate::server::store::{experts, http_tools};
-        let version = http_tools::version(&self.0.db).await?;
-        let current = self.0.registry.read().ok().and_then(|r| r.1);
-        let tools_changed = current != Some(version);
-        if tools_changed {
-            self.reload_tools().await?;
-        }
-        let experts_version = experts::version(&self.0.db).await?;
-        let experts_changed = self.0.experts.version() != Some(experts_version);
-        if experts_changed {
-            self.0.experts.replace_at(experts::list(&self.0.db).await?, experts_version);
-        }
-        Ok(tools_changed || experts_changed)
     }
 
     /// The agent's tools, described for what its knowledge covers (the knowledge tools name its
