@@ -1,5 +1,5 @@
 import { expect, test, type FrameLocator, type Page, type Response } from '@playwright/test';
-import { APP_URL, DEMO_HOST_URL, ask, gotoHost, openWithLauncher, trackPanelReady } from './helpers';
+import { APP_URL, DEMO_HOST_URL, GREETING, ask, gotoHost, openWithLauncher, trackPanelReady } from './helpers';
 
 const ADMIN = { email: 'admin@e2e.test', password: 'e2e-admin-password' };
 const HELLO_ANSWER = /offline demo model/;
@@ -86,6 +86,9 @@ test('the home page and the embed page on their own: fresh nonces, and an inject
 
   // The panel on its own page.
   await policyOf(await page.goto(`${APP_URL}/embed/demo-help`));
+  // The greeting comes with the panel's first render: count answers only after it is there, or the
+  // greeting and the answer arrive together and look like two answers.
+  await expect(page.locator('.pw-msg.pw-assistant .pw-bubble')).toHaveText([GREETING]);
   // `ask` only needs `locator`, which a page has too.
   const answer = await ask(page as unknown as FrameLocator, 'hello');
   await expect(answer.locator('.pw-bubble')).toContainText(HELLO_ANSWER);
