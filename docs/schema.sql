@@ -21,7 +21,7 @@ CREATE TABLE agents (
     allowed_origins TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION, language TEXT NOT NULL DEFAULT 'auto', look TEXT NOT NULL DEFAULT '{}', max_tokens BIGINT);
+, budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION, language TEXT NOT NULL DEFAULT 'auto', look TEXT NOT NULL DEFAULT '{}', max_tokens BIGINT, identity_required BIGINT NOT NULL DEFAULT 0, identity_max_age_secs BIGINT NOT NULL DEFAULT 86400, retention_days BIGINT);
 
 CREATE TABLE articles (
     id TEXT PRIMARY KEY,
@@ -52,6 +52,23 @@ CREATE INDEX attachments_by_conversation ON attachments (conversation_id);
 
 CREATE INDEX attachments_by_visitor ON attachments (visitor_id, created_at);
 
+CREATE TABLE audit_log (
+    id TEXT PRIMARY KEY,
+    at BIGINT NOT NULL,
+    -- The console user (NULL: the command line, or a failed sign-in).
+    actor_id TEXT,
+    -- Their email at the time, `cli`, or the address a failed sign-in gave.
+    actor TEXT NOT NULL,
+    -- What was done, e.g. `agent.update`, `conversation.claim`, `person.delete`.
+    action TEXT NOT NULL,
+    -- What it was done to (an agent key, a conversation id, a user id…).
+    target TEXT,
+    -- A short note (which settings changed…), never message content.
+    detail TEXT NOT NULL
+);
+
+CREATE INDEX audit_log_by_time ON audit_log (at);
+
 CREATE TABLE chunks (
     id TEXT PRIMARY KEY,
     article_id TEXT NOT NULL REFERENCES articles (id) ON DELETE CASCADE,
@@ -78,6 +95,23 @@ CREATE INDEX conversations_by_agent ON conversations (agent_id, updated_at);
 CREATE INDEX conversations_by_status ON conversations (status, updated_at);
 
 CREATE INDEX conversations_by_visitor ON conversations (visitor_id, updated_at);
+
+CREATE TABLE end_users (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    -- The host site's own user id (the token's `sub`).
+    subject TEXT NOT NULL,
+    name TEXT,
+    email TEXT,
+    -- The visitor row that holds the user's conversations, memories, leads and orders.
+    visitor_id TEXT NOT NULL REFERENCES visitors (id),
+    created_at BIGINT NOT NULL,
+    last_seen_at BIGINT NOT NULL
+);
+
+CREATE UNIQUE INDEX end_users_by_subject ON end_users (agent_id, subject);
+
+CREATE UNIQUE INDEX end_users_by_visitor ON end_users (visitor_id);
 
 CREATE TABLE events (
     conversation_id TEXT NOT NULL REFERENCES conversations (id),
@@ -123,6 +157,18 @@ CREATE TABLE http_tools (
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );
+
+CREATE TABLE identity_secrets (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    secret TEXT NOT NULL,
+    -- The first characters, to recognise it in a list.
+    prefix TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT
+);
+
+CREATE INDEX identity_secrets_by_agent ON identity_secrets (agent_id, created_at);
 
 CREATE TABLE jobs (
     name TEXT PRIMARY KEY,
@@ -364,4 +410,6 @@ CREATE TABLE visitors (
     host_origin TEXT,
     created_at BIGINT NOT NULL,
     last_seen_at BIGINT NOT NULL
-, revoked_at BIGINT);
+, revoked_at BIGINT, acts_as TEXT);
+
+CREATE INDEX visitors_by_acts_as ON visitors (acts_as);

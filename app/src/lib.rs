@@ -64,6 +64,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("knowledge/:base/new") view=console::knowledge::ArticlePage />
                     <Route path=path!("articles/:id") view=console::knowledge::ArticlePage />
                     <Route path=path!("tokens") view=console::tokens::TokensPage />
+                    <Route path=path!("identity") view=console::identity::IdentityPage />
+                    <Route path=path!("audit") view=console::audit::AuditPage />
                     <Route path=path!("models") view=console::models::ModelsPage />
                     <Route path=path!("experts") view=console::experts::ExpertsPage />
                     <Route path=path!("experts/:name") view=console::experts::ExpertEditPage />

@@ -274,6 +274,8 @@ test('every console page renders on a direct load and hydrates; MCP tokens are m
     [`${base}/new`, 'New article'],
     [article, 'Edit article'],
     ['/admin/tokens', 'MCP tokens'],
+    ['/admin/identity', 'Known visitors'],
+    ['/admin/audit', 'Audit log'],
     ['/admin/models', 'Models & prices'],
     ['/admin/experts', 'Experts'],
     ['/admin/experts/policy_expert', 'Expert: policy_expert'],

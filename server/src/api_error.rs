@@ -27,7 +27,11 @@ pub fn status_of(code: &ApiCode) -> StatusCode {
     use ApiCode::*;
     match code {
         TokenRequired | BadToken | BadSignature | Unauthorized => StatusCode::UNAUTHORIZED,
-        OriginNotAllowed | Forbidden | CrossSite => StatusCode::FORBIDDEN,
+        IdentityInvalid | IdentityAlgorithm | IdentitySignature | IdentityExpired | IdentityAudience
+        | IdentityLifetime => StatusCode::UNAUTHORIZED,
+        OriginNotAllowed | Forbidden | CrossSite | IdentityRequired => StatusCode::FORBIDDEN,
+        IdentityNotConfigured => StatusCode::CONFLICT,
+        ContextTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         NotFound | AttachmentNotFound => StatusCode::NOT_FOUND,
         ReplyInProgress | ConversationClosed | WebhookReplayed => StatusCode::CONFLICT,
         LinkExpired => StatusCode::GONE,

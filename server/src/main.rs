@@ -49,6 +49,13 @@ enum Command {
     /// Revoke a visitor's token (by visitor id, as the console's conversations show it); a
     /// running server refuses it within a minute (its token cache).
     RevokeVisitor(cli::accounts::RevokeVisitor),
+    /// Create or rotate an agent's identity secret, which the website's backend signs its users'
+    /// tokens with (`Parley.identify`); prints it once.
+    IdentitySecret(cli::accounts::IdentitySecret),
+    /// Print everything stored about a visitor or a website's user as JSON.
+    ExportPerson(cli::people::PersonArgs),
+    /// Delete everything stored about a visitor or a website's user (usage keeps only its cost).
+    DeletePerson(cli::people::PersonArgs),
 }
 
 #[derive(clap::Args)]
@@ -105,6 +112,9 @@ async fn main() -> anyhow::Result<()> {
         Command::McpToken(command) => cli::mcp::mcp_token(&cli.config, command).await,
         Command::McpStdio(args) => cli::mcp::mcp_stdio(cli.config, args).await,
         Command::RevokeVisitor(args) => cli::accounts::revoke_visitor(&cli.config, args).await,
+        Command::IdentitySecret(args) => cli::accounts::identity_secret(&cli.config, args).await,
+        Command::ExportPerson(args) => cli::people::export_person(&cli.config, args).await,
+        Command::DeletePerson(args) => cli::people::delete_person(&cli.config, args).await,
     }
 }
 

@@ -10,6 +10,7 @@ use super::api::agents::agent_names;
 use super::api::conversations::{
     claim, close_conversation, conversation, conversations, operator_typing, release, reply,
 };
+use super::api::identity::delete_person;
 use super::error::ConsoleError;
 use super::fields::ErrorLine;
 use super::layout::console_ctx;
@@ -32,10 +33,11 @@ pub fn ConversationsPage() -> impl IntoView {
     let q = use_query_map();
     let agent = move || q.read().get("agent").unwrap_or_default();
     let status = move || q.read().get("status").unwrap_or_default();
+    let user = move || q.read().get("user").unwrap_or_default();
     let page = move || page_param(&q.read());
     let list = Resource::new(
-        move || (ctx.changes.get(), agent(), status(), page()),
-        |(_, agent, status, page)| conversations(Some(agent), Some(status), page),
+        move || (ctx.changes.get(), agent(), status(), page(), user()),
+        |(_, agent, status, page, user)| conversations(Some(agent), Some(status), page, Some(user)),
     );
     let names = Resource::new(|| (), |_| agent_names());
     let navigate = use_navigate();
@@ -60,6 +62,12 @@ pub fn ConversationsPage() -> impl IntoView {
             </select>
             <span class="c-live" title="The list updates by itself">"● live"</span>
         </form>
+        {move || (!user().is_empty()).then(|| view! {
+            <p class="c-hint" id="user-filter">
+                {format!("Only the conversations of the website's user {} · ", user())}
+                <A href=format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status())]))>"show everyone's"</A>
+            </p>
+        })}
         <Loaded resource=list let:p>
             <table class="c-table" id="conversations">
                 <thead><tr><th>"Visitor"</th><th>"Agent"</th><th>"Status"</th><th>"Last message"</th><th>"Messages"</th><th>"Updated (UTC)"</th></tr></thead>
@@ -67,9 +75,17 @@ pub fn ConversationsPage() -> impl IntoView {
                     {p.items.into_iter().map(|c| view! { <Row c /> }).collect_view()}
                 </tbody>
             </table>
-            <Pager base=format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status())]))
+            <Pager base=format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status()), ("user", &user())]))
                 page=p.page per_page=p.per_page total=p.total />
         </Loaded>
+    }
+}
+
+/// How a list or a transcript names the visitor: the website's user when identified.
+fn who(c: &ConversationItem) -> String {
+    match &c.user {
+        Some(u) => u.display(),
+        None => format!("Visitor …{}", c.visitor),
     }
 }
 
@@ -77,9 +93,10 @@ pub fn ConversationsPage() -> impl IntoView {
 fn Row(c: ConversationItem) -> impl IntoView {
     let href = format!("/admin/conversations/{}", c.id);
     let holder = c.claimed_by.clone().map(|n| format!(" · {n}"));
+    let name = who(&c);
     view! {
         <tr data-id=c.id.clone()>
-            <td><A href=href>{format!("Visitor …{}", c.visitor)}</A></td>
+            <td><A href=href>{name}</A></td>
             <td>{c.agent_name}</td>
             <td><Badge status=c.status />{holder}{c.lead_submitted.then_some(" · lead")}</td>
             <td class="c-clip">{c.last_message}</td>
@@ -152,9 +169,13 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
     let status = d.item.status.clone();
     let can_claim = status != "closed" && d.item.claimed_by.is_none();
     let holder = d.item.claimed_by.clone();
+    let is_admin = console_ctx().me.with_value(|me| me.role == "admin");
     view! {
         <header class="c-conv-head">
-            <h1>{format!("Visitor …{} · {}", d.item.visitor, d.item.agent_name)}</h1>
+            <h1>{format!("{} · {}", who(&d.item), d.item.agent_name)}</h1>
+            {d.item.user.clone().map(|u| view! {
+                <p class="c-hint" id="identified-user">{format!("Signed in on the website as user id {}", u.id)}</p>
+            })}
             <Badge status=status.clone() />
             {holder.map(|h| view! { <span class="c-hint">{format!("held by {h}")}</span> })}
             <span class="c-hint">{format!("{} messages · US${:.4}", d.item.messages, d.cost_usd)}</span>
@@ -180,6 +201,39 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
         <Show when=move || d.mine>
             <ReplyBox id=id.get_value() version />
         </Show>
+        {is_admin.then(|| view! { <VisitorData visitor_id=d.item.visitor_id.clone() identified=d.item.user.is_some() /> })}
+    }
+}
+
+/// For administrators: everything about this conversation's visitor (or website user), as a JSON
+/// download, or deleted.
+#[component]
+fn VisitorData(visitor_id: String, identified: bool) -> impl IntoView {
+    let error = RwSignal::new(None::<String>);
+    let href = format!("/admin/export.json{}", query(&[("visitor", &visitor_id)]));
+    let whom = if identified { "this user" } else { "this visitor" };
+    let remove = move |_| {
+        if !super::layout::confirm(&format!(
+            "Delete everything about {whom}: all their conversations, memories, leads, orders and images? This cannot be undone."
+        )) {
+            return;
+        }
+        let visitor_id = visitor_id.clone();
+        leptos::task::spawn_local(async move {
+            match delete_person(String::new(), String::new(), visitor_id).await {
+                Ok(_) => super::layout::go_to("/admin/conversations"),
+                Err(e) => error.set(Some(e.to_string())),
+            }
+        });
+    };
+    view! {
+        <section class="c-card" id="visitor-data">
+            <h2>{format!("The data of {whom}")}</h2>
+            <a class="c-button" href=href download="parley-export.json">"Export (JSON)"</a>
+            " "
+            <button type="button" class="c-danger" on:click=remove>"Delete everything"</button>
+            <ErrorLine error />
+        </section>
     }
 }
 

@@ -71,10 +71,12 @@ fn Signed(me: Me) -> impl IntoView {
                 <Show when=move || admin>
                     <A href="/admin/agents">"Agents"</A>
                     <A href="/admin/knowledge">"Knowledge"</A>
+                    <A href="/admin/identity">"Known visitors"</A>
                     <A href="/admin/tokens">"MCP tokens"</A>
                     <A href="/admin/models">"Models & prices"</A>
                     <A href="/admin/experts">"Experts"</A>
                     <A href="/admin/tools">"Tools"</A>
+                    <A href="/admin/audit">"Audit log"</A>
                 </Show>
                 <span class="c-spacer"></span>
                 <A href="/admin/account">{format!("{} ({})", me.name, me.role)}</A>

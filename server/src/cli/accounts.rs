@@ -137,3 +137,56 @@ pub async fn revoke_visitor(config: &Config, a: RevokeVisitor) -> anyhow::Result
     println!("revoked the token of visitor {}", a.id);
     Ok(())
 }
+
+#[derive(clap::Args)]
+pub struct IdentitySecret {
+    /// Public key of the agent.
+    #[arg(long)]
+    pub agent: String,
+    /// Hours the secret it replaces is still accepted (0 to 720), so the site's servers can
+    /// switch without signing anyone out.
+    #[arg(long, default_value_t = parley_app::server::engine::identity::DEFAULT_GRACE_HOURS)]
+    pub grace_hours: i64,
+    /// Only identified visitors may chat with the agent from now on (`--require false` lifts it).
+    #[arg(long)]
+    pub require: Option<bool>,
+}
+
+/// Creates (or rotates) an agent's identity secret and prints it, once.
+pub async fn identity_secret(config: &Config, a: IdentitySecret) -> anyhow::Result<()> {
+    use parley_app::server::engine::identity::MAX_GRACE_HOURS;
+    use parley_app::server::store::identity;
+    if !(0..=MAX_GRACE_HOURS).contains(&a.grace_hours) {
+        anyhow::bail!("--grace-hours must be between 0 and {MAX_GRACE_HOURS}");
+    }
+    let db = open_db(config).await?;
+    let now = SystemClock.now_ms();
+    let agent =
+        agents::by_public_key(&db, &a.agent).await?.with_context(|| format!("no agent with key {}", a.agent))?;
+    let replaced = identity::list_secrets(&db, &agent.id).await?.iter().any(|s| s.expires_at.is_none());
+    let (info, secret) = identity::rotate_secret(&db, &agent.id, a.grace_hours * 3_600_000, now).await?;
+    if let Some(required) = a.require {
+        let settings = agents::IdentitySettings { required, ..agent.identity.clone() };
+        agents::set_identity(&db, &agent.id, &settings, now).await?;
+    }
+    let detail = format!("{}… (the previous one accepted {} h more)", info.prefix, a.grace_hours);
+    parley_app::server::store::audit::record(
+        &db,
+        None,
+        "cli",
+        "identity.secret",
+        Some(&agent.public_key),
+        &detail,
+        now,
+    )
+    .await?;
+    println!("identity secret {} for agent {} (shown only now): {secret}", info.id, agent.public_key);
+    if replaced {
+        println!("the previous secret is still accepted for {} hours", a.grace_hours);
+    }
+    println!(
+        "sign tokens with HS256: sub (your user id), exp and iat (at most {} s apart), aud = \"{}\", optional name and email",
+        agent.identity.max_age_secs, agent.public_key
+    );
+    Ok(())
+}

@@ -3,6 +3,7 @@
 pub mod accounts;
 pub mod content;
 pub mod mcp;
+pub mod people;
 
 use parley_app::server::store::Db;
 use parley_server::Config;

@@ -6,7 +6,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use axum::routing::post;
 use parley_app::server::state::AppState;
-use parley_widget::protocol::SendMessage;
+use parley_widget::protocol::{ApiCode, MAX_PAGE_CONTEXT_BYTES, SendMessage};
 
 use crate::api_error::ApiFailure;
 use parley_app::server::limits::Action;
@@ -28,6 +28,25 @@ async fn send(
     state.limits.check(Action::Send, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
     let agent = state.engine.agent_by_key(&body.agent).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
     check_origin(&headers, &agent)?;
+    if agent.identity.required && !visitor.is_identified() {
+        return Err(ApiFailure::new(
+            ApiCode::IdentityRequired,
+            "Please sign in on this website to chat: this assistant only talks to signed-in users.",
+        ));
+    }
+    let page_context = match &body.context {
+        None | Some(serde_json::Value::Null) => None,
+        Some(value) => {
+            let text = value.to_string();
+            if text.len() > MAX_PAGE_CONTEXT_BYTES {
+                return Err(ApiFailure::new(
+                    ApiCode::ContextTooLarge,
+                    format!("The page context is {} bytes; at most {MAX_PAGE_CONTEXT_BYTES} are taken.", text.len()),
+                ));
+            }
+            Some(text)
+        }
+    };
     state.limits.turn(&agent.id).map_err(ApiFailure::limited)?;
     let permit = state.limits.stream(&visitor.id).map_err(ApiFailure::limited)?;
     let started = state
@@ -39,6 +58,7 @@ async fn send(
             &body.message,
             body.client_message_id.as_deref(),
             &body.attachments,
+            page_context,
         )
         .await?;
     let mut response =

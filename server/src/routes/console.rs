@@ -27,6 +27,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/admin/feed", get(feed))
         .route("/admin/leads.csv", get(leads_csv))
+        .route("/admin/export.json", get(export_json))
         .route("/admin/attachments/{id}", get(attachment))
         .route("/admin/sign-in", post(sign_in_form))
 }
@@ -79,7 +80,7 @@ pub async fn gate(State(state): State<AppState>, session: Session, request: Requ
     let path = request.uri().path();
     let page = request.method() == axum::http::Method::GET
         && (path == "/admin" || path.starts_with("/admin/"))
-        && !matches!(path, "/admin/login" | "/admin/feed" | "/admin/leads.csv")
+        && !matches!(path, "/admin/login" | "/admin/feed" | "/admin/leads.csv" | "/admin/export.json")
         && !path.starts_with("/admin/attachments/");
     if page && parley_app::server::auth::current_user(&state.engine, &session).await.is_none() {
         return axum::response::Redirect::to("/admin/login").into_response();
@@ -157,6 +158,48 @@ async fn leads_csv(
             (header::CACHE_CONTROL, "no-store"),
         ],
         out,
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+struct PersonQuery {
+    #[serde(default)]
+    agent_id: String,
+    #[serde(default)]
+    user: String,
+    #[serde(default)]
+    visitor: String,
+}
+
+/// Everything stored about a person as a JSON download (administrators): `?visitor=ID`, or
+/// `?agent_id=ID&user=SUB` for a website's user. Recorded in the audit log.
+async fn export_json(
+    State(state): State<AppState>,
+    session: Session,
+    headers: HeaderMap,
+    Query(q): Query<PersonQuery>,
+) -> Result<Response, ApiFailure> {
+    use parley_app::server::engine::privacy::Person;
+    use parley_app::server::store::users::Role;
+    let me = authorize(&state.engine, &session, &headers, Some(Role::Admin)).await.map_err(refused)?;
+    let who = match (q.visitor.trim(), q.user.trim()) {
+        (v, _) if !v.is_empty() => Person::Visitor(v.to_owned()),
+        (_, u) if !u.is_empty() && !q.agent_id.is_empty() => {
+            Person::User { agent_id: q.agent_id.clone(), subject: u.to_owned() }
+        }
+        _ => return Err(ApiFailure::new(ApiCode::InvalidBody, "Name a visitor, or a user of an agent.")),
+    };
+    let data = state.engine.export_person(&who).await?.ok_or_else(|| ApiFailure::not_found("Person"))?;
+    state.engine.audit(Some(&me), "person.export", Some(&who.audit_label()), "download").await;
+    let body = serde_json::to_string_pretty(&data).map_err(|_| ApiFailure::internal())?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/json; charset=utf-8"),
+            (header::CONTENT_DISPOSITION, "attachment; filename=\"parley-export.json\""),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
     )
         .into_response())
 }

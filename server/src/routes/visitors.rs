@@ -1,19 +1,25 @@
-//! `POST /api/v1/visitors`: a new anonymous visitor and its bearer token.
+//! `POST /api/v1/visitors`: a new anonymous visitor and its bearer token;
+//! `POST /api/v1/visitors/identify`: the host site's signed user (issue 16);
+//! `DELETE /api/v1/visitors/me`: this browser signs out.
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
+use axum::routing::{delete, post};
 use axum::{Json, Router};
+use parley_app::server::engine::identity::IdentifyError;
 use parley_app::server::state::AppState;
-use parley_widget::protocol::{ApiCode, CreateVisitor, VisitorCreated};
+use parley_widget::protocol::{ApiCode, CreateVisitor, Identified, Identify, VisitorCreated};
 
 use crate::api_error::ApiFailure;
 use parley_app::server::limits::Action;
 
-use crate::extract::{ApiJson, ClientIp, check_origin};
+use crate::extract::{ApiJson, ClientIp, VisitorAuth, check_origin};
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/visitors", post(create))
+    Router::new()
+        .route("/api/v1/visitors", post(create))
+        .route("/api/v1/visitors/identify", post(identify))
+        .route("/api/v1/visitors/me", delete(sign_out))
 }
 
 async fn create(
@@ -33,4 +39,33 @@ async fn create(
     }
     let (visitor, token) = state.engine.create_visitor(&agent, host_origin).await?;
     Ok((StatusCode::CREATED, Json(VisitorCreated { visitor_id: visitor.id, token })))
+}
+
+async fn identify(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    VisitorAuth(visitor): VisitorAuth,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<Identify>,
+) -> Result<Json<Identified>, ApiFailure> {
+    // As many tries as new visitors: guessing secrets is as slow as making visitors.
+    state.limits.check(Action::CreateVisitor, ip, None).map_err(ApiFailure::limited)?;
+    let agent = state.engine.agent_by_key(&body.agent).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
+    if agent.id != visitor.agent_id {
+        return Err(ApiFailure::not_found("Agent"));
+    }
+    check_origin(&headers, &agent)?;
+    match state.engine.identify(&agent, &visitor, &body.token).await {
+        Ok(identified) => Ok(Json(identified)),
+        Err(IdentifyError::Refused(e)) => {
+            metrics::counter!("parley_identity_refused_total", "code" => e.code().as_str().to_owned()).increment(1);
+            Err(ApiFailure::new(e.code(), e.to_string()))
+        }
+        Err(IdentifyError::Db(e)) => Err(e.into()),
+    }
+}
+
+async fn sign_out(State(state): State<AppState>, VisitorAuth(visitor): VisitorAuth) -> Result<StatusCode, ApiFailure> {
+    state.engine.sign_out_visitor(&visitor).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

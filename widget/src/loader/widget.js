@@ -10,7 +10,9 @@
   var agent = script.getAttribute('data-agent') || '';
   var app = new URL(script.src, location.href).origin;
   var host = location.origin;
-  var cfg = null, frame = null, ready = false, isOpen = false, queue = [];
+  var cfg = null, frame = null, ready = false, isOpen = false, booted = false, queue = [], handlers = {};
+  // A sign-out asked for before the panel was loaded is kept (on this site) until it is.
+  var OUT = 'parley:logout:' + agent;
   var shell, root, button, box;
 
   // The owner's launcher icon (chat, help, sparkle or none) and label; a close cross when open.
@@ -146,7 +148,15 @@
     else queue.push(msg);
   }
 
-  function open() {
+  // The host page's `Parley.on(name, handler)`; a handler's error does not stop the others.
+  function emit(name, detail) {
+    (handlers[name] || []).slice().forEach(function (h) {
+      try { h(detail); } catch (e) { setTimeout(function () { throw e; }); }
+    });
+  }
+
+  function open(opts) {
+    var was = isOpen;
     draw();
     if (!frame) {
       frame = document.createElement('iframe');
@@ -162,10 +172,13 @@
     button.innerHTML = icon(true);
     button.setAttribute('aria-expanded', 'true');
     post({ type: 'parley:open' });
+    if (opts && typeof opts.message === 'string' && opts.message) post({ type: 'parley:send', message: opts.message });
+    if (!was) emit('open');
   }
 
   function close() {
     if (!shell) return;
+    if (isOpen) setTimeout(function () { emit('close'); });
     isOpen = false;
     box.className = 'b';
     fit();
@@ -181,25 +194,62 @@
       ready = true;
       // Focus moves into the panel when it opens (the panel then focuses its input).
       if (isOpen) frame.focus();
+      if (stored(OUT)) { frame.contentWindow.postMessage({ type: 'parley:logout' }, app); stored(OUT, null); }
       while (queue.length) frame.contentWindow.postMessage(queue.shift(), app);
     } else if (type === 'parley:close') {
       close();
+    } else if (type === 'parley:event' && typeof e.data.name === 'string') {
+      emit(e.data.name, e.data.detail);
     }
   });
 
+  function stored(key, value) {
+    try {
+      if (value === undefined) return localStorage.getItem(key);
+      if (value === null) localStorage.removeItem(key); else localStorage.setItem(key, value);
+    } catch (err) { return null; }
+  }
+
+  function identify(token) {
+    if (typeof token === 'string' && token) post({ type: 'parley:identify', token: token });
+  }
+
   window.Parley = {
-    version: 1,
+    version: 2,
     open: open,
     close: close,
-    reset: function () { post({ type: 'parley:reset' }); }
+    reset: function () { post({ type: 'parley:reset' }); },
+    on: function (name, handler) {
+      (handlers[name] = handlers[name] || []).push(handler);
+      if (name === 'ready' && booted) setTimeout(function () { handler(); });
+      return function () {
+        var list = handlers[name] || [], i = list.indexOf(handler);
+        if (i >= 0) list.splice(i, 1);
+      };
+    },
+    identify: identify,
+    logout: function () {
+      queue = queue.filter(function (m) { return m.type !== 'parley:identify'; });
+      if (frame && ready) post({ type: 'parley:logout' }); else stored(OUT, '1');
+    },
+    setContext: function (value) {
+      var text = JSON.stringify(value === undefined ? null : value);
+      if (new TextEncoder().encode(text).length > 2048) throw new RangeError('Parley.setContext: at most 2048 bytes of JSON');
+      post({ type: 'parley:context', context: text });
+    }
   };
+  identify(script.getAttribute('data-user-token'));
 
   // The launcher's look comes from the agent's settings, fetched when the page is idle.
   function boot() {
     fetch(app + '/api/v1/agents/' + encodeURIComponent(agent) + '/config', { credentials: 'omit' })
       .then(function (r) { return r.ok ? r.json() : null; })
       .catch(function () { return null; })
-      .then(function (c) { cfg = c; if (document.body) draw(); else addEventListener('DOMContentLoaded', draw); });
+      .then(function (c) {
+        cfg = c;
+        function shown() { draw(); booted = true; emit('ready'); }
+        if (document.body) shown(); else addEventListener('DOMContentLoaded', shown);
+      });
   }
   (window.requestIdleCallback || function (f) { setTimeout(f, 200); })(boot);
 })();

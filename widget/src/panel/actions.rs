@@ -9,7 +9,10 @@ use super::attach::Uploads;
 use super::client::{self, ClientError, StreamEnd};
 use super::model::Panel;
 use super::storage;
-use crate::protocol::{ApiCode, CreateVisitor, LeadForm, MessageStatus, Role, SendMessage, Transcript, VisitorCreated};
+use crate::protocol::{
+    ApiCode, CreateVisitor, Identified, Identify, LeadForm, MessageStatus, Role, SendMessage, Transcript,
+    VisitorCreated,
+};
 
 const API: &str = "/api/v1";
 
@@ -44,6 +47,7 @@ impl Panel {
                 ApiCode::TooManyAttachments | ApiCode::TooManyWaitingImages => l.image_limit,
                 ApiCode::AttachmentNotFound => l.image_unavailable,
                 ApiCode::ConversationClosed => l.closed,
+                ApiCode::IdentityRequired => l.sign_in_required,
                 _ => l.error_generic,
             },
             ClientError::Network(_) => l.error_network,
@@ -52,12 +56,20 @@ impl Panel {
     }
 
     async fn ensure_token(&self) -> Result<String, ClientError> {
+        // One visitor per browser, even when a send and an identify both need one at once.
+        while self.token_pending.get_value() {
+            sleep_ms(25).await;
+        }
         if let Some(t) = self.token.get_value() {
             return Ok(t);
         }
+        self.token_pending.set_value(true);
         let agent = self.agent.get_value();
         let body = CreateVisitor { agent: agent.clone(), host_origin: self.host_origin.get_value() };
-        let created: VisitorCreated = client::json("POST", &format!("{API}/visitors"), None, Some(&body)).await?;
+        let created: Result<VisitorCreated, _> =
+            client::json("POST", &format!("{API}/visitors"), None, Some(&body)).await;
+        self.token_pending.set_value(false);
+        let created = created?;
         storage::set(&agent, "token", &created.token);
         self.token.set_value(Some(created.token.clone()));
         Ok(created.token)
@@ -70,9 +82,15 @@ impl Panel {
 
     /// Restores the stored conversation after a (re)load, resuming an answer still being written.
     pub fn boot(self) {
+        let agent = self.agent.get_value();
+        self.token.set_value(storage::get(&agent, "token"));
+        self.show_stored_conversation();
+    }
+
+    /// Loads the conversation kept in storage (if any) into the panel.
+    fn show_stored_conversation(self) {
         spawn_local(async move {
             let agent = self.agent.get_value();
-            self.token.set_value(storage::get(&agent, "token"));
             let (Some(token), Some(conversation)) = (self.token.get_value(), storage::get(&agent, "conversation"))
             else {
                 return;
@@ -111,6 +129,96 @@ impl Panel {
         });
     }
 
+    /// The website's token for its signed-in user (`Parley.identify`): verified by the server,
+    /// which links this browser to the user. Their newest conversation is shown (it may come from
+    /// another device); a refused token leaves the panel anonymous.
+    pub fn identify(self, user_token: String) {
+        self.identifying.set_value(true);
+        spawn_local(async move {
+            self.identify_now(user_token).await;
+            self.identifying.set_value(false);
+        });
+    }
+
+    async fn identify_now(self, user_token: String) {
+        {
+            let agent = self.agent.get_value();
+            let mut attempts = 0;
+            let identified = loop {
+                attempts += 1;
+                let token = match self.ensure_token().await {
+                    Ok(t) => t,
+                    Err(e) => break Err(e),
+                };
+                let body = Identify { agent: agent.clone(), token: user_token.clone() };
+                match client::json::<Identify, Identified>(
+                    "POST",
+                    &format!("{API}/visitors/identify"),
+                    Some(&token),
+                    Some(&body),
+                )
+                .await
+                {
+                    // A token revoked or expired meanwhile: a new visitor, then again.
+                    Err(e) if e.status() == Some(401) && !is_identity_refusal(&e) && attempts < 2 => {
+                        storage::remove(&agent, "token");
+                        self.token.set_value(None);
+                    }
+                    other => break other,
+                }
+            };
+            match identified {
+                Ok(who) => {
+                    if let Some(token) = &who.token {
+                        storage::set(&agent, "token", token);
+                        self.token.set_value(Some(token.clone()));
+                    }
+                    let shown = self.conversation.get_untracked();
+                    self.user.set(Some(who.user.clone()));
+                    super::host::post_event(&self, "identified", &serde_json::json!({ "id": who.user.id }));
+                    // Show the user's newest conversation unless this one is being written or
+                    // is it already.
+                    if who.conversation_id.is_some()
+                        && who.conversation_id != shown
+                        && self.current.get_untracked().is_none()
+                        && !self.busy.get_untracked()
+                    {
+                        if let Some(id) = &who.conversation_id {
+                            storage::set(&agent, "conversation", id);
+                        }
+                        self.clear();
+                        self.show_stored_conversation();
+                    } else if who.token.is_some() && shown.is_some() {
+                        // The other user's conversation is not this one's to see.
+                        self.forget_conversation();
+                    }
+                }
+                Err(e) => {
+                    let code = match &e {
+                        ClientError::Api { error, .. } => error.error.as_str().to_owned(),
+                        ClientError::Network(_) => "network".to_owned(),
+                    };
+                    super::host::post_event(&self, "identity_error", &serde_json::json!({ "code": code }));
+                }
+            }
+        }
+    }
+
+    /// `Parley.logout()`: this browser signs out and starts again as a new anonymous visitor.
+    pub fn logout(self) {
+        if self.current.get_untracked().is_some() {
+            self.stop();
+        }
+        let agent = self.agent.get_value();
+        if let Some(token) = self.token.get_value() {
+            client::fire_and_forget("DELETE", &format!("{API}/visitors/me"), &token);
+        }
+        storage::remove(&agent, "token");
+        self.token.set_value(None);
+        self.user.set(None);
+        self.forget_conversation();
+    }
+
     /// Sends the visitor's message and streams the answer in.
     pub fn send(self, text: String) {
         let text = text.trim().to_owned();
@@ -127,7 +235,12 @@ impl Panel {
         let generation = self.generation.get_value();
         let visitor_msg = self.push_visitor(&text);
         let images = self.take_pending(visitor_msg);
+        super::host::post_event(&self, "message", &serde_json::json!({ "text": text }));
         spawn_local(async move {
+            // A message sent right after `Parley.identify` goes as the user.
+            while self.identifying.get_value() {
+                sleep_ms(25).await;
+            }
             let client_message_id = random_id();
             let mut uploads = Uploads::default();
             let mut attempts = 0;
@@ -154,6 +267,7 @@ impl Panel {
                     message: text.clone(),
                     client_message_id: Some(client_message_id.clone()),
                     attachments,
+                    context: self.page_context.get_value(),
                 };
                 let body = serde_json::to_string(&body).unwrap_or_default();
                 let result =
@@ -358,6 +472,7 @@ impl Panel {
             Ok(_) => {
                 self.lead_submitted.set(true);
                 self.lead_open.set(false);
+                super::host::post_event(self, "lead", &serde_json::json!({ "conversation_id": conversation }));
                 Ok(())
             }
             Err(ClientError::Api { error, .. }) if !error.fields.is_empty() => {
@@ -366,4 +481,9 @@ impl Panel {
             Err(e) => Err(vec![("form".into(), self.error_text(&e))]),
         }
     }
+}
+
+/// A refusal of the website's identity token (as opposed to this browser's own token).
+fn is_identity_refusal(e: &ClientError) -> bool {
+    matches!(e, ClientError::Api { error, .. } if error.error.as_str().starts_with("identity_"))
 }

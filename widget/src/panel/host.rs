@@ -18,6 +18,21 @@ pub fn post(panel: &Panel, kind: &str) {
     let _ = parent.post_message(&message, &origin);
 }
 
+/// Tells the host page's `Parley.on(name, …)` handlers: `{type: "parley:event", name, detail}`.
+pub fn post_event(panel: &Panel, name: &str, detail: &serde_json::Value) {
+    let Some(origin) = panel.host_origin.get_value() else { return };
+    let Some(window) = web_sys::window() else { return };
+    let Ok(Some(parent)) = window.parent() else { return };
+    let message = serde_json::json!({ "type": "parley:event", "name": name, "detail": detail });
+    let Ok(value) = js_sys::JSON::parse(&message.to_string()) else { return };
+    let _ = parent.post_message(&value, &origin);
+}
+
+/// A string field of a host message.
+fn field(data: &wasm_bindgen::JsValue, name: &str) -> Option<String> {
+    js_sys::Reflect::get(data, &name.into()).ok().and_then(|v| v.as_string())
+}
+
 /// When the page goes away (the visitor leaves or closes the tab) while an answer is being
 /// written, the answer is stopped: its upstream calls and tools end at once, the partial text is
 /// kept as `stopped`. (A reload stops it too; a dropped connection does not, it resumes.)
@@ -46,7 +61,9 @@ pub fn close_on_escape(panel: Panel) {
     handler.forget();
 }
 
-/// Listens for the host's commands (`parley:reset`, `parley:focus`).
+/// Listens for the host's commands: `parley:reset`, `parley:focus` / `parley:open`,
+/// `parley:send` (`Parley.open({message})`), `parley:identify`, `parley:logout` and
+/// `parley:context` (`Parley.setContext`).
 pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
     let Some(origin) = panel.host_origin.get_value() else { return };
     let Some(window) = web_sys::window() else { return };
@@ -63,10 +80,27 @@ pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
         if !from_parent {
             return;
         }
-        let kind = js_sys::Reflect::get(&event.data(), &"type".into()).ok().and_then(|v| v.as_string());
-        match kind.as_deref() {
+        let data = event.data();
+        match field(&data, "type").as_deref() {
             Some("parley:reset") => panel.reset(),
             Some("parley:focus") | Some("parley:open") => focus(),
+            Some("parley:send") => {
+                if let Some(text) = field(&data, "message").filter(|t| !t.trim().is_empty()) {
+                    panel.send(text);
+                }
+                focus();
+            }
+            Some("parley:identify") => {
+                if let Some(token) = field(&data, "token").filter(|t| !t.trim().is_empty()) {
+                    panel.identify(token);
+                }
+            }
+            Some("parley:logout") => panel.logout(),
+            Some("parley:context") => {
+                // JSON text, so that what crosses is exactly what the host checked the size of.
+                let context = field(&data, "context").and_then(|t| serde_json::from_str(&t).ok());
+                panel.page_context.set_value(context.filter(|c: &serde_json::Value| !c.is_null()));
+            }
             _ => {}
         }
     });

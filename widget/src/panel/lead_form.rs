@@ -9,8 +9,10 @@ use crate::protocol::{LeadForm, lead_problems};
 #[component]
 pub fn LeadFormView(panel: Panel) -> impl IntoView {
     let labels = panel.labels;
-    let name = RwSignal::new(String::new());
-    let email = RwSignal::new(String::new());
+    // Prefilled with what the website said about its signed-in user.
+    let user = panel.user.get_untracked();
+    let name = RwSignal::new(user.as_ref().and_then(|u| u.name.clone()).unwrap_or_default());
+    let email = RwSignal::new(user.and_then(|u| u.email).unwrap_or_default());
     let phone = RwSignal::new(String::new());
     let message = RwSignal::new(String::new());
     let errors = RwSignal::new(Vec::<(String, String)>::new());

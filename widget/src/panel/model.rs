@@ -5,8 +5,8 @@ use leptos::prelude::*;
 use super::attach::{ImageSrc, MsgImage, Pending};
 use crate::i18n::{Labels, Lang};
 use crate::protocol::{
-    Block, ConversationStatus, MessageStatus, PublicAgentConfig, Role, StreamCode, StreamEvent, ToolCallStatus,
-    Transcript, TranscriptMessage,
+    Block, ConversationStatus, IdentifiedUser, MessageStatus, PublicAgentConfig, Role, StreamCode, StreamEvent,
+    ToolCallStatus, Transcript, TranscriptMessage,
 };
 
 /// A tool call shown under an answer.
@@ -88,6 +88,14 @@ pub struct Panel {
     /// What screen readers are told: each finished answer and each person's message, once
     /// (the message list itself is not live, or every token would be read out).
     pub announce: RwSignal<String>,
+    /// The website's signed-in user, once `Parley.identify` was verified.
+    pub user: RwSignal<Option<IdentifiedUser>>,
+    /// What the host page says about itself (`Parley.setContext`), sent with each message.
+    pub page_context: StoredValue<Option<serde_json::Value>>,
+    /// A visitor token is being made (others wait for it: one visitor per browser).
+    pub token_pending: StoredValue<bool>,
+    /// `Parley.identify` is being verified (a send waits for it, so it goes as the user).
+    pub identifying: StoredValue<bool>,
     next_key: StoredValue<u64>,
     greeting: StoredValue<String>,
 }
@@ -119,6 +127,10 @@ impl Panel {
             accepts_images: config.accepts_images,
             pending: RwSignal::new(Vec::new()),
             announce: RwSignal::new(String::new()),
+            user: RwSignal::new(None),
+            page_context: StoredValue::new(None),
+            token_pending: StoredValue::new(false),
+            identifying: StoredValue::new(false),
             next_key: StoredValue::new(1),
             greeting: StoredValue::new(config.greeting.clone()),
         };
@@ -330,8 +342,16 @@ impl Panel {
                 }
             }
             StreamEvent::Handoff(h) => match h.to.as_str() {
-                "waiting" => self.lead_submitted.set(true),
+                "waiting" => {
+                    self.lead_submitted.set(true);
+                    super::host::post_event(self, "handoff", &serde_json::json!({ "to": "waiting" }));
+                }
                 "human" => {
+                    super::host::post_event(
+                        self,
+                        "handoff",
+                        &serde_json::json!({ "to": "human", "operator": h.operator_name.clone() }),
+                    );
                     self.human.set(Some(h.operator_name.unwrap_or_default()));
                     self.push_note(self.labels.person_joined);
                 }
@@ -362,6 +382,12 @@ impl Panel {
                     // The answer being written, not one replayed from the history.
                     if live {
                         let text = crate::markdown::plain(&msg.text.get_untracked());
+                        // The host page hears of the finished answer (`Parley.on('answer')`).
+                        super::host::post_event(
+                            self,
+                            "answer",
+                            &serde_json::json!({ "text": text, "status": end.status, "message_id": &end.message_id }),
+                        );
                         let said = match msg.error.get_untracked() {
                             Some(error) if !text.contains(&error) => format!("{text}\n{error}"),
                             _ => text,

@@ -257,6 +257,46 @@ pub struct SendMessage {
     /// [`MAX_ATTACHMENTS_PER_MESSAGE`]). With images the text may be empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<String>,
+    /// What the host page says about itself (`Parley.setContext`: the page, the cart…), at most
+    /// [`MAX_PAGE_CONTEXT_BYTES`] as JSON; the model reads it as quoted data for this turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<serde_json::Value>,
+}
+
+/// Largest page context (`Parley.setContext`), in bytes of JSON.
+pub const MAX_PAGE_CONTEXT_BYTES: usize = 2048;
+
+/// `POST /api/v1/visitors/identify`: the host site's signed token for its user (a JWT, HS256,
+/// signed with one of the agent's identity secrets).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identify {
+    pub agent: String,
+    pub token: String,
+}
+
+/// The host site's user, as the panel knows them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IdentifiedUser {
+    /// The host site's user id (the token's `sub`).
+    pub id: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub email: Option<String>,
+}
+
+/// Answer to `POST /api/v1/visitors/identify`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Identified {
+    pub user: IdentifiedUser,
+    /// A new visitor token to use from now on (the browser was another user's); `None`: keep
+    /// the current one.
+    #[serde(default)]
+    pub token: Option<String>,
+    /// The user's newest open conversation (from any of their browsers), to show.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
 }
 
 /// Where a conversation is.

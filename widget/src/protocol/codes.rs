@@ -118,6 +118,26 @@ codes! {
         /// Too many calls: wait `Retry-After` seconds (visitors, messages, uploads, resumes,
         /// lead forms, an agent's turns, open streams).
         RateLimited = "rate_limited",
+        /// Identity: the agent has no identity secret yet.
+        IdentityNotConfigured = "identity_not_configured",
+        /// Identity: the token is not a well-formed JWT, lacks a claim (`sub`, `exp`, `iat`,
+        /// `aud`), or was issued in the future.
+        IdentityInvalid = "identity_invalid",
+        /// Identity: signed with something other than HS256 (`alg: none` included).
+        IdentityAlgorithm = "identity_algorithm",
+        /// Identity: the signature matches none of the agent's identity secrets (a forgery, or
+        /// a secret past its rotation grace period).
+        IdentitySignature = "identity_signature",
+        /// Identity: the token's `exp` has passed.
+        IdentityExpired = "identity_expired",
+        /// Identity: the token's `aud` is not this agent's key.
+        IdentityAudience = "identity_audience",
+        /// Identity: the token lives longer (`exp` - `iat`) than the agent accepts.
+        IdentityLifetime = "identity_lifetime",
+        /// The agent only talks to visitors the host site identified (`Parley.identify`).
+        IdentityRequired = "identity_required",
+        /// A page context (`Parley.setContext`) over 2 KB.
+        ContextTooLarge = "context_too_large",
         /// Something failed on the server; details are in its log only.
         Internal = "internal",
         /// The server is shutting down or cannot reach its database: nothing was done; try again

@@ -133,7 +133,7 @@ async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<
 #[server(input = Json)]
 pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
     use crate::server::store::agents::{self, AgentLimits, NewAgent, SaveError};
-    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let AdminUser { state, user } = AdminUser::extract().await?;
     let db = state.engine.db();
     let existing = match &form.id {
         Some(id) => Some(agents::by_id(db, id).await?.ok_or(ConsoleError::NotFound)?),
@@ -184,6 +184,15 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
     };
     agents::set_limits(db, &id, &limits).await?;
     state.engine.agents_changed();
+    let mut changed = Vec::new();
+    if existing.as_ref().is_some_and(|a| a.system_prompt != new.system_prompt) {
+        changed.push("system prompt");
+    }
+    if !form.new_api_key.trim().is_empty() {
+        changed.push("provider key");
+    }
+    let action = if existing.is_some() { "agent.update" } else { "agent.create" };
+    state.engine.audit(Some(&user), action, Some(&new.public_key), &changed.join(", ")).await;
     Ok(Saved { id: Some(id), errors: vec![] })
 }
 

@@ -41,25 +41,23 @@ fn nest_expert_calls(
     out
 }
 
-/// Conversations a page at a time; `agent` and `status` filter.
+/// Conversations a page at a time; `agent`, `status` and `user` (the host site's user id of an
+/// identified visitor) filter.
 #[server]
 pub async fn conversations(
     agent: Option<String>,
     status: Option<String>,
     page: i64,
+    #[server(default)] user: Option<String>,
 ) -> Result<Page<ConversationItem>, ConsoleError> {
     use super::paging::{Paging, filter};
+    use crate::server::store::console::ConversationFilter;
     let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
     let paging = Paging::new(page);
-    let (agent, status) = (filter(agent), filter(status));
-    let (rows, total) = crate::server::store::console::conversations(
-        state.engine.db(),
-        agent.as_deref(),
-        status.as_deref(),
-        paging.offset(),
-        paging.limit(),
-    )
-    .await?;
+    let (agent, status, user) = (filter(agent), filter(status), filter(user));
+    let by = ConversationFilter { agent_id: agent.as_deref(), status: status.as_deref(), user: user.as_deref() };
+    let (rows, total) =
+        crate::server::store::console::conversations(state.engine.db(), by, paging.offset(), paging.limit()).await?;
     Ok(paging.of(rows.into_iter().map(item).collect(), total))
 }
 
@@ -69,12 +67,14 @@ fn item(r: crate::server::store::console::ConversationRow) -> ConversationItem {
         id: r.id,
         agent_name: r.agent_name,
         visitor: r.visitor_id.chars().rev().take(6).collect::<String>().chars().rev().collect(),
+        visitor_id: r.visitor_id.clone(),
         status: r.status,
         claimed_by: r.claimed_by_name,
         last_message: r.last_message.unwrap_or_default().chars().take(140).collect(),
         messages: r.messages,
         lead_submitted: r.lead_submitted != 0,
         updated_at: r.updated_at,
+        user: r.user_subject.map(|id| crate::console::types::UserLabel { id, name: r.user_name, email: r.user_email }),
     }
 }
 
@@ -169,28 +169,39 @@ fn takeover_error(e: crate::server::engine::takeover::TakeoverError) -> ConsoleE
 #[server]
 pub async fn claim(id: String) -> Result<bool, ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
-    state.engine.claim(&id, &user).await.map_err(takeover_error)
+    let claimed = state.engine.claim(&id, &user).await.map_err(takeover_error)?;
+    if claimed {
+        state.engine.audit(Some(&user), "conversation.claim", Some(&id), "").await;
+    }
+    Ok(claimed)
 }
 
 /// Hands the conversation back to the model.
 #[server]
 pub async fn release(id: String) -> Result<(), ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
-    state.engine.release(&id, &user).await.map_err(takeover_error)
+    state.engine.release(&id, &user).await.map_err(takeover_error)?;
+    state.engine.audit(Some(&user), "conversation.release", Some(&id), "").await;
+    Ok(())
 }
 
 /// Closes the conversation: nobody answers it any more.
 #[server]
 pub async fn close_conversation(id: String) -> Result<(), ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
-    state.engine.close(&id, &user).await.map_err(takeover_error)
+    state.engine.close(&id, &user).await.map_err(takeover_error)?;
+    state.engine.audit(Some(&user), "conversation.close", Some(&id), "").await;
+    Ok(())
 }
 
 /// Sends the visitor a message from the person holding the conversation; the answer is its id.
 #[server]
 pub async fn reply(id: String, text: String) -> Result<String, ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
-    state.engine.operator_reply(&id, &user, &text).await.map_err(takeover_error)
+    let message = state.engine.operator_reply(&id, &user, &text).await.map_err(takeover_error)?;
+    // Who replied where, never what.
+    state.engine.audit(Some(&user), "conversation.reply", Some(&id), &format!("message {message}")).await;
+    Ok(message)
 }
 
 /// Shows the visitor that the operator is typing.

@@ -64,7 +64,7 @@ pub async fn expert_editor(name: String) -> Result<(ExpertForm, Vec<ToolInfo>, V
 /// edited on its own page); the copy's name. A copy that exists already is kept.
 #[server]
 pub async fn copy_expert(name: String, agent_id: String) -> Result<String, ConsoleError> {
-    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let AdminUser { state, user } = AdminUser::extract().await?;
     let engine = &state.engine;
     let agent = crate::server::store::agents::by_id(engine.db(), &agent_id)
         .await?
@@ -75,17 +75,19 @@ pub async fn copy_expert(name: String, agent_id: String) -> Result<String, Conso
             .await?
             .ok_or(ConsoleError::NotFound)?;
     engine.reload_prices().await.map_err(ConsoleError::internal)?;
+    engine.audit(Some(&user), "expert.copy", Some(&copy), &format!("of {name} for {}", agent.public_key)).await;
     Ok(copy)
 }
 
 /// Deletes a coordinator's own copy: it has the shared expert again.
 #[server]
 pub async fn delete_expert_copy(name: String) -> Result<(), ConsoleError> {
-    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let AdminUser { state, user } = AdminUser::extract().await?;
     if !crate::server::store::experts::delete_copy(state.engine.db(), &name).await? {
         return Err(ConsoleError::NotFound);
     }
     state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
+    state.engine.audit(Some(&user), "expert.delete", Some(&name), "a coordinator's copy").await;
     Ok(())
 }
 
@@ -93,7 +95,7 @@ pub async fn delete_expert_copy(name: String) -> Result<(), ConsoleError> {
 /// [`Saved::errors`] and nothing is written.
 #[server(input = Json)]
 pub async fn save_expert(form: ExpertForm) -> Result<Saved, ConsoleError> {
-    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let AdminUser { state, user } = AdminUser::extract().await?;
     stored(&state, &form.name).await?;
     let catalogue = catalogue(&state);
     let names: Vec<&str> = catalogue.iter().map(|(n, _)| n.as_str()).collect();
@@ -105,6 +107,7 @@ pub async fn save_expert(form: ExpertForm) -> Result<Saved, ConsoleError> {
         return Err(ConsoleError::NotFound);
     }
     state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
+    state.engine.audit(Some(&user), "expert.update", Some(&expert.name), "prompt and settings").await;
     Ok(Saved { id: Some(expert.name), errors: vec![] })
 }
 

@@ -59,7 +59,7 @@ pub async fn save_http_tool(form: HttpToolForm) -> Result<Saved, ConsoleError> {
     use crate::console::types::FieldError;
     use crate::server::engine::tools::http_tool::{self, HttpToolInput};
     use crate::server::store::http_tools::{self, SaveError};
-    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let AdminUser { state, user } = AdminUser::extract().await?;
     let engine = &state.engine;
     // Names an owner's tool may not take: the tools Parley ships and the experts' `invoke_*`.
     let owned: Vec<String> = http_tools::list(engine.db()).await?.into_iter().map(|t| t.name).collect::<Vec<_>>();
@@ -95,16 +95,19 @@ pub async fn save_http_tool(form: HttpToolForm) -> Result<Saved, ConsoleError> {
         Err(SaveError::Db(e)) => return Err(e.into()),
     };
     engine.reload_tools().await.map_err(ConsoleError::internal)?;
+    let changed = if form.headers.trim().is_empty() { "" } else { "headers" };
+    engine.audit(Some(&user), "tool.save", Some(&fields.name), changed).await;
     Ok(Saved { id: Some(id), errors: vec![] })
 }
 
 /// Deletes a tool: agents stop being offered it at once.
 #[server]
 pub async fn delete_http_tool(id: String) -> Result<(), ConsoleError> {
-    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let AdminUser { state, user } = AdminUser::extract().await?;
     if !crate::server::store::http_tools::delete(state.engine.db(), &id).await? {
         return Err(ConsoleError::NotFound);
     }
     state.engine.reload_tools().await.map_err(ConsoleError::internal)?;
+    state.engine.audit(Some(&user), "tool.delete", Some(&id), "").await;
     Ok(())
 }

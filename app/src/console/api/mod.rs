@@ -6,6 +6,7 @@
 #[cfg(feature = "ssr")]
 pub mod access;
 pub mod agents;
+pub mod audit;
 pub mod auth;
 #[cfg(feature = "ssr")]
 pub mod checks;
@@ -13,6 +14,7 @@ pub mod conversations;
 pub mod dashboard;
 pub mod experts;
 pub mod http_tools;
+pub mod identity;
 pub mod knowledge;
 pub mod leads;
 pub mod models;

@@ -39,7 +39,7 @@ pub async fn create_token(
     #[server(default)] modules: String,
 ) -> Result<NewToken, ConsoleError> {
     use crate::server::store::mcp_tokens;
-    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let AdminUser { state, user } = AdminUser::extract().await?;
     let db = state.engine.db();
     let feature_set = mcp_tokens::FeatureSet::parse(&feature_set)
         .ok_or_else(|| ConsoleError::invalid("feature_set", "Choose base or detail."))?;
@@ -50,6 +50,7 @@ pub async fn create_token(
     super::checks::agent(db, &agent_id).await?;
     let now = state.engine.now_ms();
     let (t, token) = mcp_tokens::create(db, &agent_id, name, feature_set, output, modules.as_deref(), now).await?;
+    state.engine.audit(Some(&user), "mcp_token.create", Some(&t.id), &format!("{} for agent {agent_id}", t.name)).await;
     let base = state.http.public_url.trim_end_matches('/');
     Ok(NewToken {
         id: t.id,
@@ -62,7 +63,11 @@ pub async fn create_token(
 /// Revokes a token: clients using it are refused from now on.
 #[server]
 pub async fn revoke_token(id: String) -> Result<(), ConsoleError> {
-    let AdminUser { state, .. } = AdminUser::extract().await?;
+    let AdminUser { state, user } = AdminUser::extract().await?;
     let done = crate::server::store::mcp_tokens::revoke(state.engine.db(), &id, None, state.engine.now_ms()).await?;
-    if done { Ok(()) } else { Err(ConsoleError::NotFound) }
+    if !done {
+        return Err(ConsoleError::NotFound);
+    }
+    state.engine.audit(Some(&user), "mcp_token.revoke", Some(&id), "").await;
+    Ok(())
 }

@@ -2,12 +2,14 @@
 
 mod dashboard;
 mod http_tools;
+mod identity;
 
 use parley_widget::protocol::Block;
 use serde::{Deserialize, Serialize};
 
 pub use dashboard::{AgentSpend, Dashboard, DayUsage, UnpricedPrice};
 pub use http_tools::{EmbeddingCounts, HttpToolForm, HttpToolItem};
+pub use identity::{AuditItem, DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret, SecretItem, UserItem, UserLabel};
 
 /// The signed-in person.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -68,6 +70,12 @@ pub struct ConversationItem {
     pub messages: i64,
     pub lead_submitted: bool,
     pub updated_at: i64,
+    /// The host site's user, when it identified the visitor.
+    #[serde(default)]
+    pub user: Option<UserLabel>,
+    /// The whole visitor id (exports and deletions name it).
+    #[serde(default)]
+    pub visitor_id: String,
 }
 
 /// A tool call of an answer.

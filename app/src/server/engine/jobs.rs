@@ -21,6 +21,8 @@ pub enum Job {
     DeleteUnsentImages,
     /// Knowledge chunks without a vector get one (when an embeddings endpoint is configured).
     EmbedKnowledge,
+    /// Conversations past their agent's retention period are deleted.
+    Retention,
 }
 
 impl Job {
@@ -31,6 +33,7 @@ impl Job {
             Job::DeleteExpiredSessions => "delete_expired_sessions",
             Job::DeleteUnsentImages => "delete_unsent_images",
             Job::EmbedKnowledge => "embed_knowledge",
+            Job::Retention => "retention",
         }
     }
 
@@ -40,7 +43,9 @@ impl Job {
         match self {
             // Ticks every 2 s; a little under it, so that a tick arriving a moment early runs.
             Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_millis(1_500),
-            Job::ForgetWebhookIds | Job::DeleteExpiredSessions | Job::DeleteUnsentImages => Duration::from_secs(3_600),
+            Job::ForgetWebhookIds | Job::DeleteExpiredSessions | Job::DeleteUnsentImages | Job::Retention => {
+                Duration::from_secs(3_600)
+            }
         }
     }
 
@@ -48,7 +53,9 @@ impl Job {
     pub fn tick(self) -> Duration {
         match self {
             Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_secs(2),
-            Job::ForgetWebhookIds | Job::DeleteExpiredSessions | Job::DeleteUnsentImages => Duration::from_secs(60),
+            Job::ForgetWebhookIds | Job::DeleteExpiredSessions | Job::DeleteUnsentImages | Job::Retention => {
+                Duration::from_secs(60)
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod context;
 pub mod experts;
 pub mod fetch;
 pub mod hub;
+pub mod identity;
 pub mod jobs;
 pub mod knowledge;
 pub mod lang;
@@ -17,6 +18,7 @@ pub mod outbound;
 mod owner_tools;
 pub mod payments;
 pub mod pricing;
+pub mod privacy;
 pub mod provider;
 pub mod recovery;
 pub mod relay;
@@ -403,7 +405,7 @@ impl Engine {
             return Ok(None);
         }
         if now - visitor.last_seen_at >= TOUCH_EVERY_MS {
-            visitors::touch(&self.0.db, &visitor.id, now).await?;
+            visitors::touch(&self.0.db, &visitor.token_id, now).await?;
             visitor.last_seen_at = now;
         }
         self.0.visitors.put(token, visitor.clone());

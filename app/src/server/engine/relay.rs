@@ -45,6 +45,8 @@ pub enum Live {
     Typing { c: String, w: String, on: bool },
     /// Stop the conversation's running turn, wherever it runs.
     Cancel { c: String },
+    /// Visitor tokens changed (identified, signed out): forget cached ones.
+    Visitors,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -254,6 +256,7 @@ impl Engine {
                         lease.cancel_turn();
                     }
                 }
+                Live::Visitors => self.forget_visitors(),
             }
         }
     }

@@ -82,6 +82,32 @@ pub struct Agent {
     /// Origins allowed to embed the widget; empty means any.
     pub allowed_origins: Vec<String>,
     pub limits: AgentLimits,
+    /// Signed identity from the host site (issue 16).
+    pub identity: IdentitySettings,
+}
+
+/// How an agent treats the host site's signed identity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IdentitySettings {
+    /// Only identified visitors may chat.
+    pub required: bool,
+    /// The longest lifetime (`exp` - `iat`) of a token accepted, in seconds.
+    pub max_age_secs: i64,
+    /// Conversations last active longer ago than this are deleted; `None`: kept. (With the
+    /// identity settings: both are about the people who chat.)
+    pub retention_days: Option<i64>,
+}
+
+/// Shortest and longest retention period, in days.
+pub const RETENTION_DAYS: std::ops::RangeInclusive<i64> = 1..=3650;
+
+/// Shortest and longest token lifetime an agent may accept, in seconds (one minute to 30 days).
+pub const IDENTITY_MAX_AGES: std::ops::RangeInclusive<i64> = 60..=30 * 24 * 3600;
+
+impl Default for IdentitySettings {
+    fn default() -> Self {
+        IdentitySettings { required: false, max_age_secs: 24 * 3600, retention_days: None }
+    }
 }
 
 /// The guards of an agent's turns (seed 003).
@@ -210,6 +236,9 @@ struct AgentRow {
     max_turns: Option<i64>,
     daily_cap_usd: Option<f64>,
     max_tokens: Option<i64>,
+    identity_required: i64,
+    identity_max_age_secs: i64,
+    retention_days: Option<i64>,
 }
 
 impl AgentRow {
@@ -258,6 +287,11 @@ impl AgentRow {
                 daily_cap_usd: r.daily_cap_usd,
                 max_tokens: r.max_tokens.and_then(|n| u32::try_from(n).ok()),
             },
+            identity: IdentitySettings {
+                required: r.identity_required != 0,
+                max_age_secs: r.identity_max_age_secs,
+                retention_days: r.retention_days,
+            },
         })
     }
 }
@@ -289,7 +323,7 @@ fn no_secret_key() -> DbError {
 
 const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_tools, provider, base_url, \
     api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, language, look, \
-    allowed_origins, budget_usd, max_turns, daily_cap_usd, max_tokens";
+    allowed_origins, budget_usd, max_turns, daily_cap_usd, max_tokens, identity_required, identity_max_age_secs, retention_days";
 
 /// The agent with this embed key.
 pub async fn by_public_key(db: &Db, key: &str) -> Result<Option<Agent>, DbError> {
@@ -433,4 +467,27 @@ pub async fn set_limits(db: &Db, id: &str, limits: &AgentLimits) -> Result<(), D
         .await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Stores an agent's identity settings; `false` when there is no such agent.
+pub async fn set_identity(db: &Db, id: &str, settings: &IdentitySettings, now: i64) -> Result<bool, DbError> {
+    let done = sqlx::query(
+        "UPDATE agents SET identity_required = $2, identity_max_age_secs = $3, retention_days = $4, updated_at = $5 \
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(i64::from(settings.required))
+    .bind(settings.max_age_secs)
+    .bind(settings.retention_days)
+    .bind(now)
+    .execute(db.writer())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Agents with a retention period: `(id, days)`.
+pub async fn with_retention(db: &Db) -> Result<Vec<(String, i64)>, DbError> {
+    sqlx::query_as("SELECT id, retention_days FROM agents WHERE retention_days IS NOT NULL")
+        .fetch_all(&mut *db.read().await?)
+        .await
 }

@@ -20,53 +20,70 @@ pub struct ConversationRow {
     pub updated_at: i64,
     pub last_message: Option<String>,
     pub messages: i64,
+    /// The host site's user, when it identified the visitor: id, name, email.
+    pub user_subject: Option<String>,
+    pub user_name: Option<String>,
+    pub user_email: Option<String>,
+}
+
+/// The identified user of a conversation's visitor (joined as `eu`).
+const USER_JOIN: &str = "LEFT JOIN end_users eu ON eu.visitor_id = c.visitor_id";
+const USER_COLUMNS: &str = "eu.subject AS user_subject, eu.name AS user_name, eu.email AS user_email";
+
+/// What a conversation list is filtered by (each `None`: any).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConversationFilter<'a> {
+    pub agent_id: Option<&'a str>,
+    pub status: Option<&'a str>,
+    /// The host site's user id (`sub`) of an identified visitor.
+    pub user: Option<&'a str>,
 }
 
 /// One page of conversations, most recently active first, and how many match.
 pub async fn conversations(
     db: &Db,
-    agent_id: Option<&str>,
-    status: Option<&str>,
+    filter: ConversationFilter<'_>,
     offset: i64,
     limit: i64,
 ) -> Result<(Vec<ConversationRow>, i64), DbError> {
-    let rows = sqlx::query_as(
+    const WHERE: &str = "WHERE ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.status = $2) \
+         AND ($3 IS NULL OR eu.subject = $3)";
+    let sql = format!(
         "SELECT c.id, c.agent_id, a.name AS agent_name, c.visitor_id, c.status, c.claimed_by, u.name AS claimed_by_name, \
          c.lead_submitted, c.created_at, c.updated_at, \
          (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.content <> '' \
           ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS last_message, \
-         (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages \
-         FROM conversations c JOIN agents a ON a.id = c.agent_id LEFT JOIN users u ON u.id = c.claimed_by \
-         WHERE ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.status = $2) \
-         ORDER BY c.updated_at DESC, c.id LIMIT $3 OFFSET $4",
-    )
-    .bind(agent_id)
-    .bind(status)
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(&mut *db.read().await?)
-    .await?;
-    let total: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM conversations c WHERE ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.status = $2)",
-    )
-    .bind(agent_id)
-    .bind(status)
-    .fetch_one(&mut *db.read().await?)
-    .await?;
+         (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages, {USER_COLUMNS} \
+         FROM conversations c JOIN agents a ON a.id = c.agent_id LEFT JOIN users u ON u.id = c.claimed_by {USER_JOIN} \
+         {WHERE} ORDER BY c.updated_at DESC, c.id LIMIT $4 OFFSET $5"
+    );
+    let rows = sqlx::query_as(&sql)
+        .bind(filter.agent_id)
+        .bind(filter.status)
+        .bind(filter.user)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&mut *db.read().await?)
+        .await?;
+    let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM conversations c {USER_JOIN} {WHERE}"))
+        .bind(filter.agent_id)
+        .bind(filter.status)
+        .bind(filter.user)
+        .fetch_one(&mut *db.read().await?)
+        .await?;
     Ok((rows, total))
 }
 
 /// One conversation as the list shows it (without its last message).
 pub async fn conversation(db: &Db, id: &str) -> Result<Option<ConversationRow>, DbError> {
-    sqlx::query_as(
+    let sql = format!(
         "SELECT c.id, c.agent_id, a.name AS agent_name, c.visitor_id, c.status, c.claimed_by, u.name AS claimed_by_name, \
          c.lead_submitted, c.created_at, c.updated_at, NULL AS last_message, \
-         (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages \
-         FROM conversations c JOIN agents a ON a.id = c.agent_id LEFT JOIN users u ON u.id = c.claimed_by WHERE c.id = $1",
-    )
-    .bind(id)
-    .fetch_optional(&mut *db.read().await?)
-    .await
+         (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages, {USER_COLUMNS} \
+         FROM conversations c JOIN agents a ON a.id = c.agent_id LEFT JOIN users u ON u.id = c.claimed_by {USER_JOIN} \
+         WHERE c.id = $1"
+    );
+    sqlx::query_as(&sql).bind(id).fetch_optional(&mut *db.read().await?).await
 }
 
 /// The dashboard's counts of the day that began at `today` (Unix ms) and of what is waiting.

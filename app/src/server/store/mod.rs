@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod attachments;
+pub mod audit;
 pub mod batch;
 pub mod chunk_vectors;
 pub mod console;
@@ -13,6 +14,7 @@ pub mod credentials;
 pub mod events;
 pub mod experts;
 pub mod http_tools;
+pub mod identity;
 pub mod jobs;
 pub mod knowledge;
 pub mod leads;
@@ -23,6 +25,7 @@ pub mod messages;
 pub mod news;
 pub mod orders;
 pub mod prices;
+pub mod privacy;
 #[cfg(test)]
 mod schema_doc;
 pub mod script;

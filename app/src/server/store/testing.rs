@@ -25,6 +25,7 @@ pub fn agent(capabilities: &[&str], enabled_tools: Option<&[&str]>) -> Agent {
         starters: Vec::new(),
         allowed_origins: vec![],
         limits: AgentLimits::default(),
+        identity: super::agents::IdentitySettings::default(),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Visitors: anonymous people chatting in a widget, known by a bearer token the panel keeps.
-//! Only a SHA-256 hash of the token is stored.
+//! Visitors: people chatting in a widget, known by a bearer token the panel keeps. Only a
+//! SHA-256 hash of the token is stored. A token of an identified user's browser stands for the
+//! user's visitor row (see [`super::identity`]).
 
 use sha2::{Digest, Sha256};
 use sqlx::FromRow;
@@ -8,13 +9,28 @@ use super::{Db, DbError, new_id};
 
 #[derive(Clone, Debug, PartialEq, FromRow)]
 pub struct Visitor {
+    /// The visitor whose data this token reaches: the token's own row, or the user's row for a
+    /// browser of an identified user.
     pub id: String,
+    /// The token's own row (its use, its revocation).
+    pub token_id: String,
     pub agent_id: String,
     pub host_origin: Option<String>,
     /// When the token was last used (moved forward at most once a minute).
     pub last_seen_at: i64,
     /// When the token was revoked; a revoked token is refused.
     pub revoked_at: Option<i64>,
+    /// The host site's user, when the visitor is identified: their id (`sub`), name and email.
+    pub user_subject: Option<String>,
+    pub user_name: Option<String>,
+    pub user_email: Option<String>,
+}
+
+impl Visitor {
+    /// Identified by the host site.
+    pub fn is_identified(&self) -> bool {
+        self.user_subject.is_some()
+    }
 }
 
 /// A new random visitor token (`pv_` + 43 characters of base64url).
@@ -50,19 +66,27 @@ pub async fn create(
     .execute(db.writer())
     .await?;
     Ok(Visitor {
+        token_id: id.clone(),
         id,
         agent_id: agent_id.to_owned(),
         host_origin: host_origin.map(str::to_owned),
         last_seen_at: now,
         revoked_at: None,
+        user_subject: None,
+        user_name: None,
+        user_email: None,
     })
 }
 
 pub async fn by_token(db: &Db, token: &str) -> Result<Option<Visitor>, DbError> {
-    sqlx::query_as("SELECT id, agent_id, host_origin, last_seen_at, revoked_at FROM visitors WHERE token_hash = $1")
-        .bind(hash_token(token))
-        .fetch_optional(&mut *db.read().await?)
-        .await
+    sqlx::query_as(
+        "SELECT COALESCE(v.acts_as, v.id) AS id, v.id AS token_id, v.agent_id, v.host_origin, v.last_seen_at, \
+         v.revoked_at, u.subject AS user_subject, u.name AS user_name, u.email AS user_email \
+         FROM visitors v LEFT JOIN end_users u ON u.visitor_id = COALESCE(v.acts_as, v.id) WHERE v.token_hash = $1",
+    )
+    .bind(hash_token(token))
+    .fetch_optional(&mut *db.read().await?)
+    .await
 }
 
 /// Marks the token as used at `now`.
@@ -75,12 +99,24 @@ pub async fn touch(db: &Db, id: &str, now: i64) -> Result<(), DbError> {
     Ok(())
 }
 
-/// Revokes a visitor's token; `false` when there is no such visitor or it was revoked already.
+/// Revokes a visitor's tokens (an identified user's: on every browser); `false` when there is no
+/// such visitor or it was revoked already.
 pub async fn revoke(db: &Db, id: &str, now: i64) -> Result<bool, DbError> {
-    let done = sqlx::query("UPDATE visitors SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
-        .bind(id)
+    let done =
+        sqlx::query("UPDATE visitors SET revoked_at = $2 WHERE (id = $1 OR acts_as = $1) AND revoked_at IS NULL")
+            .bind(id)
+            .bind(now)
+            .execute(db.writer())
+            .await?;
+    Ok(done.rows_affected() >= 1)
+}
+
+/// Revokes one browser's token only (a sign-out); the data it reached stays.
+pub async fn revoke_token(db: &Db, token_id: &str, now: i64) -> Result<(), DbError> {
+    sqlx::query("UPDATE visitors SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+        .bind(token_id)
         .bind(now)
         .execute(db.writer())
         .await?;
-    Ok(done.rows_affected() == 1)
+    Ok(())
 }

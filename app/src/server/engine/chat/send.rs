@@ -27,6 +27,7 @@ use crate::server::store::visitors::Visitor;
 impl Engine {
     /// Sends a visitor message and starts the assistant's answer. The message is committed before
     /// the model is called. Sending again with the same `client_message_id` resumes that turn.
+    #[allow(clippy::too_many_arguments)]
     pub async fn send(
         &self,
         agent: Arc<Agent>,
@@ -35,6 +36,7 @@ impl Engine {
         text: &str,
         client_message_id: Option<&str>,
         attachments: &[String],
+        page_context: Option<String>,
     ) -> Result<Started, ChatError> {
         if visitor.agent_id != agent.id {
             return Err(ChatError::NotFound);
@@ -177,6 +179,10 @@ impl Engine {
         let window = self.prices().lookup(&agent.provider.model).map(|p| p.context_window);
         let history_limit = usize::try_from(self.settings().history_limit).unwrap_or(20);
         attachments::mark_history(&mut known.history, &sent);
+        if visitor.is_identified() {
+            known.user = Some((visitor.user_name.clone(), visitor.user_email.clone()));
+        }
+        known.page_context = page_context;
         let (mut messages, compaction) =
             context::build(&agent, &experts, &known, text, &this_turn, window, history_limit);
         attachments::attach(&mut messages, images.images);

@@ -130,6 +130,12 @@ impl Engine {
                 {
                     tracing::warn!(error = %e, "forgetting old payment webhook ids");
                 }
+                if n % per_minute == 1
+                    && engine.claim_job(Job::Retention).await
+                    && let Err(e) = engine.apply_retention().await
+                {
+                    tracing::warn!(error = %e, "deleting conversations past their retention period");
+                }
                 if n.is_multiple_of(5)
                     && let Err(e) = engine.services().knowledge.refresh_if_changed().await
                 {
