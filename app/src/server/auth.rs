@@ -230,11 +230,17 @@ pub async fn sign_in(
         None => (None, auth.dummy_hash.clone()),
     };
     let verified = auth.verify(password.to_owned(), hash).await?;
-    let Some(user) = user.filter(|_| verified) else { return Err(AuthError::BadCredentials) };
+    let Some(user) = user.filter(|_| verified) else {
+        // The audit log keeps the address a refused sign-in gave (both sign-in paths).
+        let given: String = email.chars().take(100).collect();
+        engine.audit_as(None, &given, "sign_in.refused", None, &format!("from {ip}")).await;
+        return Err(AuthError::BadCredentials);
+    };
     auth.throttle.succeeded(&email);
     session.cycle_id().await.map_err(|_| AuthError::Internal)?;
     session.insert(USER_KEY, &user.id).await.map_err(|_| AuthError::Internal)?;
     let _ = users::touch_login(engine.db(), &user.id, engine.now_ms()).await;
+    engine.audit(Some(&user), "sign_in", None, &format!("from {ip}")).await;
     Ok(user)
 }
 

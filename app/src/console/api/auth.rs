@@ -21,18 +21,10 @@ pub async fn sign_in(email: String, password: String) -> Result<Me, ConsoleError
     use crate::server::auth;
     let SameSite { state, session } = SameSite::extract().await?;
     let ip = client_ip(&state).await?;
+    // (Both sign-in paths are recorded in the audit log by `auth::sign_in`.)
     match auth::sign_in(&state.engine, &state.auth, &session, ip, &email, &password).await {
-        Ok(u) => {
-            state.engine.audit(Some(&u), "sign_in", None, &format!("from {ip}")).await;
-            Ok(me(u))
-        }
-        Err(e) => {
-            if matches!(e, auth::AuthError::BadCredentials) {
-                let address = email.trim().chars().take(100).collect::<String>();
-                state.engine.audit_as(None, &address, "sign_in.refused", None, &format!("from {ip}")).await;
-            }
-            Err(refusal(e))
-        }
+        Ok(u) => Ok(me(u)),
+        Err(e) => Err(refusal(e)),
     }
 }
 
