@@ -4,7 +4,7 @@
 use anyhow::Context;
 use parley_app::server::engine::clock::{Clock, SystemClock};
 use parley_app::server::engine::privacy::Person;
-use parley_app::server::store::{Db, agents, audit, identity, privacy};
+use parley_app::server::store::{Db, agents, audit, identity, privacy, visitors};
 use parley_server::Config;
 
 use super::open_db;
@@ -33,11 +33,8 @@ async fn find(db: &Db, a: &PersonArgs) -> anyhow::Result<(Person, String)> {
             Ok((Person::User { agent_id: agent.id, subject: user.clone() }, row.visitor_id))
         }
         (None, None, Some(visitor)) => {
-            let row: Option<(String,)> = sqlx::query_as("SELECT COALESCE(acts_as, id) FROM visitors WHERE id = $1")
-                .bind(visitor)
-                .fetch_optional(db.pool())
-                .await?;
-            let (row,) = row.with_context(|| format!("no visitor with id {visitor}"))?;
+            let row =
+                visitors::person_of(db, visitor).await?.with_context(|| format!("no visitor with id {visitor}"))?;
             Ok((Person::Visitor(visitor.clone()), row))
         }
         _ => anyhow::bail!("name a person: --agent KEY --user USER_ID, or --visitor VISITOR_ID"),

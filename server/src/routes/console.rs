@@ -151,15 +151,18 @@ async fn leads_csv(
         out.push_str(&row.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(","));
         out.push('\n');
     }
-    Ok((
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
-            (header::CONTENT_DISPOSITION, "attachment; filename=\"leads.csv\""),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        out,
-    )
-        .into_response())
+    Ok(download("text/csv; charset=utf-8", "leads.csv", out))
+}
+
+/// A file the browser saves (`Content-Disposition: attachment`), never cached.
+fn download(content_type: &'static str, filename: &str, body: String) -> Response {
+    let disposition = format!("attachment; filename=\"{filename}\"");
+    let headers = [
+        (header::CONTENT_TYPE, content_type.to_owned()),
+        (header::CONTENT_DISPOSITION, disposition),
+        (header::CACHE_CONTROL, "no-store".to_owned()),
+    ];
+    (headers, body).into_response()
 }
 
 #[derive(Deserialize)]
@@ -183,25 +186,12 @@ async fn export_json(
     use parley_app::server::engine::privacy::Person;
     use parley_app::server::store::users::Role;
     let me = authorize(&state.engine, &session, &headers, Some(Role::Admin)).await.map_err(refused)?;
-    let who = match (q.visitor.trim(), q.user.trim()) {
-        (v, _) if !v.is_empty() => Person::Visitor(v.to_owned()),
-        (_, u) if !u.is_empty() && !q.agent_id.is_empty() => {
-            Person::User { agent_id: q.agent_id.clone(), subject: u.to_owned() }
-        }
-        _ => return Err(ApiFailure::new(ApiCode::InvalidBody, "Name a visitor, or a user of an agent.")),
-    };
+    let who = Person::named(&q.agent_id, &q.user, &q.visitor)
+        .ok_or_else(|| ApiFailure::new(ApiCode::InvalidBody, "Name a visitor, or a user of an agent."))?;
     let data = state.engine.export_person(&who).await?.ok_or_else(|| ApiFailure::not_found("Person"))?;
     state.engine.audit(Some(&me), "person.export", Some(&who.audit_label()), "download").await;
     let body = serde_json::to_string_pretty(&data).map_err(|_| ApiFailure::internal())?;
-    Ok((
-        [
-            (header::CONTENT_TYPE, "application/json; charset=utf-8"),
-            (header::CONTENT_DISPOSITION, "attachment; filename=\"parley-export.json\""),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        body,
-    )
-        .into_response())
+    Ok(download("application/json; charset=utf-8", "parley-export.json", body))
 }
 
 #[cfg(test)]

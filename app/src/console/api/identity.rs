@@ -122,12 +122,8 @@ fn person(
     user: String,
     visitor: String,
 ) -> Result<crate::server::engine::privacy::Person, ConsoleError> {
-    use crate::server::engine::privacy::Person;
-    match (visitor.trim(), user.trim()) {
-        (v, _) if !v.is_empty() => Ok(Person::Visitor(v.to_owned())),
-        (_, u) if !u.is_empty() && !agent_id.is_empty() => Ok(Person::User { agent_id, subject: u.to_owned() }),
-        _ => Err(ConsoleError::invalid("user", "Name a visitor, or a user of an agent.")),
-    }
+    crate::server::engine::privacy::Person::named(&agent_id, &user, &visitor)
+        .ok_or_else(|| ConsoleError::invalid("user", "Name a visitor, or a user of an agent."))
 }
 
 /// Everything stored about a person, as JSON text (the page offers it as a download).

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::Engine;
 use crate::server::store::privacy::{self, Deleted};
-use crate::server::store::{DbError, agents, identity};
+use crate::server::store::{DbError, agents, identity, visitors};
 
 /// Milliseconds in a day.
 const DAY_MS: i64 = 24 * 3600 * 1000;
@@ -20,6 +20,18 @@ pub enum Person {
 }
 
 impl Person {
+    /// The person a request names: a visitor id, or else a user id of an agent (blank fields
+    /// count as absent); `None` when it names nobody.
+    pub fn named(agent_id: &str, user: &str, visitor: &str) -> Option<Person> {
+        match (visitor.trim(), user.trim(), agent_id.trim()) {
+            (v, _, _) if !v.is_empty() => Some(Person::Visitor(v.to_owned())),
+            (_, u, a) if !u.is_empty() && !a.is_empty() => {
+                Some(Person::User { agent_id: a.to_owned(), subject: u.to_owned() })
+            }
+            _ => None,
+        }
+    }
+
     /// How the audit log names the person: a digest of their id, so that the log itself keeps
     /// no trace of someone whose data was deleted, yet someone who knows the id can find it.
     pub fn audit_label(&self) -> String {
@@ -41,14 +53,8 @@ impl Engine {
             Person::User { agent_id, subject } => {
                 Ok(identity::user_by_subject(self.db(), agent_id, subject).await?.map(|u| u.visitor_id))
             }
-            Person::Visitor(id) => {
-                // A browser of an identified user stands for the user.
-                let row: Option<(String,)> = sqlx::query_as("SELECT COALESCE(acts_as, id) FROM visitors WHERE id = $1")
-                    .bind(id)
-                    .fetch_optional(&mut *self.db().read().await?)
-                    .await?;
-                Ok(row.map(|(id,)| id))
-            }
+            // A browser of an identified user stands for the user.
+            Person::Visitor(id) => visitors::person_of(self.db(), id).await,
         }
     }
 

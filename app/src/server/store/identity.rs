@@ -9,7 +9,7 @@
 
 use sqlx::FromRow;
 
-use super::visitors::{hash_token, new_token};
+use super::visitors::{insert, new_token};
 use super::{Db, DbError, new_id};
 
 /// Tables whose rows belong to a visitor, moved to the user on a merge.
@@ -164,7 +164,7 @@ pub async fn link(
         .fetch_optional(&mut *tx)
         .await?;
     let anonymous = owner_of_person.is_none();
-    let mut new_token = None;
+    let mut fresh_token = None;
     let mut merged = 0;
     let user = match existing {
         Some(mut user) => {
@@ -186,7 +186,9 @@ pub async fn link(
                         .execute(&mut *tx)
                         .await?;
                 } else {
-                    new_token = Some(insert_token(&mut tx, agent_id, host_origin, Some(&user.visitor_id), now).await?);
+                    let token = new_token();
+                    insert(&mut *tx, agent_id, &token, host_origin, Some(&user.visitor_id), now).await?;
+                    fresh_token = Some(token);
                 }
             }
             sqlx::query(
@@ -210,8 +212,9 @@ pub async fn link(
             let visitor_id = if anonymous {
                 person.to_owned()
             } else {
-                let (id, token) = insert_visitor(&mut tx, agent_id, host_origin, now).await?;
-                new_token = Some(token);
+                let token = new_token();
+                let id = insert(&mut *tx, agent_id, &token, host_origin, None, now).await?;
+                fresh_token = Some(token);
                 id
             };
             let user = EndUser {
@@ -238,43 +241,7 @@ pub async fn link(
         }
     };
     tx.commit().await?;
-    Ok(Linked { user, new_token, merged })
-}
-
-/// A new visitor row with its token, inside `tx`: `(id, token)`.
-async fn insert_visitor(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    agent_id: &str,
-    host_origin: Option<&str>,
-    now: i64,
-) -> Result<(String, String), DbError> {
-    let id = new_id();
-    let token = new_token();
-    sqlx::query(
-        "INSERT INTO visitors (id, agent_id, token_hash, host_origin, created_at, last_seen_at) \
-         VALUES ($1, $2, $3, $4, $5, $5)",
-    )
-    .bind(&id)
-    .bind(agent_id)
-    .bind(hash_token(&token))
-    .bind(host_origin)
-    .bind(now)
-    .execute(&mut **tx)
-    .await?;
-    Ok((id, token))
-}
-
-/// A new token row standing for `acts_as`, inside `tx`; returns the token.
-async fn insert_token(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    agent_id: &str,
-    host_origin: Option<&str>,
-    acts_as: Option<&str>,
-    now: i64,
-) -> Result<String, DbError> {
-    let (id, token) = insert_visitor(tx, agent_id, host_origin, now).await?;
-    sqlx::query("UPDATE visitors SET acts_as = $1 WHERE id = $2").bind(acts_as).bind(&id).execute(&mut **tx).await?;
-    Ok(token)
+    Ok(Linked { user, new_token: fresh_token, merged })
 }
 
 /// The newest conversation a visitor row holds with the agent, if any.

@@ -46,6 +46,32 @@ pub fn hash_token(token: &str) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Stores a new token row (standing for `acts_as` when given) with `executor` (the writer, or a
+/// transaction); returns its id.
+pub(super) async fn insert<'e>(
+    executor: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    agent_id: &str,
+    token: &str,
+    host_origin: Option<&str>,
+    acts_as: Option<&str>,
+    now: i64,
+) -> Result<String, DbError> {
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO visitors (id, agent_id, token_hash, host_origin, created_at, last_seen_at, acts_as) \
+         VALUES ($1, $2, $3, $4, $5, $5, $6)",
+    )
+    .bind(&id)
+    .bind(agent_id)
+    .bind(hash_token(token))
+    .bind(host_origin)
+    .bind(now)
+    .bind(acts_as)
+    .execute(executor)
+    .await?;
+    Ok(id)
+}
+
 pub async fn create(
     db: &Db,
     agent_id: &str,
@@ -53,18 +79,7 @@ pub async fn create(
     host_origin: Option<&str>,
     now: i64,
 ) -> Result<Visitor, DbError> {
-    let id = new_id();
-    sqlx::query(
-        "INSERT INTO visitors (id, agent_id, token_hash, host_origin, created_at, last_seen_at) \
-         VALUES ($1, $2, $3, $4, $5, $5)",
-    )
-    .bind(&id)
-    .bind(agent_id)
-    .bind(hash_token(token))
-    .bind(host_origin)
-    .bind(now)
-    .execute(db.writer())
-    .await?;
+    let id = insert(db.writer(), agent_id, token, host_origin, None, now).await?;
     Ok(Visitor {
         token_id: id.clone(),
         id,
@@ -87,6 +102,15 @@ pub async fn by_token(db: &Db, token: &str) -> Result<Option<Visitor>, DbError> 
     .bind(hash_token(token))
     .fetch_optional(&mut *db.read().await?)
     .await
+}
+
+/// The visitor row whose data the token row `id` reaches (itself, or its user's row).
+pub async fn person_of(db: &Db, id: &str) -> Result<Option<String>, DbError> {
+    let row: Option<(String,)> = sqlx::query_as("SELECT COALESCE(acts_as, id) FROM visitors WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *db.read().await?)
+        .await?;
+    Ok(row.map(|(id,)| id))
 }
 
 /// Marks the token as used at `now`.
