@@ -312,6 +312,7 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
 struct Feed {
     body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
     text: String,
+    decoder: parley_widget::sse::Utf8Decoder,
 }
 
 async fn console_feed(base: &str, cookie: &str) -> Feed {
@@ -323,7 +324,7 @@ async fn console_feed(base: &str, cookie: &str) -> Feed {
         .await
         .unwrap();
     assert_eq!(r.status(), 200, "the console feed");
-    Feed { body: Box::pin(r.bytes_stream()), text: String::new() }
+    Feed { body: Box::pin(r.bytes_stream()), text: String::new(), decoder: Default::default() }
 }
 
 impl Feed {
@@ -337,7 +338,7 @@ impl Feed {
                 return;
             }
             match tokio::time::timeout_at(deadline, self.body.next()).await {
-                Ok(Some(Ok(bytes))) => self.text.push_str(&String::from_utf8_lossy(&bytes)),
+                Ok(Some(Ok(bytes))) => self.text.push_str(&self.decoder.push(&bytes).expect("utf-8")),
                 other => panic!("the console feed ended or stalled: {other:?}; got {}", self.text),
             }
         }

@@ -8,6 +8,7 @@ use super::*;
 struct SseReader {
     response: reqwest::Response,
     buffer: String,
+    text: parley_widget::sse::Utf8Decoder,
 }
 
 impl SseReader {
@@ -33,7 +34,7 @@ impl SseReader {
                 .expect("an event within 10 s")
                 .expect("the stream reads")
                 .expect("the stream is still open");
-            self.buffer.push_str(&String::from_utf8_lossy(&chunk).replace("\r\n", "\n"));
+            self.buffer.push_str(&self.text.push(&chunk).expect("utf-8").replace("\r\n", "\n"));
         }
     }
 
@@ -57,7 +58,7 @@ async fn mcp_sse_transport_serves_the_tools_of_a_session() {
     let opened = app.client.get(app.url(&format!("/sse/mcp?token={t}&output=text"))).send().await.unwrap();
     assert_eq!(opened.status(), 200);
     assert!(opened.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
-    let mut stream = SseReader { response: opened, buffer: String::new() };
+    let mut stream = SseReader { response: opened, buffer: String::new(), text: Default::default() };
     let (event, endpoint) = stream.next().await;
     assert_eq!(event, "endpoint");
     assert!(endpoint.starts_with("/sse/mcp/message?sessionId="), "{endpoint}");
