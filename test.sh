@@ -43,6 +43,14 @@ else
   say "could not install the Python MCP SDK: the Python MCP client check is SKIPPED"
 fi
 
+# Mail is checked against a real SMTP server, Python's aiosmtpd from PyPI.
+say "installing aiosmtpd (pip install aiosmtpd) for the mail checks"
+if python3 -m pip install --quiet --disable-pip-version-check aiosmtpd >/dev/null 2>&1 && python3 -c "import aiosmtpd" 2>/dev/null; then
+  export PARLEY_AIOSMTPD=required
+else
+  say "could not install aiosmtpd: the mail checks are SKIPPED"
+fi
+
 say "Rust tests (SQLite)"
 cargo test --release --workspace
 

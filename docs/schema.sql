@@ -69,6 +69,17 @@ CREATE TABLE audit_log (
 
 CREATE INDEX audit_log_by_time ON audit_log (at);
 
+CREATE TABLE business_hours (
+    agent_id TEXT PRIMARY KEY REFERENCES agents (id),
+    -- An IANA time zone name (`Europe/Paris`).
+    time_zone TEXT NOT NULL,
+    -- JSON: seven lists, Monday first, of [open, close] minutes after local midnight.
+    weekly TEXT NOT NULL,
+    -- JSON: local dates (`YYYY-MM-DD`) nobody is in.
+    closed_dates TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
 CREATE TABLE chunks (
     id TEXT PRIMARY KEY,
     article_id TEXT NOT NULL REFERENCES articles (id) ON DELETE CASCADE,
@@ -205,6 +216,31 @@ CREATE TABLE leads (
 
 CREATE INDEX leads_by_agent ON leads (agent_id, created_at);
 
+CREATE TABLE mail_outbox (
+    id TEXT PRIMARY KEY,
+    to_address TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    text_body TEXT NOT NULL,
+    html_body TEXT NOT NULL,
+    -- `waiting_human`, `lead`, `order_paid`, `daily_summary` or `transcript`.
+    kind TEXT NOT NULL,
+    -- The conversation it is about (deleted with it), if any.
+    conversation_id TEXT,
+    -- `pending`, `sent` or `failed`.
+    status TEXT NOT NULL,
+    attempts BIGINT NOT NULL DEFAULT 0,
+    next_attempt_at BIGINT NOT NULL,
+    locked_until BIGINT,
+    locked_by TEXT,
+    last_error TEXT,
+    created_at BIGINT NOT NULL,
+    sent_at BIGINT
+);
+
+CREATE INDEX mail_outbox_by_conversation ON mail_outbox (conversation_id);
+
+CREATE INDEX mail_outbox_due ON mail_outbox (status, next_attempt_at);
+
 CREATE TABLE mcp_tokens (
     id TEXT PRIMARY KEY,
     agent_id TEXT NOT NULL REFERENCES agents (id),
@@ -331,6 +367,35 @@ CREATE TABLE processes (
     heartbeat_at BIGINT NOT NULL
 );
 
+CREATE TABLE ratings (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    -- The rated answer; '' for a rating of the whole conversation.
+    message_id TEXT NOT NULL,
+    score BIGINT NOT NULL,
+    comment TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX ratings_by_agent ON ratings (agent_id, updated_at);
+
+CREATE UNIQUE INDEX ratings_one_per_target ON ratings (conversation_id, message_id);
+
+CREATE TABLE saved_replies (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    -- What the operator types after `/` (lower case letters, digits, `-` and `_`).
+    shortcut TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_by TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE UNIQUE INDEX saved_replies_by_shortcut ON saved_replies (agent_id, shortcut);
+
 CREATE TABLE secret_key_check (
     id BIGINT PRIMARY KEY,
     sealed TEXT NOT NULL,
@@ -401,7 +466,7 @@ CREATE TABLE users (
     password_hash TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     last_login_at BIGINT
-);
+, away BIGINT NOT NULL DEFAULT 0, last_seen_at BIGINT, notify_events TEXT NOT NULL DEFAULT '');
 
 CREATE TABLE visitors (
     id TEXT PRIMARY KEY,
@@ -413,3 +478,65 @@ CREATE TABLE visitors (
 , revoked_at BIGINT, acts_as TEXT);
 
 CREATE INDEX visitors_by_acts_as ON visitors (acts_as);
+
+CREATE TABLE webhook_attempts (
+    id TEXT PRIMARY KEY,
+    delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id),
+    at BIGINT NOT NULL,
+    status BIGINT,
+    error TEXT,
+    duration_ms BIGINT NOT NULL
+);
+
+CREATE INDEX webhook_attempts_by_delivery ON webhook_attempts (delivery_id, at);
+
+CREATE TABLE webhook_deliveries (
+    id TEXT PRIMARY KEY,
+    endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints (id),
+    event TEXT NOT NULL,
+    -- The conversation it is about (deleted with it: the payload can hold a visitor's details).
+    conversation_id TEXT,
+    -- The JSON body, exactly as signed and sent.
+    payload TEXT NOT NULL,
+    -- `pending`, `delivered` or `failed`.
+    status TEXT NOT NULL,
+    attempts BIGINT NOT NULL DEFAULT 0,
+    next_attempt_at BIGINT NOT NULL,
+    -- While a process sends it: until when no other process may (a crash lets go by itself).
+    locked_until BIGINT,
+    locked_by TEXT,
+    first_attempt_at BIGINT,
+    last_attempt_at BIGINT,
+    -- The last attempt's HTTP status (NULL: no answer) and, when it failed, why.
+    last_status BIGINT,
+    last_error TEXT,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX webhook_deliveries_by_conversation ON webhook_deliveries (conversation_id);
+
+CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at);
+
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+
+CREATE TABLE webhook_endpoints (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    url TEXT NOT NULL,
+    -- The events it receives, comma-separated with a comma at each end (`,lead.created,order.paid,`)
+    -- so that one `LIKE '%,name,%'` finds it on SQLite and PostgreSQL alike.
+    events TEXT NOT NULL,
+    -- The signing secret (`whsec_…`), sealed like provider keys: it is read back to sign.
+    secret TEXT NOT NULL,
+    -- The first characters of the secret, to recognise it.
+    prefix TEXT NOT NULL,
+    enabled BIGINT NOT NULL DEFAULT 1,
+    -- Why it was disabled (NULL: by hand, or enabled).
+    disabled_reason TEXT,
+    -- The last 2xx answer it gave.
+    last_success_at BIGINT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX webhook_endpoints_by_agent ON webhook_endpoints (agent_id);

@@ -66,6 +66,10 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("tokens") view=console::tokens::TokensPage />
                     <Route path=path!("identity") view=console::identity::IdentityPage />
                     <Route path=path!("audit") view=console::audit::AuditPage />
+                    <Route path=path!("webhooks") view=console::webhooks::WebhooksPage />
+                    <Route path=path!("unanswered") view=console::answers::UnansweredPage />
+                    <Route path=path!("replies") view=console::answers::SavedRepliesPage />
+                    <Route path=path!("hours") view=console::hours::HoursPage />
                     <Route path=path!("models") view=console::models::ModelsPage />
                     <Route path=path!("experts") view=console::experts::ExpertsPage />
                     <Route path=path!("experts/:name") view=console::experts::ExpertEditPage />

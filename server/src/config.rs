@@ -81,6 +81,8 @@ pub struct Config {
     pub limits: LimitArgs,
     #[command(flatten)]
     pub spend: SpendArgs,
+    #[command(flatten)]
+    pub mail: MailArgs,
     /// The key that encrypts provider keys at rest: 32 bytes as base64 or hex. Unset: the file
     /// `secret.key` in the data directory, created (mode 0600) on the first start.
     #[arg(long, global = true, env = "PARLEY_SECRET_KEY", hide_env_values = true)]
@@ -137,6 +139,9 @@ pub struct LimitArgs {
     /// Lead forms per visitor per hour.
     #[arg(long, global = true, env = "PARLEY_LIMIT_LEADS_PER_VISITOR_PER_HOUR", default_value_t = LimitSettings::default().leads_per_visitor_per_hour)]
     pub limit_leads_per_visitor_per_hour: u32,
+    /// Ratings (of answers and conversations) per visitor per hour.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_RATINGS_PER_VISITOR_PER_HOUR", default_value_t = LimitSettings::default().ratings_per_visitor_per_hour)]
+    pub limit_ratings_per_visitor_per_hour: u32,
     /// Turns one agent may start per minute.
     #[arg(long, global = true, env = "PARLEY_LIMIT_TURNS_PER_AGENT", default_value_t = LimitSettings::default().turns_per_agent)]
     pub limit_turns_per_agent: u32,
@@ -166,6 +171,7 @@ impl LimitArgs {
             uploads_per_visitor: self.limit_uploads_per_visitor,
             resumes_per_visitor: self.limit_resumes_per_visitor,
             leads_per_visitor_per_hour: self.limit_leads_per_visitor_per_hour,
+            ratings_per_visitor_per_hour: self.limit_ratings_per_visitor_per_hour,
             turns_per_agent: self.limit_turns_per_agent,
             max_streams: self.limit_streams,
             max_streams_per_visitor: self.limit_streams_per_visitor,
@@ -183,10 +189,65 @@ impl From<LimitSettings> for LimitArgs {
             limit_uploads_per_visitor: s.uploads_per_visitor,
             limit_resumes_per_visitor: s.resumes_per_visitor,
             limit_leads_per_visitor_per_hour: s.leads_per_visitor_per_hour,
+            limit_ratings_per_visitor_per_hour: s.ratings_per_visitor_per_hour,
             limit_turns_per_agent: s.turns_per_agent,
             limit_streams: s.max_streams,
             limit_streams_per_visitor: s.max_streams_per_visitor,
         }
+    }
+}
+
+/// How mail leaves (operators' notifications, visitors' transcripts): an SMTP server. Without a
+/// host, Parley sends no mail.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct MailArgs {
+    /// The SMTP server's host name.
+    #[arg(long, global = true, env = "PARLEY_SMTP_HOST")]
+    pub smtp_host: Option<String>,
+    /// Its port (587 for STARTTLS, 465 for TLS, 25 for a plain relay).
+    #[arg(long, global = true, env = "PARLEY_SMTP_PORT")]
+    pub smtp_port: Option<u16>,
+    /// `starttls` (the default), `tls`, or `none` (a relay on this machine or network).
+    #[arg(long, global = true, env = "PARLEY_SMTP_TLS")]
+    pub smtp_tls: Option<String>,
+    #[arg(long, global = true, env = "PARLEY_SMTP_USER")]
+    pub smtp_user: Option<String>,
+    #[arg(long, global = true, env = "PARLEY_SMTP_PASSWORD", hide_env_values = true)]
+    pub smtp_password: Option<String>,
+    /// The sender, e.g. `Parley <parley@example.com>` (required with a host).
+    #[arg(long, global = true, env = "PARLEY_MAIL_FROM")]
+    pub mail_from: Option<String>,
+}
+
+impl MailArgs {
+    /// The settings, or `None` without a host; an error says what is wrong.
+    pub fn settings(&self) -> anyhow::Result<Option<parley_app::server::engine::mail::MailSettings>> {
+        use parley_app::server::engine::mail::{MailSettings, MailTls};
+        let Some(host) = self.smtp_host.as_deref().map(str::trim).filter(|h| !h.is_empty()) else { return Ok(None) };
+        let tls = match self.smtp_tls.as_deref() {
+            None => MailTls::StartTls,
+            Some(t) => MailTls::parse(t)
+                .ok_or_else(|| anyhow::anyhow!("PARLEY_SMTP_TLS must be starttls, tls or none, not `{t}`"))?,
+        };
+        let from = self.mail_from.clone().filter(|f| !f.trim().is_empty()).ok_or_else(|| {
+            anyhow::anyhow!("PARLEY_SMTP_HOST is set: PARLEY_MAIL_FROM (the sender address) is needed too")
+        })?;
+        if from.parse::<lettre::message::Mailbox>().is_err() {
+            anyhow::bail!("PARLEY_MAIL_FROM `{from}` is not an address like `Parley <parley@example.com>`");
+        }
+        let port = self.smtp_port.unwrap_or(match tls {
+            MailTls::StartTls => 587,
+            MailTls::Tls => 465,
+            MailTls::None => 25,
+        });
+        Ok(Some(MailSettings {
+            host: host.to_owned(),
+            port,
+            tls,
+            user: self.smtp_user.clone().filter(|u| !u.is_empty()),
+            password: self.smtp_password.clone().filter(|p| !p.is_empty()),
+            from,
+        }))
     }
 }
 
@@ -290,6 +351,7 @@ impl Config {
             trusted_proxies: String::new(),
             limits: LimitArgs::defaults(),
             spend: SpendArgs::defaults(),
+            mail: MailArgs::default(),
             payments_sandbox: false,
             allow_private_endpoints: false,
             embeddings_base_url: None,

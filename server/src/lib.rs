@@ -109,6 +109,7 @@ pub async fn build_state(
         fallbacks: DefaultFallbacks::parse(&config.fallback_models)
             .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
         outbound: OutboundSettings { allow_private: config.allow_private_endpoints },
+        mail: config.mail.settings()?,
         ..EngineSettings::default()
     };
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
@@ -151,6 +152,7 @@ pub async fn build_state(
     }
     engine.services().knowledge.reload().await.context("building the knowledge index")?;
     engine.spawn_background();
+    engine.spawn_webhook_sender();
     crate::memory::spawn_trimmer();
     // Console sessions past their expiry are refused when read; this removes them (hourly, once
     // across replicas).

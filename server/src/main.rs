@@ -56,6 +56,8 @@ enum Command {
     ExportPerson(cli::people::PersonArgs),
     /// Delete everything stored about a visitor or a website's user (usage keeps only its cost).
     DeletePerson(cli::people::PersonArgs),
+    /// Add an outbound webhook endpoint to an agent; prints its signing secret once.
+    AddWebhook(cli::reach::AddWebhook),
 }
 
 #[derive(clap::Args)]
@@ -115,6 +117,7 @@ async fn main() -> anyhow::Result<()> {
         Command::IdentitySecret(args) => cli::accounts::identity_secret(&cli.config, args).await,
         Command::ExportPerson(args) => cli::people::export_person(&cli.config, args).await,
         Command::DeletePerson(args) => cli::people::delete_person(&cli.config, args).await,
+        Command::AddWebhook(args) => cli::reach::add_webhook(&cli.config, args).await,
     }
 }
 

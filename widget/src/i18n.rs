@@ -244,6 +244,26 @@ catalogue! {
     image_too_large,
     image_limit,
     image_unavailable,
+    /// The thumbs under an answer, as a group.
+    rate_answer,
+    rate_up,
+    rate_down,
+    /// The comment box after a thumbs down.
+    rate_comment,
+    rate_send,
+    rate_thanks,
+    /// The 1-to-5 rating of a conversation a person closed.
+    rate_conversation,
+    /// The escalation button outside business hours.
+    leave_message,
+    /// The line under the header outside business hours (a time follows).
+    away_back,
+    /// The same when the time is not known.
+    away_now,
+    /// Asks for the transcript by email.
+    email_transcript,
+    /// Followed by the (masked) address.
+    email_sent,
 }
 
 impl Labels {
@@ -348,6 +368,18 @@ pub const EN: Labels = Labels {
     image_too_large: "That image is too large (5 MB at most).",
     image_limit: "A message can carry 4 images at most.",
     image_unavailable: "Image not available",
+    rate_answer: "Was this answer helpful?",
+    rate_up: "Helpful",
+    rate_down: "Not helpful",
+    rate_comment: "What was missing? (optional)",
+    rate_send: "Send feedback",
+    rate_thanks: "Thanks for your feedback.",
+    rate_conversation: "How did we do?",
+    leave_message: "Leave a message",
+    away_back: "Our team is away. Leave a message and we'll answer when we're back:",
+    away_now: "Our team is away right now. Leave a message and we'll answer as soon as we can.",
+    email_transcript: "Email me this conversation",
+    email_sent: "The conversation is on its way to",
 };
 
 pub const ZH_HANS: Labels = Labels {
@@ -413,6 +445,18 @@ pub const ZH_HANS: Labels = Labels {
     image_too_large: "图片太大（最大 5 MB）。",
     image_limit: "每条消息最多附带 4 张图片。",
     image_unavailable: "图片无法显示",
+    rate_answer: "这个回答有帮助吗？",
+    rate_up: "有帮助",
+    rate_down: "没有帮助",
+    rate_comment: "哪里不够好？（可选）",
+    rate_send: "提交反馈",
+    rate_thanks: "感谢您的反馈。",
+    rate_conversation: "您对这次服务满意吗？",
+    leave_message: "给我们留言",
+    away_back: "顾问暂时不在线。请留言，我们回来后会答复您。回来时间：",
+    away_now: "顾问暂时不在线。请留言，我们会尽快答复您。",
+    email_transcript: "把对话记录发到我的邮箱",
+    email_sent: "对话记录正在发送至",
 };
 
 pub const ZH_HANT: Labels = Labels {
@@ -478,6 +522,18 @@ pub const ZH_HANT: Labels = Labels {
     image_too_large: "圖片太大（最大 5 MB）。",
     image_limit: "每則訊息最多附加 4 張圖片。",
     image_unavailable: "圖片無法顯示",
+    rate_answer: "這個回答有幫助嗎？",
+    rate_up: "有幫助",
+    rate_down: "沒有幫助",
+    rate_comment: "哪裡不夠好？（可選）",
+    rate_send: "提交意見",
+    rate_thanks: "感謝您的意見。",
+    rate_conversation: "您對這次服務滿意嗎？",
+    leave_message: "給我們留言",
+    away_back: "顧問暫時不在線。請留言，我們回來後會答覆您。回來時間：",
+    away_now: "顧問暫時不在線。請留言，我們會盡快答覆您。",
+    email_transcript: "把對話記錄發到我的郵箱",
+    email_sent: "對話記錄正在發送至",
 };
 
 #[cfg(test)]

@@ -6,7 +6,9 @@ use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 use parley_widget::blocks::{BlockCtx, BlockView};
 
+use super::answers::{SaveAsArticle, slash_matches};
 use super::api::agents::agent_names;
+use super::api::answers::conversation_replies;
 use super::api::conversations::{
     claim, close_conversation, conversation, conversations, operator_typing, release, reply,
 };
@@ -170,6 +172,23 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
     let can_claim = status != "closed" && d.item.claimed_by.is_none();
     let holder = d.item.claimed_by.clone();
     let is_admin = console_ctx().me.with_value(|me| me.role == "admin");
+    // Each reply and answer can become an article, titled by the visitor's question before it.
+    let mut question: Option<String> = None;
+    let transcript = d
+        .messages
+        .into_iter()
+        .map(|m| {
+            let save = matches!(m.role.as_str(), "operator" | "assistant").then(|| SaveCtx {
+                conversation_id: d.item.id.clone(),
+                question: question.clone(),
+                bases: d.knowledge_bases.clone(),
+            });
+            if m.role == "visitor" {
+                question = Some(m.text.clone());
+            }
+            view! { <Message m caps save /> }
+        })
+        .collect_view();
     view! {
         <header class="c-conv-head">
             <h1>{format!("{} · {}", who(&d.item), d.item.agent_name)}</h1>
@@ -191,9 +210,15 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
             </Show>
         </header>
         <ErrorLine error />
+        {d.rating.map(|(score, comment)| view! {
+            <p class="c-card c-rating" id="conversation-rating">
+                {format!("The visitor rated this conversation {score} of 5")}
+                {comment.map(|c| format!(": “{c}”"))}
+            </p>
+        })}
         {d.consulting.map(|state| view! { <Consulting state /> })}
         <ol class="c-transcript" aria-label="Transcript">
-            {d.messages.into_iter().map(|m| view! { <Message m caps /> }).collect_view()}
+            {transcript}
         </ol>
         <Show when=move || visitor_typing.get()>
             <p class="c-typing" aria-live="polite">"The visitor is typing…"</p>
@@ -260,8 +285,21 @@ fn Consulting(state: ConsultingState) -> impl IntoView {
     }
 }
 
+/// What "Save as article" under a message needs.
+struct SaveCtx {
+    conversation_id: String,
+    question: Option<String>,
+    bases: Vec<(String, String)>,
+}
+
 #[component]
-fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
+fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>, save: Option<SaveCtx>) -> impl IntoView {
+    let save = save.map(|s| {
+        view! {
+            <SaveAsArticle conversation_id=s.conversation_id message_id=m.id.clone() question=s.question
+                text=m.text.clone() bases=s.bases />
+        }
+    });
     let who = match m.role.as_str() {
         "visitor" => "Visitor".to_owned(),
         "assistant" => "Bot".to_owned(),
@@ -275,6 +313,7 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
         lang,
         on_escalate: Callback::new(|_| ()),
         lead_submitted: RwSignal::new(false),
+        away: false,
     };
     // Model output is markdown, rendered by the widget's sanitiser; everything people typed is text.
     let body = if m.role == "assistant" {
@@ -299,6 +338,12 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
                 </div>
             })}
             {body}
+            {m.rating.map(|(score, comment)| view! {
+                <p class="c-rating" class:c-rating-down=score < 0>
+                    {if score > 0 { "👍 The visitor found this helpful" } else { "👎 The visitor found this not helpful" }}
+                    {comment.map(|c| format!(": “{c}”"))}
+                </p>
+            })}
             {m.blocks.into_iter().map(|block| view! { <div class="c-block"><BlockView block ctx /></div> }).collect_view()}
             {(!m.tools.is_empty()).then(|| view! {
                 <details class="c-tools">
@@ -316,6 +361,7 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
                     }}).collect_view()}
                 </details>
             })}
+            {save}
             {(!m.usage.is_empty()).then(|| view! {
                 <ul class="c-usage">
                     {m.usage.into_iter().map(|u| view! {
@@ -329,12 +375,36 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>) -> impl IntoView {
 
 #[component]
 fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
+    let replies = Resource::new(
+        {
+            let id = id.clone();
+            move || id.clone()
+        },
+        conversation_replies,
+    );
     let id = StoredValue::new(id);
     let text = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let typing_sent = StoredValue::new(0.0_f64);
+    // The `/` menu: the replies matching what follows the slash, the one picked, and whether
+    // Escape closed it (until the text changes).
+    let active = RwSignal::new(0usize);
+    let dismissed = RwSignal::new(false);
+    let matches = move || {
+        if dismissed.get() {
+            return Vec::new();
+        }
+        let all = replies.get().and_then(Result::ok).unwrap_or_default();
+        text.with(|t| slash_matches(t, &all).map(|m| m.into_iter().cloned().collect()).unwrap_or_default())
+    };
+    let pick = move |body: String| {
+        text.set(body);
+        dismissed.set(true);
+    };
     let on_input = move |ev| {
         text.set(event_target_value(&ev));
+        dismissed.set(false);
+        active.set(0);
         let now = now_ms();
         // At most one "typing" notice every 3 seconds.
         if now - typing_sent.get_value() > 3000.0 {
@@ -342,6 +412,30 @@ fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
             leptos::task::spawn_local(async move {
                 let _ = operator_typing(id.get_value(), true).await;
             });
+        }
+    };
+    let on_keydown = move |ev: leptos::ev::KeyboardEvent| {
+        let found = matches();
+        if found.is_empty() {
+            return;
+        }
+        match ev.key().as_str() {
+            "ArrowDown" => {
+                ev.prevent_default();
+                active.update(|a| *a = (*a + 1) % found.len());
+            }
+            "ArrowUp" => {
+                ev.prevent_default();
+                active.update(|a| *a = (*a + found.len() - 1) % found.len());
+            }
+            "Enter" | "Tab" => {
+                ev.prevent_default();
+                if let Some(r) = found.get(active.get_untracked().min(found.len() - 1)) {
+                    pick(r.body.clone());
+                }
+            }
+            "Escape" => dismissed.set(true),
+            _ => {}
         }
     };
     let send = move |ev: leptos::ev::SubmitEvent| {
@@ -363,10 +457,25 @@ fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
             }
         });
     };
+    let open = move || !matches().is_empty();
     view! {
         <form class="c-reply" on:submit=send>
             <label for="reply">"Your reply to the visitor"</label>
-            <textarea id="reply" rows="3" prop:value=text on:input=on_input maxlength="4000"></textarea>
+            <p class="c-hint" id="reply-hint">"Type / to insert a saved reply."</p>
+            <textarea id="reply" rows="3" prop:value=text on:input=on_input on:keydown=on_keydown maxlength="4000"
+                aria-describedby="reply-hint" aria-autocomplete="list" aria-controls="reply-menu"
+                aria-activedescendant=move || open().then(|| format!("reply-option-{}", active.get()))></textarea>
+            <ul id="reply-menu" class="c-reply-menu" role="listbox" aria-label="Saved replies" hidden=move || !open()>
+                {move || matches().into_iter().enumerate().map(|(i, r)| {
+                    let body = r.body.clone();
+                    view! {
+                        <li id=format!("reply-option-{i}") role="option" aria-selected=move || (active.get() == i).to_string()
+                            on:mousedown=move |ev| { ev.prevent_default(); pick(body.clone()); }>
+                            <code>{format!("/{}", r.shortcut)}</code>" "{r.body.chars().take(80).collect::<String>()}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
             <ErrorLine error />
             <button type="submit" class="c-primary">"Send"</button>
         </form>

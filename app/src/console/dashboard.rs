@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use super::api::dashboard::dashboard_figures;
 use super::layout::console_ctx;
 use super::loaded::Loaded;
-use super::types::{AgentSpend, Dashboard, DayUsage, UnpricedPrice};
+use super::types::{AgentRatings, AgentSpend, Dashboard, DayUsage, UnpricedPrice};
 
 /// `/admin`: the dashboard, reloaded on every change.
 #[component]
@@ -32,7 +32,9 @@ fn Figures(d: Dashboard) -> impl IntoView {
             <Tile label="Leads waiting" value=d.leads_waiting.to_string() />
             <Tile label="Orders paid (today)" value=format!("{} ({})", d.orders_paid, d.orders_paid_today) />
         </section>
+        <super::hours::Presence />
         <SpendToday agents=d.spend_today unpriced=d.unpriced />
+        <Ratings agents=d.ratings />
         <section class="c-card">
             <h2>"Tokens and cost, last 30 days"</h2>
             <p class="c-hint">{format!("{tokens} tokens · US${cost:.4} in all")}</p>
@@ -82,6 +84,48 @@ fn SpendToday(agents: Vec<AgentSpend>, unpriced: UnpricedPrice) -> impl IntoView
                     }).collect_view()}
                 </tbody>
             </table>
+        </section>
+    }
+}
+
+/// How visitors rated each agent's answers this week, against the week before, and its closed
+/// conversations.
+#[component]
+fn Ratings(agents: Vec<AgentRatings>) -> impl IntoView {
+    let percent = |p: Option<i64>| p.map_or("—".to_owned(), |p| format!("{p}%"));
+    view! {
+        <section class="c-card" id="ratings">
+            <h2>"Ratings (last 7 days)"</h2>
+            {if agents.is_empty() {
+                view! { <p class="c-hint">"No answer has been rated yet."</p> }.into_any()
+            } else {
+                view! {
+                    <table class="c-table">
+                        <thead><tr><th>"Agent"</th><th>"Answers found helpful"</th><th>"The 7 days before"</th><th>"Trend"</th><th>"Closed conversations"</th></tr></thead>
+                        <tbody>
+                            {agents.into_iter().map(|a| {
+                                let now = AgentRatings::helpful(a.up, a.down);
+                                let before = AgentRatings::helpful(a.up_before, a.down_before);
+                                let trend = match (now, before) {
+                                    (Some(n), Some(b)) if n > b => format!("▲ {} points", n - b),
+                                    (Some(n), Some(b)) if n < b => format!("▼ {} points", b - n),
+                                    (Some(_), Some(_)) => "steady".to_owned(),
+                                    _ => "—".to_owned(),
+                                };
+                                view! {
+                                    <tr>
+                                        <td>{a.name}</td>
+                                        <td>{format!("{} ({} 👍, {} 👎)", percent(now), a.up, a.down)}</td>
+                                        <td>{percent(before)}</td>
+                                        <td>{trend}</td>
+                                        <td>{a.average.map_or("—".to_owned(), |avg| format!("{avg:.1} of 5 ({} rated)", a.conversations))}</td>
+                                    </tr>
+                                }
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                }.into_any()
+            }}
         </section>
     }
 }

@@ -68,6 +68,8 @@ fn Signed(me: Me) -> impl IntoView {
                 <A href="/admin/conversations">"Conversations"</A>
                 <A href="/admin/leads">"Leads"</A>
                 <A href="/admin/orders">"Orders"</A>
+                <A href="/admin/unanswered">"Unanswered"</A>
+                <A href="/admin/replies">"Saved replies"</A>
                 <Show when=move || admin>
                     <A href="/admin/agents">"Agents"</A>
                     <A href="/admin/knowledge">"Knowledge"</A>
@@ -76,6 +78,8 @@ fn Signed(me: Me) -> impl IntoView {
                     <A href="/admin/models">"Models & prices"</A>
                     <A href="/admin/experts">"Experts"</A>
                     <A href="/admin/tools">"Tools"</A>
+                    <A href="/admin/webhooks">"Webhooks"</A>
+                    <A href="/admin/hours">"Business hours"</A>
                     <A href="/admin/audit">"Audit log"</A>
                 </Show>
                 <span class="c-spacer"></span>

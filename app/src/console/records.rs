@@ -158,5 +158,6 @@ pub fn AccountPage() -> impl IntoView {
             })}
             <button type="submit" class="c-primary">"Change password"</button>
         </form>
+        <super::hours::MailMe />
     }
 }

@@ -40,6 +40,8 @@ pub struct LimitSettings {
     pub resumes_per_visitor: u32,
     /// Lead forms per visitor per hour.
     pub leads_per_visitor_per_hour: u32,
+    /// Ratings per visitor per hour.
+    pub ratings_per_visitor_per_hour: u32,
     /// Turns an agent may start per minute (all visitors together).
     pub turns_per_agent: u32,
     /// Answer streams open at once on this server.
@@ -58,6 +60,7 @@ impl LimitSettings {
             uploads_per_visitor: 0,
             resumes_per_visitor: 0,
             leads_per_visitor_per_hour: 0,
+            ratings_per_visitor_per_hour: 0,
             turns_per_agent: 0,
             max_streams: 0,
             max_streams_per_visitor: 0,
@@ -74,6 +77,7 @@ impl Default for LimitSettings {
             uploads_per_visitor: 20,
             resumes_per_visitor: 120,
             leads_per_visitor_per_hour: 10,
+            ratings_per_visitor_per_hour: 60,
             turns_per_agent: 600,
             max_streams: 20_000,
             max_streams_per_visitor: 6,
@@ -89,6 +93,7 @@ pub enum Action {
     Upload,
     Resume,
     Lead,
+    Rate,
 }
 
 /// A refused call: when to try again, and what was limited.
@@ -160,6 +165,7 @@ pub struct Limits {
     uploads_per_visitor: Rate,
     resumes_per_visitor: Rate,
     leads_per_visitor: Rate,
+    ratings_per_visitor: Rate,
     turns_per_agent: Rate,
     streams: Arc<Streams>,
 }
@@ -183,6 +189,7 @@ impl Limits {
             uploads_per_visitor: Rate::new(s.uploads_per_visitor, MINUTE, "image uploads"),
             resumes_per_visitor: Rate::new(s.resumes_per_visitor, MINUTE, "stream resumes"),
             leads_per_visitor: Rate::new(s.leads_per_visitor_per_hour, MINUTE * 60, "contact forms"),
+            ratings_per_visitor: Rate::new(s.ratings_per_visitor_per_hour, MINUTE * 60, "ratings"),
             turns_per_agent: Rate::new(s.turns_per_agent, MINUTE, "answers of this assistant"),
             streams: Arc::new(Streams::default()),
             settings,
@@ -206,6 +213,7 @@ impl Limits {
             Action::Upload => visitor.map_or(Ok(()), |v| self.uploads_per_visitor.check(v)),
             Action::Resume => visitor.map_or(Ok(()), |v| self.resumes_per_visitor.check(v)),
             Action::Lead => visitor.map_or(Ok(()), |v| self.leads_per_visitor.check(v)),
+            Action::Rate => visitor.map_or(Ok(()), |v| self.ratings_per_visitor.check(v)),
         }
     }
 
@@ -227,6 +235,7 @@ impl Limits {
         self.uploads_per_visitor.prune();
         self.resumes_per_visitor.prune();
         self.leads_per_visitor.prune();
+        self.ratings_per_visitor.prune();
         self.turns_per_agent.prune();
     }
 
@@ -238,6 +247,7 @@ impl Limits {
             + self.uploads_per_visitor.keys()
             + self.resumes_per_visitor.keys()
             + self.leads_per_visitor.keys()
+            + self.ratings_per_visitor.keys()
             + self.turns_per_agent.keys()
     }
 

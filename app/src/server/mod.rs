@@ -31,5 +31,25 @@ pub fn public_config(engine: &Engine, agent: &Agent) -> PublicAgentConfig {
         language: agent.language,
         placeholder: agent.placeholder.clone(),
         starters: agent.starters.clone(),
+        availability: None,
+        mail_transcripts: engine.mail_enabled(),
     }
+}
+
+/// [`public_config`] with whether people are in now (the agent's business hours).
+pub async fn public_config_now(engine: &Engine, agent: &Agent) -> PublicAgentConfig {
+    use crate::server::engine::hours::Availability as Now;
+    let mut config = public_config(engine, agent);
+    config.availability = match engine.availability(&agent.id).await {
+        Ok(Some((_, Now::Open))) => Some(parley_widget::protocol::Availability { open: true, reopens_at: None }),
+        Ok(Some((_, Now::Closed { reopens_at }))) => {
+            Some(parley_widget::protocol::Availability { open: false, reopens_at })
+        }
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, "reading business hours for the panel");
+            None
+        }
+    };
+    config
 }

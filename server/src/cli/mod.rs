@@ -4,6 +4,7 @@ pub mod accounts;
 pub mod content;
 pub mod mcp;
 pub mod people;
+pub mod reach;
 
 use parley_app::server::store::Db;
 use parley_server::Config;

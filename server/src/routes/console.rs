@@ -90,18 +90,42 @@ pub async fn gate(State(state): State<AppState>, session: Session, request: Requ
 
 /// What changes in conversations, as it happens (ids only; the page reloads what it shows).
 async fn feed(State(state): State<AppState>, session: Session, headers: HeaderMap) -> Result<Response, ApiFailure> {
-    authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
+    let user = authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
+    // While the feed is open its user counts as online (unless away): seen now and every 30 s.
+    let open = tokio_util::sync::CancellationToken::new();
+    let guard = open.clone().drop_guard();
+    {
+        let engine = state.engine.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Err(e) = parley_app::server::store::hours::seen(engine.db(), &user.id, engine.now_ms()).await {
+                    tracing::debug!(error = %e, "marking a console user as seen");
+                }
+                tokio::select! {
+                    () = open.cancelled() => return,
+                    () = tokio::time::sleep(PRESENCE_EVERY) => {}
+                }
+            }
+        });
+    }
     let closing = state.engine.shutdown_state().streams_closing().clone().cancelled_owned();
     let events = BroadcastStream::new(state.engine.console_events())
         .filter_map(|e| async move {
             let e = e.ok()?;
             Some(Ok::<Event, Infallible>(Event::default().event("change").data(serde_json::to_string(&e).ok()?)))
         })
-        .take_until(closing);
+        .take_until(closing)
+        .map(move |event| {
+            let _open = &guard;
+            event
+        });
     let mut response = Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response();
     response.headers_mut().insert("x-accel-buffering", header::HeaderValue::from_static("no"));
     Ok(response)
 }
+
+/// How often an open console feed marks its user as seen.
+const PRESENCE_EVERY: Duration = Duration::from_secs(30);
 
 /// An image a visitor sent, for the conversation's transcript (any signed-in operator or admin).
 async fn attachment(

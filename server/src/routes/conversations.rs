@@ -1,4 +1,4 @@
-//! A visitor's conversation: transcript, live/resumed event stream, stop, lead form.
+//! A visitor's conversation: transcript, live/resumed event stream, stop, lead form, ratings.
 
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -6,7 +6,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use parley_app::server::state::AppState;
-use parley_widget::protocol::{ApiCode, LeadForm, Transcript};
+use parley_widget::protocol::{ApiCode, LeadForm, Rate, Transcript};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -23,6 +23,8 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/conversations/{id}/stop", post(stop))
         .route("/api/v1/conversations/{id}/lead", post(lead))
         .route("/api/v1/conversations/{id}/typing", post(typing))
+        .route("/api/v1/conversations/{id}/rating", post(rate))
+        .route("/api/v1/conversations/{id}/transcript-email", post(email_transcript))
 }
 
 async fn transcript(
@@ -96,4 +98,37 @@ async fn typing(
 ) -> Result<StatusCode, ApiFailure> {
     state.engine.visitor_typing(&visitor, &id, body.active).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// The visitor rates an answer or the closed conversation (limited like leads).
+async fn rate(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    VisitorAuth(visitor): VisitorAuth,
+    Path(id): Path<String>,
+    ApiJson(rate): ApiJson<Rate>,
+) -> Result<Json<Value>, ApiFailure> {
+    state.limits.check(Action::Rate, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
+    state.engine.rate(&visitor, &id, &rate).await?;
+    Ok(Json(json!({ "message_id": rate.message_id, "score": rate.score })))
+}
+
+/// Mails the conversation to the address the visitor gave (contact form or identity); a few an
+/// hour at most. `202` with the address, masked.
+async fn email_transcript(
+    State(state): State<AppState>,
+    VisitorAuth(visitor): VisitorAuth,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiFailure> {
+    use parley_app::server::engine::mail::TranscriptMailError as E;
+    match state.engine.email_transcript(&visitor.id, &id).await {
+        Ok(to) => Ok((StatusCode::ACCEPTED, Json(json!({ "sent_to": to })))),
+        Err(E::NotFound) => Err(ApiFailure::not_found("Conversation")),
+        Err(E::NotConfigured) => Err(ApiFailure::new(ApiCode::Unavailable, E::NotConfigured.to_string())),
+        Err(E::NoAddress) => Err(ApiFailure::new(ApiCode::InvalidBody, E::NoAddress.to_string())),
+        Err(E::TooMany) => {
+            Err(ApiFailure { retry_after: Some(3600), ..ApiFailure::new(ApiCode::RateLimited, E::TooMany.to_string()) })
+        }
+        Err(E::Db(e)) => Err(e.into()),
+    }
 }

@@ -6,8 +6,8 @@ use crate::harness::fixtures::{ADMIN, OPERATOR, price_form};
 use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{
-    agents as a, auth, conversations as c, dashboard, experts as x, http_tools as ht, knowledge as k, leads,
-    models as m, orders, tokens,
+    agents as a, answers as ans, auth, conversations as c, dashboard, experts as x, hours as h, http_tools as ht,
+    knowledge as k, leads, models as m, orders, tokens, webhooks as w,
 };
 use parley_app::console::types::{AgentForm, ArticleForm, ExpertForm, HttpToolForm};
 use serde_json::{Value, json};
@@ -69,6 +69,32 @@ fn calls() -> Vec<Call> {
         (ht::HttpTools::PATH, vec![], true),
         (ht::HttpTool::PATH, vec![("id", "x")], true),
         (ht::DeleteHttpTool::PATH, vec![("id", "x")], true),
+        (w::AgentWebhooks::PATH, vec![("agent_id", "x")], true),
+        (
+            w::AddWebhook::PATH,
+            vec![("agent_id", "x"), ("url", "https://93.184.216.34/"), ("events", "order.paid")],
+            true,
+        ),
+        (w::SetWebhookEnabled::PATH, vec![("endpoint_id", "x"), ("enabled", "true")], true),
+        (w::DeleteWebhook::PATH, vec![("endpoint_id", "x")], true),
+        (w::ResendWebhook::PATH, vec![("delivery_id", "x")], true),
+        (ans::UnansweredQuestions::PATH, vec![("agent_id", ""), ("days", "30")], false),
+        (
+            ans::SaveAsArticle::PATH,
+            vec![("conversation_id", "x"), ("message_id", "x"), ("title", "t"), ("body", "b")],
+            false,
+        ),
+        (ans::SavedReplies::PATH, vec![("agent_id", "x")], false),
+        (ans::ConversationReplies::PATH, vec![("conversation_id", "x")], false),
+        (ans::SaveReply::PATH, vec![("agent_id", "x"), ("shortcut", "hi"), ("body", "Hello")], false),
+        (ans::DeleteSavedReply::PATH, vec![("id", "x")], false),
+        (h::AgentHours::PATH, vec![("agent_id", "x")], true),
+        (h::SaveHours::PATH, vec![("agent_id", "x"), ("time_zone", "UTC")], true),
+        (h::RemoveHours::PATH, vec![("agent_id", "x")], true),
+        (h::Presence::PATH, vec![], false),
+        (h::SetAway::PATH, vec![("away", "false")], false),
+        (h::MyNotifications::PATH, vec![], false),
+        (h::SaveNotifications::PATH, vec![("events", "")], false),
     ]
 }
 

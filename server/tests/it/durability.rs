@@ -67,15 +67,6 @@ async fn health(url: &str) -> u16 {
     }
 }
 
-/// Waits up to `secs` for `f`.
-async fn within(secs: u64, what: &str, mut f: impl AsyncFnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    while !f().await {
-        assert!(tokio::time::Instant::now() < deadline, "{what}: not within {secs} s");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 fn words(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("w{i} ")).collect()
 }

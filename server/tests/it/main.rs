@@ -5,6 +5,7 @@
 mod harness;
 
 mod abuse;
+mod answers;
 mod anthropic;
 mod api_access;
 mod api_input;
@@ -23,9 +24,11 @@ mod csp;
 mod durability;
 mod experts;
 mod guards;
+mod hours;
 mod http_tools;
 mod identity;
 mod knowledge_scope;
+mod mail;
 mod mcp;
 mod nginx;
 mod payments;
@@ -34,4 +37,5 @@ mod replicas;
 mod signin;
 mod spend;
 mod turns;
+mod webhooks;
 mod widget_assets;

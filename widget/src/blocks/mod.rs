@@ -23,6 +23,8 @@ pub struct BlockCtx {
     pub on_escalate: Callback<()>,
     /// The visitor already left their contact details.
     pub lead_submitted: RwSignal<bool>,
+    /// Outside the agent's business hours: the escalation leaves a message.
+    pub away: bool,
 }
 
 /// Whether this bundle has a renderer for the block.
@@ -63,8 +65,12 @@ mod tests {
 
     #[test]
     fn renders_only_authorised_known_blocks() {
-        let button =
-            Block::EscalationButton(EscalationButton { label: "x".into(), reason: None, fallback_text: "f".into() });
+        let button = Block::EscalationButton(EscalationButton {
+            label: "x".into(),
+            reason: None,
+            fallback_text: "f".into(),
+            away: false,
+        });
         assert!(can_render(&button, &["ticket_escalation".into()]));
         assert!(!can_render(&button, &["news".into()]));
         let unknown = Block::Unknown(UnknownBlock { kind: "hologram".into(), fallback_text: None });

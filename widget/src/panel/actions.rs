@@ -14,7 +14,7 @@ use crate::protocol::{
     VisitorCreated,
 };
 
-const API: &str = "/api/v1";
+pub(super) const API: &str = "/api/v1";
 
 fn sleep_ms(ms: u32) -> impl std::future::Future<Output = ()> {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
@@ -232,6 +232,8 @@ impl Panel {
         }
         self.busy.set(true);
         self.notice.set(None);
+        // Writing again after a person closed the conversation starts a new one.
+        self.closed.set(false);
         let generation = self.generation.get_value();
         let visitor_msg = self.push_visitor(&text);
         let images = self.take_pending(visitor_msg);

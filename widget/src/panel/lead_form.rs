@@ -45,7 +45,7 @@ pub fn LeadFormView(panel: Panel) -> impl IntoView {
     };
     view! {
         <form class="pw-lead" on:submit=submit novalidate>
-            <h3>{labels.lead_title}</h3>
+            <h3>{if panel.away.with_value(Option::is_some) { labels.leave_message } else { labels.lead_title }}</h3>
             <label>
                 {labels.lead_name}
                 <input name="name" autocomplete="name" prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) />

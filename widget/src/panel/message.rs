@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use super::attach::MessageImages;
 use super::model::{Msg, Panel, ToolChip};
+use super::rating::RateAnswer;
 use crate::blocks::{BlockCtx, BlockView};
 use crate::i18n::Labels;
 use crate::markdown;
@@ -78,6 +79,9 @@ pub fn MessageView(msg: Msg, ctx: BlockCtx, panel: Panel, ask: Callback<String>)
                 _ => None,
             }}
             {move || msg.error.get().map(|e| view! { <p class="pw-error" role="alert">{e}</p> })}
+            <Show when=move || msg.rateable()>
+                <RateAnswer msg panel />
+            </Show>
         </div>
     }
 }

@@ -10,6 +10,7 @@ mod host;
 mod lead_form;
 mod message;
 pub mod model;
+mod rating;
 mod storage;
 
 use leptos::html;
@@ -21,6 +22,7 @@ use attach::{AttachButton, PendingImages};
 use lead_form::LeadFormView;
 use message::MessageView;
 use model::Panel;
+use rating::{EmailTranscript, RateConversation};
 
 /// Keeps the newest message in view when the visitor is already near the bottom.
 pub fn scroll_to_bottom() {
@@ -33,6 +35,21 @@ pub fn scroll_to_bottom() {
             list.set_scroll_top(list.scroll_height());
         }
     });
+}
+
+/// The line shown outside business hours: when people are back, in the visitor's own time and
+/// language.
+fn away_text(labels: &crate::i18n::Labels, locale: &str, back: Option<i64>) -> String {
+    let Some(ms) = back else { return labels.away_now.to_owned() };
+    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64));
+    let options = js_sys::Object::new();
+    for (k, v) in
+        [("weekday", "long"), ("day", "numeric"), ("month", "short"), ("hour", "2-digit"), ("minute", "2-digit")]
+    {
+        let _ = js_sys::Reflect::set(&options, &k.into(), &v.into());
+    }
+    let when = date.to_locale_string(locale, &options).as_string().unwrap_or_default();
+    format!("{} {when}", labels.away_back)
 }
 
 /// The chat panel.
@@ -49,6 +66,7 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
         lang,
         on_escalate: Callback::new(move |_| panel.lead_open.set(true)),
         lead_submitted: panel.lead_submitted,
+        away: panel.away.with_value(Option::is_some),
     };
     let focus = move || {
         if let Some(t) = textarea.get_untracked() {
@@ -127,6 +145,9 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                 <button type="button" class="pw-icon" title=labels.close aria-label=labels.close
                     on:click=move |_| host::post(&panel, "parley:close")>"✕"</button>
             </header>
+            {panel.away.get_value().map(|back| view! {
+                <p class="pw-notice pw-away" role="note">{away_text(labels, lang.tag(), back)}</p>
+            })}
             // Not live: the announcer below reads each finished answer once, not every token.
             <div id="pw-list" class="pw-list" role="log" aria-live="off" aria-label=labels.conversation tabindex="0">
                 <For each=move || panel.messages.get() key=|m| m.key let:msg>
@@ -144,6 +165,8 @@ pub fn ChatPanel(config: PublicAgentConfig, host_origin: Option<String>) -> impl
                         </div>
                     </div>
                 </Show>
+                <RateConversation panel />
+                <EmailTranscript panel />
             </div>
             <Show when=show_starters>
                 <div class="pw-starters" role="group" aria-label=labels.starters>

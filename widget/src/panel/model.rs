@@ -31,6 +31,8 @@ pub struct Msg {
     pub error: RwSignal<Option<String>>,
     /// Images sent with a visitor message.
     pub images: RwSignal<Vec<MsgImage>>,
+    /// The visitor's rating of this answer (1 or -1).
+    pub rating: RwSignal<Option<i8>>,
 }
 
 impl Msg {
@@ -45,7 +47,15 @@ impl Msg {
             status: RwSignal::new(status),
             error: RwSignal::new(None),
             images: RwSignal::new(Vec::new()),
+            rating: RwSignal::new(None),
         }
+    }
+
+    /// An answer the visitor can rate: the assistant's, finished, stored (not the greeting).
+    pub fn rateable(&self) -> bool {
+        self.role == Role::Assistant
+            && self.status.get() == MessageStatus::Complete
+            && self.id.with_value(|id| id != "greeting")
     }
 }
 
@@ -96,6 +106,14 @@ pub struct Panel {
     pub token_pending: StoredValue<bool>,
     /// `Parley.identify` is being verified (a send waits for it, so it goes as the user).
     pub identifying: StoredValue<bool>,
+    /// A person closed the conversation: the visitor may rate it.
+    pub closed: RwSignal<bool>,
+    /// The visitor's rating of the closed conversation (1 to 5).
+    pub conversation_rating: RwSignal<Option<u8>>,
+    /// Outside the agent's business hours: when people are back (`Some(None)`: not known).
+    pub away: StoredValue<Option<Option<i64>>>,
+    /// The server mails transcripts.
+    pub mail_transcripts: bool,
     next_key: StoredValue<u64>,
     greeting: StoredValue<String>,
 }
@@ -131,6 +149,10 @@ impl Panel {
             page_context: StoredValue::new(None),
             token_pending: StoredValue::new(false),
             identifying: StoredValue::new(false),
+            closed: RwSignal::new(false),
+            conversation_rating: RwSignal::new(None),
+            away: StoredValue::new(config.availability.filter(|a| !a.open).map(|a| a.reopens_at)),
+            mail_transcripts: config.mail_transcripts,
             next_key: StoredValue::new(1),
             greeting: StoredValue::new(config.greeting.clone()),
         };
@@ -158,6 +180,8 @@ impl Panel {
         self.lead_submitted.set(false);
         self.human.set(None);
         self.operator_typing.set(false);
+        self.closed.set(false);
+        self.conversation_rating.set(None);
         if self.pending.with_untracked(|p| !p.is_empty()) {
             self.discard_pending();
         }
@@ -225,11 +249,14 @@ impl Panel {
         self.lead_submitted.set(t.lead_submitted);
         self.last_seq.set_value(t.last_seq);
         self.human.set((t.status == ConversationStatus::Human).then(String::new));
+        self.closed.set(t.status == ConversationStatus::Closed);
+        self.conversation_rating.set(t.rating);
     }
 
     fn message_from(&self, m: &TranscriptMessage) -> Msg {
         let msg = Msg::new(self.key(), m.id.clone(), m.role, m.text.clone(), m.status);
         msg.blocks.set(m.blocks.clone());
+        msg.rating.set(m.rating);
         // Their bytes are fetched once the transcript is shown (see `fetch_images`).
         msg.images.set(m.attachments.iter().map(|a| MsgImage { id: a.id.clone(), src: ImageSrc::Loading }).collect());
         msg.tools.set(
@@ -364,6 +391,7 @@ impl Panel {
                     self.human.set(None);
                     self.operator_typing.set(false);
                     self.push_note(self.labels.closed);
+                    self.closed.set(true);
                 }
                 _ => {}
             },

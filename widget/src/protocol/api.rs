@@ -200,6 +200,21 @@ pub struct PublicAgentConfig {
     /// Questions offered as chips before the first message (at most [`MAX_STARTERS`]).
     #[serde(default)]
     pub starters: Vec<String>,
+    /// Whether people are in now, for an agent with business hours (`None`: it has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability: Option<Availability>,
+    /// The server sends mail: a visitor whose address is known may have the transcript mailed.
+    #[serde(default)]
+    pub mail_transcripts: bool,
+}
+
+/// Outside business hours: nobody is in until `reopens_at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Availability {
+    pub open: bool,
+    /// When people are back (Unix ms), when closed and known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reopens_at: Option<i64>,
 }
 
 /// Largest image a visitor may attach, in bytes.
@@ -359,6 +374,9 @@ pub struct TranscriptMessage {
     /// Images sent with a visitor message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<AttachmentRef>,
+    /// The visitor's rating of this answer: 1 (helpful) or -1 (not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<i8>,
 }
 
 /// `GET /api/v1/conversations/{id}`
@@ -370,7 +388,26 @@ pub struct Transcript {
     pub status: ConversationStatus,
     pub lead_submitted: bool,
     pub messages: Vec<TranscriptMessage>,
+    /// The visitor's rating of the closed conversation, 1 to 5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<u8>,
 }
+
+/// `POST /api/v1/conversations/{id}/rating`: the visitor rates an answer (`message_id`, `score`
+/// 1 or -1) or, once a person has closed it, the whole conversation (no `message_id`, `score` 1
+/// to 5); with an optional comment. Rating again replaces the earlier rating.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    pub score: i8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// The longest rating comment, in characters.
+pub const MAX_RATING_COMMENT_CHARS: usize = 1000;
 
 /// `POST /api/v1/conversations/{id}/lead`: the visitor asks a person to get in touch.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -17,13 +17,16 @@ pub enum Block {
     Unknown(UnknownBlock),
 }
 
-/// "Talk to a person": clicking it opens the lead form in the panel.
+/// "Talk to a person": clicking it opens the lead form in the panel ("Leave a message" when
+/// `away`: outside the agent's business hours).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EscalationButton {
     pub label: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub fallback_text: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub away: bool,
 }
 
 /// State of a payment order as shown on a `payment_qr` block.
@@ -222,6 +225,7 @@ mod tests {
             label: "Talk to a person".into(),
             reason: Some("billing".into()),
             fallback_text: "Ask for a person".into(),
+            away: false,
         });
         let json = serde_json::to_value(&block).unwrap();
         assert_eq!(json["type"], "escalation_button");

@@ -91,6 +91,10 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
     let stored = messages::list(db, &id).await?;
     let ledger = usage::of_conversation(db, &id).await?;
     let sent_images = crate::server::store::attachments::of_conversation(db, &id).await?;
+    let ratings = crate::server::store::ratings::of_conversation(db, &id).await?;
+    let rating_of = |target: &str| {
+        ratings.iter().find(|(m, _, _)| m == target).map(|(_, score, comment)| (*score, comment.clone()))
+    };
     let mut out = Vec::with_capacity(stored.len());
     for m in stored {
         let tools = nest_expert_calls(tool_calls::of_message(db, &m.id).await?);
@@ -106,7 +110,9 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
             })
             .collect();
         let images = sent_images.iter().filter(|(mid, _)| *mid == m.id).map(|(_, a)| a.id.clone()).collect();
+        let rating = rating_of(&m.id);
         out.push(ConsoleMessage {
+            rating,
             id: m.id,
             role: m.role.as_str().into(),
             text: m.content,
@@ -120,6 +126,11 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
         });
     }
     let consulting = crate::server::store::conversations::consulting_state(db, &id).await?;
+    let knowledge_bases = crate::server::store::knowledge::bases_of_agent(db, &row.agent_id)
+        .await?
+        .into_iter()
+        .map(|b| (b.id, b.name))
+        .collect();
     Ok(ConversationDetail {
         cost_usd: ledger.iter().map(|u| u.cost_usd).sum(),
         capabilities: agent.map(|a| a.capabilities).unwrap_or_default(),
@@ -127,6 +138,8 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
         item: item(row),
         messages: out,
         consulting: consulting.as_ref().and_then(consulting_state),
+        rating: rating_of(""),
+        knowledge_bases,
     })
 }
 

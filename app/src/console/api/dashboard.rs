@@ -43,8 +43,30 @@ pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
         crate::server::store::usage::spend_by_agent_since(db, today).await?.into_iter().collect();
     let prices = state.engine.prices();
     let default_cap = state.engine.settings().spend.agent_daily_cap_usd;
-    let spend_today = crate::server::store::agents::list(db)
-        .await?
+    let agents = crate::server::store::agents::list(db).await?;
+    let week = 7 * day_ms;
+    let this_week = crate::server::store::ratings::tally(db, now - week, now + 1).await?;
+    let week_before = crate::server::store::ratings::tally(db, now - 2 * week, now - week).await?;
+    let ratings = agents
+        .iter()
+        .filter_map(|a| {
+            let now_t = this_week.iter().find(|t| t.agent_id == a.id).cloned().unwrap_or_default();
+            let before = week_before.iter().find(|t| t.agent_id == a.id).cloned().unwrap_or_default();
+            let any = now_t.up + now_t.down + now_t.conversations + before.up + before.down > 0;
+            any.then(|| crate::console::types::AgentRatings {
+                agent_id: a.id.clone(),
+                name: a.name.clone(),
+                up: now_t.up,
+                down: now_t.down,
+                up_before: before.up,
+                down_before: before.down,
+                conversations: now_t.conversations,
+                average: (now_t.conversations > 0)
+                    .then(|| now_t.conversation_score as f64 / now_t.conversations as f64),
+            })
+        })
+        .collect();
+    let spend_today = agents
         .into_iter()
         .map(|a| crate::console::types::AgentSpend {
             spent_usd: spent.get(&a.id).copied().unwrap_or(0.0),
@@ -56,6 +78,7 @@ pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
         })
         .collect();
     Ok(Dashboard {
+        ratings,
         spend_today,
         unpriced: crate::console::api::agents::unpriced_price(&state),
         conversations_today: c.conversations_today,

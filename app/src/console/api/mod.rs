@@ -6,6 +6,7 @@
 #[cfg(feature = "ssr")]
 pub mod access;
 pub mod agents;
+pub mod answers;
 pub mod audit;
 pub mod auth;
 #[cfg(feature = "ssr")]
@@ -13,6 +14,7 @@ pub mod checks;
 pub mod conversations;
 pub mod dashboard;
 pub mod experts;
+pub mod hours;
 pub mod http_tools;
 pub mod identity;
 pub mod knowledge;
@@ -22,3 +24,4 @@ pub mod orders;
 #[cfg(feature = "ssr")]
 pub mod paging;
 pub mod tokens;
+pub mod webhooks;

@@ -26,6 +26,31 @@ pub struct Dashboard {
     pub spend_today: Vec<AgentSpend>,
     /// What a model without a price row is charged.
     pub unpriced: UnpricedPrice,
+    /// Each rated agent's ratings, this week and the week before.
+    #[serde(default)]
+    pub ratings: Vec<AgentRatings>,
+}
+
+/// How visitors rated one agent: the last 7 days and the 7 before (the trend).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentRatings {
+    pub agent_id: String,
+    pub name: String,
+    /// Answers rated helpful and not, this week and last week.
+    pub up: i64,
+    pub down: i64,
+    pub up_before: i64,
+    pub down_before: i64,
+    /// Closed conversations rated this week, and their average (1 to 5).
+    pub conversations: i64,
+    pub average: Option<f64>,
+}
+
+impl AgentRatings {
+    /// The share of answers rated helpful, in percent, if any was rated.
+    pub fn helpful(up: i64, down: i64) -> Option<i64> {
+        (up + down > 0).then(|| (up * 100 + (up + down) / 2) / (up + down))
+    }
 }
 
 /// One agent's spend today (UTC), its daily cap, and whether its model has a price row.

@@ -1,15 +1,21 @@
 //! What the console's server functions send to the browser.
 
+mod answers;
 mod dashboard;
+mod hours;
 mod http_tools;
 mod identity;
+mod webhooks;
 
 use parley_widget::protocol::Block;
 use serde::{Deserialize, Serialize};
 
-pub use dashboard::{AgentSpend, Dashboard, DayUsage, UnpricedPrice};
+pub use answers::{SavedReplyItem, UnansweredGroup};
+pub use dashboard::{AgentRatings, AgentSpend, Dashboard, DayUsage, UnpricedPrice};
+pub use hours::{HoursView, NOTIFICATION_CHOICES, NotificationsView, PresenceView};
 pub use http_tools::{EmbeddingCounts, HttpToolForm, HttpToolItem};
 pub use identity::{AuditItem, DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret, SecretItem, UserItem, UserLabel};
+pub use webhooks::{AttemptItem, DeliveryItem, EndpointItem, NewEndpoint, WEBHOOK_EVENTS, WebhooksView};
 
 /// The signed-in person.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -119,6 +125,9 @@ pub struct ConsoleMessage {
     /// Ids of the images sent with the message (read at `/admin/attachments/{id}`).
     #[serde(default)]
     pub images: Vec<String>,
+    /// The visitor's rating of this answer (1 or -1) and their comment.
+    #[serde(default)]
+    pub rating: Option<(i64, Option<String>)>,
 }
 
 /// A conversation with everything that happened in it.
@@ -133,6 +142,12 @@ pub struct ConversationDetail {
     pub cost_usd: f64,
     /// The coordinator's last consulting state; `None` when it never reported one.
     pub consulting: Option<ConsultingState>,
+    /// The visitor's rating of the closed conversation (1 to 5) and their comment.
+    #[serde(default)]
+    pub rating: Option<(i64, Option<String>)>,
+    /// The agent's knowledge bases, `(id, name)`: where a reply can be saved as an article.
+    #[serde(default)]
+    pub knowledge_bases: Vec<(String, String)>,
 }
 
 /// A coordinator's last state report, as the console shows it (values are plain text).

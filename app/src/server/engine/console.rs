@@ -11,7 +11,8 @@ use super::Engine;
 pub struct ConsoleEvent {
     pub conversation_id: String,
     pub agent_id: String,
-    /// `message`, `reply`, `status`, `lead`, `order`, or `typing` / `typing_stop` (the visitor).
+    /// `message`, `reply`, `status`, `lead`, `order`, `typing` / `typing_stop` (the visitor), or
+    /// `presence` (someone went away or came back).
     pub kind: &'static str,
 }
 

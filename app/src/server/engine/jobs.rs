@@ -23,6 +23,8 @@ pub enum Job {
     EmbedKnowledge,
     /// Conversations past their agent's retention period are deleted.
     Retention,
+    /// The daily summary mail.
+    DailySummary,
 }
 
 impl Job {
@@ -34,6 +36,7 @@ impl Job {
             Job::DeleteUnsentImages => "delete_unsent_images",
             Job::EmbedKnowledge => "embed_knowledge",
             Job::Retention => "retention",
+            Job::DailySummary => "daily_summary",
         }
     }
 
@@ -46,6 +49,7 @@ impl Job {
             Job::ForgetWebhookIds | Job::DeleteExpiredSessions | Job::DeleteUnsentImages | Job::Retention => {
                 Duration::from_secs(3_600)
             }
+            Job::DailySummary => Duration::from_secs(86_400),
         }
     }
 
@@ -53,9 +57,11 @@ impl Job {
     pub fn tick(self) -> Duration {
         match self {
             Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_secs(2),
-            Job::ForgetWebhookIds | Job::DeleteExpiredSessions | Job::DeleteUnsentImages | Job::Retention => {
-                Duration::from_secs(60)
-            }
+            Job::ForgetWebhookIds
+            | Job::DeleteExpiredSessions
+            | Job::DeleteUnsentImages
+            | Job::Retention
+            | Job::DailySummary => Duration::from_secs(60),
         }
     }
 }

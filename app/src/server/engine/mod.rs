@@ -1,6 +1,7 @@
 //! The engine: everything that answers a visitor. Providers, tools, the turn loop, live channels
 //! and the stream writer, behind one cloneable [`Engine`] handle.
 
+pub mod answers;
 pub mod attachments;
 pub mod budget;
 pub mod chat;
@@ -9,11 +10,13 @@ pub mod console;
 pub mod context;
 pub mod experts;
 pub mod fetch;
+pub mod hours;
 pub mod hub;
 pub mod identity;
 pub mod jobs;
 pub mod knowledge;
 pub mod lang;
+pub mod mail;
 pub mod outbound;
 mod owner_tools;
 pub mod payments;
@@ -28,6 +31,7 @@ pub mod state_tag;
 pub mod takeover;
 pub mod tools;
 pub mod turn;
+pub mod webhooks;
 pub mod writer;
 
 use std::collections::HashMap;
@@ -77,6 +81,8 @@ pub struct EngineSettings {
     pub fallbacks: provider::fallbacks::DefaultFallbacks,
     /// Where owner-defined tools may send requests.
     pub outbound: outbound::OutboundSettings,
+    /// How mail leaves (`None`: no mail).
+    pub mail: Option<mail::MailSettings>,
 }
 
 impl Default for EngineSettings {
@@ -94,6 +100,7 @@ impl Default for EngineSettings {
             spend: budget::SpendSettings::default(),
             fallbacks: provider::fallbacks::DefaultFallbacks::default(),
             outbound: outbound::OutboundSettings::default(),
+            mail: None,
         }
     }
 }
@@ -171,6 +178,10 @@ struct Inner {
     process_id: String,
     /// Messages to and from other processes on the same PostgreSQL (none on SQLite).
     relay: Option<Arc<relay::Relay>>,
+    /// Wakes this process's webhook sender when an event was queued.
+    outbox: Arc<tokio::sync::Notify>,
+    /// How mail leaves, if it does.
+    mail: Option<mail::MailSettings>,
 }
 
 /// The engine handle; cheap to clone.
@@ -215,6 +226,7 @@ impl Engine {
             lease_ttl: settings.lease_ttl,
         });
         let relay = relay::for_db(&db, &process_id);
+        let mail = settings.mail.clone();
         Engine(Arc::new(Inner {
             services: Arc::new(services),
             console: console::feed(),
@@ -236,6 +248,8 @@ impl Engine {
             shutdown: shutdown::Shutdown::default(),
             process_id,
             relay,
+            outbox: Arc::default(),
+            mail,
         }))
     }
 

@@ -324,6 +324,7 @@ mod tests {
             label: "Talk to a person".into(),
             reason: None,
             fallback_text: "Talk to a person".into(),
+            away: false,
         });
         let rows = vec![
             row(2, token("Let me ")),

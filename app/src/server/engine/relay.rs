@@ -118,7 +118,9 @@ fn envelope(origin: &str, m: Vec<Live>) -> String {
 
 /// The console feed's kinds (the feed carries `&'static str`).
 fn console_kind(kind: &str) -> Option<&'static str> {
-    ["message", "reply", "status", "lead", "order", "typing", "typing_stop"].into_iter().find(|k| *k == kind)
+    ["message", "reply", "status", "lead", "order", "typing", "typing_stop", "presence"]
+        .into_iter()
+        .find(|k| *k == kind)
 }
 
 impl Engine {

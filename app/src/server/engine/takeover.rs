@@ -36,6 +36,7 @@ impl Engine {
         if !conversations::claim(self.db(), conversation_id, &user.id, self.now_ms()).await? {
             return Ok(false);
         }
+        self.wake_outbox();
         // An answer being written stops, on whichever process writes it: a person is here now.
         self.cancel_everywhere(conversation_id);
         self.emit_now(
@@ -59,7 +60,8 @@ impl Engine {
     pub async fn release(&self, conversation_id: &str, user: &User) -> Result<(), TakeoverError> {
         let (agent_id, _, claimed_by) = self.conversation_agent(conversation_id).await?;
         self.may_act(&claimed_by, user)?;
-        conversations::unclaim(self.db(), conversation_id, ConversationStatus::Bot, self.now_ms()).await?;
+        conversations::unclaim(self.db(), conversation_id, ConversationStatus::Bot, Some(&user.id), self.now_ms())
+            .await?;
         self.emit_now(conversation_id, StreamEvent::Handoff(Handoff { to: "bot".into(), operator_name: None })).await?;
         self.console(ConsoleEvent::status(conversation_id, &agent_id));
         Ok(())
@@ -75,7 +77,9 @@ impl Engine {
             return Ok(());
         }
         self.cancel_everywhere(conversation_id);
-        conversations::unclaim(self.db(), conversation_id, ConversationStatus::Closed, self.now_ms()).await?;
+        conversations::unclaim(self.db(), conversation_id, ConversationStatus::Closed, Some(&user.id), self.now_ms())
+            .await?;
+        self.wake_outbox();
         self.emit_now(conversation_id, StreamEvent::Handoff(Handoff { to: "closed".into(), operator_name: None }))
             .await?;
         self.console(ConsoleEvent::status(conversation_id, &agent_id));

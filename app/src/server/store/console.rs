@@ -177,3 +177,37 @@ pub async fn orders(
         .await?;
     Ok((rows, total))
 }
+
+/// Each agent's figures over `[from, to)`, for the daily summary mail.
+pub async fn day_figures(db: &Db, from: i64, to: i64) -> Result<Vec<crate::server::engine::mail::DayFigures>, DbError> {
+    let rows: Vec<(String, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT a.name, \
+         (SELECT COUNT(*) FROM conversations c WHERE c.agent_id = a.id AND c.created_at >= $1 AND c.created_at < $2), \
+         (SELECT COUNT(*) FROM leads l WHERE l.agent_id = a.id AND l.created_at >= $1 AND l.created_at < $2), \
+         (SELECT COUNT(*) FROM conversations c WHERE c.agent_id = a.id AND c.status = 'waiting_human'), \
+         (SELECT COUNT(*) FROM orders o WHERE o.agent_id = a.id AND o.status = 'paid' AND o.paid_at >= $1 AND o.paid_at < $2), \
+         (SELECT COUNT(*) FROM ratings r WHERE r.agent_id = a.id AND r.message_id <> '' AND r.score > 0 \
+             AND r.updated_at >= $1 AND r.updated_at < $2), \
+         (SELECT COUNT(*) FROM ratings r WHERE r.agent_id = a.id AND r.message_id <> '' AND r.score < 0 \
+             AND r.updated_at >= $1 AND r.updated_at < $2) \
+         FROM agents a ORDER BY a.name",
+    )
+    .bind(from)
+    .bind(to)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(agent, conversations, leads, waiting, orders_paid, thumbs_up, thumbs_down)| {
+            crate::server::engine::mail::DayFigures {
+                agent,
+                conversations,
+                leads,
+                waiting,
+                orders_paid,
+                thumbs_up,
+                thumbs_down,
+            }
+        })
+        .collect())
+}

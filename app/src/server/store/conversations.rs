@@ -3,7 +3,7 @@
 use parley_widget::protocol::ConversationStatus;
 use sqlx::FromRow;
 
-use super::{Db, DbError};
+use super::{Db, DbError, webhooks};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Conversation {
@@ -151,6 +151,7 @@ pub async fn holder(db: &Db, id: &str) -> Result<Option<(String, String, Option<
 /// Gives the conversation to an operator unless someone holds it or it is closed: true when this
 /// call got it (a conditional update, so of two operators only one can).
 pub async fn claim(db: &Db, id: &str, user_id: &str, now: i64) -> Result<bool, DbError> {
+    let mut tx = db.writer().begin().await?;
     let done = sqlx::query(
         "UPDATE conversations SET status = 'human', claimed_by = $2, claimed_at = $3, updated_at = $3 \
          WHERE id = $1 AND claimed_by IS NULL AND status <> 'closed'",
@@ -158,20 +159,42 @@ pub async fn claim(db: &Db, id: &str, user_id: &str, now: i64) -> Result<bool, D
     .bind(id)
     .bind(user_id)
     .bind(now)
-    .execute(db.writer())
+    .execute(&mut *tx)
     .await?;
-    Ok(done.rows_affected() == 1)
+    if done.rows_affected() != 1 {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    if let Some(agent_id) = webhooks::agent_of_conversation(&mut tx, id).await? {
+        let data = serde_json::json!({"conversation_id": id, "operator": webhooks::operator(&mut tx, user_id).await?});
+        webhooks::emit(&mut tx, &agent_id, "conversation.claimed", Some(id), data, now).await?;
+    }
+    tx.commit().await?;
+    Ok(true)
 }
 
-/// Lets go of the claim, with the conversation's new status (`bot` or `closed`).
-pub async fn unclaim(db: &Db, id: &str, status: ConversationStatus, now: i64) -> Result<(), DbError> {
+/// Lets go of the claim, with the conversation's new status (`bot` or `closed`); `by` is the
+/// console user who did it (a closing is reported to the agent's webhooks).
+pub async fn unclaim(db: &Db, id: &str, status: ConversationStatus, by: Option<&str>, now: i64) -> Result<(), DbError> {
+    let mut tx = db.writer().begin().await?;
     sqlx::query(
         "UPDATE conversations SET status = $3, claimed_by = NULL, claimed_at = NULL, updated_at = $2 WHERE id = $1",
     )
     .bind(id)
     .bind(now)
     .bind(status.as_str())
-    .execute(db.writer())
+    .execute(&mut *tx)
     .await?;
+    if status == ConversationStatus::Closed
+        && let Some(agent_id) = webhooks::agent_of_conversation(&mut tx, id).await?
+    {
+        let by = match by {
+            Some(user) => webhooks::operator(&mut tx, user).await?,
+            None => serde_json::Value::Null,
+        };
+        let data = serde_json::json!({"conversation_id": id, "closed_by": by});
+        webhooks::emit(&mut tx, &agent_id, "conversation.closed", Some(id), data, now).await?;
+    }
+    tx.commit().await?;
     Ok(())
 }

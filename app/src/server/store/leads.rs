@@ -2,7 +2,7 @@
 
 use parley_widget::protocol::LeadForm;
 
-use super::{Db, DbError, new_id};
+use super::{Db, DbError, new_id, webhooks};
 
 /// Saves the lead and marks the conversation as waiting for a person, in one transaction.
 pub async fn submit(
@@ -31,6 +31,24 @@ pub async fn submit(
     .bind(now)
     .execute(&mut *tx)
     .await?;
+    let was: Option<(String,)> = sqlx::query_as("SELECT status FROM conversations WHERE id = $1")
+        .bind(conversation_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let lead = serde_json::json!({
+        "id": id,
+        "name": form.name.trim(),
+        "email": blank_to_none(&form.email),
+        "phone": blank_to_none(&form.phone),
+        "message": form.message.trim(),
+        "created_at": webhooks::iso_time(now),
+    });
+    let data = serde_json::json!({"conversation_id": conversation_id, "visitor_id": visitor_id, "lead": lead});
+    webhooks::emit(&mut tx, agent_id, "lead.created", Some(conversation_id), data, now).await?;
+    if was.is_some_and(|(s,)| s == "bot") {
+        let data = serde_json::json!({"conversation_id": conversation_id, "visitor_id": visitor_id, "reason": "lead", "lead_id": id});
+        webhooks::emit(&mut tx, agent_id, "conversation.waiting_human", Some(conversation_id), data, now).await?;
+    }
     sqlx::query(
         "UPDATE conversations SET lead_submitted = 1, updated_at = $2, \
          status = CASE WHEN status = 'bot' THEN 'waiting_human' ELSE status END WHERE id = $1",
@@ -63,6 +81,18 @@ const COLUMNS: &str = "id, agent_id, conversation_id, name, email, phone, messag
 
 /// Statuses a lead can have.
 pub const STATUSES: &[&str] = &["new", "contacted", "closed"];
+
+/// The email of the visitor's newest contact form that has one.
+pub async fn latest_email(db: &Db, visitor_id: &str) -> Result<Option<String>, DbError> {
+    let row: Option<(String,)> = sqlx::query_as(
+        "SELECT email FROM leads WHERE visitor_id = $1 AND email IS NOT NULL AND email <> '' \
+         ORDER BY created_at DESC LIMIT 1",
+    )
+    .bind(visitor_id)
+    .fetch_optional(&mut *db.read().await?)
+    .await?;
+    Ok(row.map(|(e,)| e))
+}
 
 pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Lead>, DbError> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM leads WHERE conversation_id = $1 ORDER BY created_at"))

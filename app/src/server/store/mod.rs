@@ -13,12 +13,14 @@ pub mod conversations;
 pub mod credentials;
 pub mod events;
 pub mod experts;
+pub mod hours;
 pub mod http_tools;
 pub mod identity;
 pub mod jobs;
 pub mod knowledge;
 pub mod leads;
 pub mod leases;
+pub mod mail;
 pub mod mcp_tokens;
 pub mod memories;
 pub mod messages;
@@ -26,6 +28,8 @@ pub mod news;
 pub mod orders;
 pub mod prices;
 pub mod privacy;
+pub mod ratings;
+pub mod saved_replies;
 #[cfg(test)]
 mod schema_doc;
 pub mod script;
@@ -35,9 +39,11 @@ pub mod spend;
 #[cfg(test)]
 pub mod testing;
 pub mod tool_calls;
+pub mod unanswered;
 pub mod usage;
 pub mod users;
 pub mod visitors;
+pub mod webhooks;
 
 use std::str::FromStr;
 use std::time::Duration;

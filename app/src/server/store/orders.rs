@@ -5,7 +5,9 @@
 
 use sqlx::FromRow;
 
-use super::{Db, DbError};
+use super::{Db, DbError, webhooks};
+
+type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
 
 #[derive(Clone, Debug, PartialEq, FromRow, serde::Serialize)]
 pub struct Order {
@@ -81,33 +83,76 @@ pub async fn by_id(db: &Db, id: &str) -> Result<Option<Order>, DbError> {
 
 /// Marks a pending, unexpired order paid. False when it was not pending or has expired.
 pub async fn mark_paid(db: &Db, id: &str, now: i64) -> Result<bool, DbError> {
+    let mut tx = db.writer().begin().await?;
+    let paid = pay(&mut tx, id, now).await?;
+    tx.commit().await?;
+    Ok(paid)
+}
+
+/// Marks the order paid inside `tx` and reports it to the agent's webhooks (`order.paid`).
+async fn pay(tx: &mut Tx<'_>, id: &str, now: i64) -> Result<bool, DbError> {
     let done = sqlx::query(
         "UPDATE orders SET status = 'paid', paid_at = $2, updated_at = $2 \
          WHERE id = $1 AND status = 'pending' AND expires_at > $2",
     )
     .bind(id)
     .bind(now)
-    .execute(db.writer())
+    .execute(&mut **tx)
     .await?;
-    Ok(done.rows_affected() == 1)
+    if done.rows_affected() != 1 {
+        return Ok(false);
+    }
+    let order: Order =
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM orders WHERE id = $1")).bind(id).fetch_one(&mut **tx).await?;
+    report(tx, &order, "order.paid", now).await?;
+    Ok(true)
 }
 
-/// Expires every pending order whose time is up; returns them.
+/// `order.paid` or `order.expired` for the order's agent.
+async fn report(tx: &mut Tx<'_>, order: &Order, event: &str, now: i64) -> Result<(), DbError> {
+    let data = serde_json::json!({
+        "conversation_id": order.conversation_id,
+        "visitor_id": order.visitor_id,
+        "order": {
+            "id": order.id,
+            "service_type": order.service_type,
+            "category": order.category,
+            "amount_minor": order.amount_minor,
+            "currency": order.currency,
+            "method": order.method,
+            "status": order.status,
+            "provider": order.provider,
+            "created_at": webhooks::iso_time(order.created_at),
+            "expires_at": webhooks::iso_time(order.expires_at),
+            "paid_at": order.paid_at.map(webhooks::iso_time),
+        },
+    });
+    webhooks::emit(tx, &order.agent_id, event, Some(&order.conversation_id), data, now).await?;
+    Ok(())
+}
+
+/// Expires every pending order whose time is up (each with its `order.expired` webhook); returns
+/// them.
 pub async fn expire_due(db: &Db, now: i64) -> Result<Vec<Order>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM orders WHERE status = 'pending' AND expires_at <= $1");
     let due: Vec<Order> = sqlx::query_as(&sql).bind(now).fetch_all(&mut *db.read().await?).await?;
     let mut expired = Vec::with_capacity(due.len());
     for mut order in due {
+        let mut tx = db.writer().begin().await?;
         let done = sqlx::query(
             "UPDATE orders SET status = 'expired', updated_at = $2 WHERE id = $1 AND status = 'pending' AND expires_at <= $2",
         )
         .bind(&order.id)
         .bind(now)
-        .execute(db.writer())
+        .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 1 {
             order.status = "expired".into();
+            report(&mut tx, &order, "order.expired", now).await?;
+            tx.commit().await?;
             expired.push(order);
+        } else {
+            tx.rollback().await?;
         }
     }
     Ok(expired)
@@ -150,18 +195,7 @@ pub async fn apply_webhook(
         tx.rollback().await?;
         return Ok(WebhookApplied::Replayed);
     }
-    let mut changed = false;
-    if paid {
-        let done = sqlx::query(
-            "UPDATE orders SET status = 'paid', paid_at = $2, updated_at = $2 \
-             WHERE id = $1 AND status = 'pending' AND expires_at > $2",
-        )
-        .bind(order_id)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        changed = done.rows_affected() == 1;
-    }
+    let changed = paid && pay(&mut tx, order_id, now).await?;
     tx.commit().await?;
     Ok(WebhookApplied::Recorded { paid: changed })
 }

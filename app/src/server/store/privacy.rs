@@ -213,6 +213,13 @@ async fn purge_conversations(tx: &mut Tx<'_>, ids: &[String]) -> Result<Deleted,
         // Children before parents (foreign keys).
         for sql in [
             format!("DELETE FROM events WHERE conversation_id IN ({list})"),
+            format!(
+                "DELETE FROM webhook_attempts WHERE delivery_id IN \
+                 (SELECT id FROM webhook_deliveries WHERE conversation_id IN ({list}))"
+            ),
+            format!("DELETE FROM webhook_deliveries WHERE conversation_id IN ({list})"),
+            format!("DELETE FROM ratings WHERE conversation_id IN ({list})"),
+            format!("DELETE FROM mail_outbox WHERE conversation_id IN ({list})"),
             format!("DELETE FROM tool_calls WHERE conversation_id IN ({list})"),
             format!("DELETE FROM attachments WHERE conversation_id IN ({list})"),
             format!("DELETE FROM leads WHERE conversation_id IN ({list})"),

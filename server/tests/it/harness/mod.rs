@@ -10,6 +10,7 @@ mod pay;
 mod process;
 mod read;
 mod receiver;
+mod smtp;
 mod tools;
 
 pub use app::*;
@@ -19,4 +20,5 @@ pub use pay::*;
 pub use process::*;
 pub use read::*;
 pub use receiver::*;
+pub use smtp::*;
 pub use tools::*;

@@ -234,3 +234,12 @@ pub fn assert_numbered_in_order(events: &[(u64, StreamEvent)]) {
     let seqs = seqs(events);
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "each event once, in order: {seqs:?}");
 }
+
+/// Waits until `f` holds (every 50 ms, `secs` seconds at most; then the test fails naming `what`).
+pub async fn within(secs: u64, what: &str, mut f: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while !f().await {
+        assert!(tokio::time::Instant::now() < deadline, "{what}: not within {secs} s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -8,10 +8,12 @@
 //! - `/down`: 503 "down for maintenance"
 //! - `/embeddings`: an OpenAI-compatible embeddings endpoint (8-dimensional vectors of letter
 //!   counts), answering 503 while [`Receiver::set_down`] says so
+//! - `/hook`: a webhook endpoint answering the status [`Receiver::set_hook_status`] set (204 at
+//!   first)
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,8 +35,14 @@ pub struct Received {
     pub body: String,
 }
 
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<Received>>>, Arc<AtomicBool>);
+#[derive(Clone)]
+struct Log(Arc<Mutex<Vec<Received>>>, Arc<AtomicBool>, Arc<AtomicU16>);
+
+impl Default for Log {
+    fn default() -> Self {
+        Log(Arc::default(), Arc::default(), Arc::new(AtomicU16::new(204)))
+    }
+}
 
 pub struct Receiver {
     pub addr: SocketAddr,
@@ -59,6 +67,7 @@ impl Receiver {
             .route("/huge", any(|| async { Json(json!({"blob": "x".repeat(1024 * 1024)})) }))
             .route("/down", any(|| async { (StatusCode::SERVICE_UNAVAILABLE, "down for maintenance") }))
             .route("/embeddings", any(embeddings))
+            .route("/hook", any(hook))
             .layer(axum::middleware::from_fn_with_state(log.clone(), record))
             .with_state(log.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the receiver");
@@ -77,6 +86,29 @@ impl Receiver {
     /// Every request so far.
     pub fn received(&self) -> Vec<Received> {
         self.log.0.lock().unwrap().clone()
+    }
+
+    /// What `/hook` answers from now on.
+    pub fn set_hook_status(&self, status: u16) {
+        self.log.2.store(status, Ordering::SeqCst);
+    }
+
+    /// The requests to `path` so far.
+    pub fn received_at(&self, path: &str) -> Vec<Received> {
+        self.received().into_iter().filter(|r| r.uri == path).collect()
+    }
+
+    /// Waits (10 s at most) until `path` has had `n` requests; returns them.
+    pub async fn wait_for(&self, path: &str, n: usize) -> Vec<Received> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let got = self.received_at(path);
+            if got.len() >= n {
+                return got;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{path} had {} requests, not {n}: {got:?}", got.len());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// While `down`, `/embeddings` answers 503.
@@ -103,6 +135,10 @@ async fn record(
         body: String::from_utf8_lossy(&bytes).into_owned(),
     });
     next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+async fn hook(State(log): State<Log>) -> StatusCode {
+    StatusCode::from_u16(log.2.load(Ordering::SeqCst)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 async fn order(Path(id): Path<String>, Query(query): Query<HashMap<String, String>>) -> Json<Value> {

@@ -3,6 +3,7 @@
 //! the conversation belongs to the visitor asking; another visitor's conversation is simply not
 //! found.
 
+mod rating;
 mod send;
 mod transcript;
 
@@ -148,6 +149,7 @@ impl Engine {
             return Err(ChatError::InvalidForm(problems));
         }
         let id = leads::submit(self.db(), &conv.agent_id, &conv.id, &visitor.id, form, self.now_ms()).await?;
+        self.wake_outbox();
         self.console(ConsoleEvent { conversation_id: conv.id.clone(), agent_id: conv.agent_id.clone(), kind: "lead" });
         self.emit_now(&conv.id, StreamEvent::Handoff(Handoff { to: "waiting".into(), operator_name: None })).await?;
         Ok(id)

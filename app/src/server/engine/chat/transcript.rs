@@ -19,12 +19,15 @@ impl Engine {
         let orders = crate::server::store::orders::of_conversation(self.db(), &conv.id).await?;
         let stored_seq = crate::server::store::events::max_seq(self.db(), &conv.id).await?;
         let live_seq = self.hub().get(&conv.id).map(|lease| lease.last_seq()).unwrap_or(0);
+        let ratings = crate::server::store::ratings::of_conversation(self.db(), &conv.id).await?;
+        let rating_of = |target: &str| ratings.iter().find(|(id, _, _)| id == target).map(|(_, score, _)| *score);
         let messages = rows
             .into_iter()
             .map(|m| {
                 let tool_calls = calls.iter().filter(|(mid, _)| *mid == m.id).map(|(_, c)| c.clone()).collect();
                 let attachments = images.iter().filter(|(mid, _)| *mid == m.id).map(|(_, a)| a.clone()).collect();
                 let blocks = m.blocks.into_iter().map(|b| with_order_status(b, &orders)).collect();
+                let rating = rating_of(&m.id).and_then(|s| i8::try_from(s).ok());
                 TranscriptMessage {
                     id: m.id,
                     role: m.role,
@@ -35,6 +38,7 @@ impl Engine {
                     created_at: m.created_at,
                     start_seq: m.start_seq,
                     attachments,
+                    rating,
                 }
             })
             .collect();
@@ -44,6 +48,7 @@ impl Engine {
             status: conv.status,
             lead_submitted: conv.lead_submitted,
             messages,
+            rating: rating_of("").and_then(|s| u8::try_from(s).ok()),
         })
     }
 }

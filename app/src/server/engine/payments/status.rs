@@ -85,8 +85,10 @@ impl Engine {
         Ok(expired.len())
     }
 
-    /// Sends the order's block, in its new state, to the conversation's streams.
+    /// Sends the order's block, in its new state, to the conversation's streams (and wakes the
+    /// webhook sender: the change queued `order.paid` or `order.expired`).
     async fn announce_order(&self, order: &Order) -> Result<(), DbError> {
+        self.wake_outbox();
         let stored = messages::list(self.db(), &order.conversation_id).await?;
         let block = stored
             .iter()
@@ -129,6 +131,13 @@ impl Engine {
                         orders::forget_webhooks_before(engine.db(), engine.now_ms() - WEBHOOK_IDS_KEPT_MS).await
                 {
                     tracing::warn!(error = %e, "forgetting old payment webhook ids");
+                }
+                if n % per_minute == 1
+                    && engine.mail_enabled()
+                    && engine.claim_job(Job::DailySummary).await
+                    && let Err(e) = engine.send_daily_summary().await
+                {
+                    tracing::warn!(error = %e, "queueing the daily summary");
                 }
                 if n % per_minute == 1
                     && engine.claim_job(Job::Retention).await

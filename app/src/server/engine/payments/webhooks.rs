@@ -52,7 +52,7 @@ impl WebhookSecret {
         format!("whsec_{}", STANDARD.encode(&self.0))
     }
 
-    /// A random secret (tests).
+    /// A random secret of 32 bytes (an outbound endpoint's, tests).
     pub fn random() -> Self {
         WebhookSecret(rand::random::<[u8; 32]>().to_vec())
     }

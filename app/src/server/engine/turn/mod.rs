@@ -306,7 +306,7 @@ fn end(out: &Out, stop: Option<Stop>, lang: Lang, answer: &mut Answer) -> Messag
             answer.text.push_str(&event.message);
             out.emit(StreamEvent::Error(event));
             // Instead of more answers: a person.
-            let block = handoff_block(lang, Some(code.as_str().to_owned()));
+            let block = handoff_block(lang, Some(code.as_str().to_owned()), false);
             out.block(block.clone());
             answer.blocks.push(block);
             MessageStatus::Failed

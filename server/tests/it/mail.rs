@@ -1,0 +1,146 @@
+//! Email (issue 17) against a real SMTP server (`aiosmtpd`) started by the test, on SQLite and
+//! PostgreSQL: operators get the notifications they chose, in plain text and HTML, with a link
+//! to the conversation; a visitor whose address is known gets the transcript (a few an hour);
+//! mail waits in the outbox while the SMTP server is down and goes out when it is back.
+
+use leptos::server_fn::ServerFn;
+use parley_app::console::api::hours as h;
+use parley_app::server::engine::clock::ManualClock;
+use parley_server::config::MailArgs;
+use serde_json::{Value, json};
+
+use crate::harness::fixtures::{ADMIN, OPERATOR};
+use crate::harness::*;
+
+fn smtp(port: u16) -> MailArgs {
+    MailArgs {
+        smtp_host: Some("127.0.0.1".into()),
+        smtp_port: Some(port),
+        smtp_tls: Some("none".into()),
+        mail_from: Some("Parley <parley@example.com>".into()),
+        ..MailArgs::default()
+    }
+}
+
+/// A conversation with a lead from `email`; the conversation's id and the visitor.
+async fn lead(app: &TestApp, email: &str) -> (String, String) {
+    let visitor = app.visitor("shop").await;
+    app.fake.push_content("We ship worldwide.");
+    let conv = conversation_id(&app.send(&visitor, "shop", None, "Do you ship to Peru?").await);
+    let form = json!({"name": "Ada <Lovelace>", "email": email, "message": "Call me after 5"});
+    assert_eq!(app.post(&visitor, &format!("/api/v1/conversations/{conv}/lead"), form).await.status(), 201);
+    (conv, visitor)
+}
+
+#[tokio::test]
+async fn operators_get_what_they_chose_and_visitors_their_transcript() {
+    if !smtp_available("operators_get_what_they_chose_and_visitors_their_transcript") {
+        return;
+    }
+    let sink = SmtpSink::start().await;
+    let port = sink.port;
+    let app = TestApp::builder().with_users(&[ADMIN, OPERATOR]).config(move |c| c.mail = smtp(port)).spawn().await;
+    app.agent("shop", &["ticket_escalation"]).await;
+    let mut olive = app.signed_in(&OPERATOR).await;
+    let mut admin = app.signed_in(&ADMIN).await;
+    let (status, body) = olive.call(h::SaveNotifications::PATH, &[("events", "lead,spam")]).await;
+    assert!(status == 422 && body.contains("unknown notification `spam`"), "{body}");
+    assert_eq!(olive.call(h::SaveNotifications::PATH, &[("events", "waiting_human,lead")]).await.0, 200);
+    assert_eq!(admin.call(h::SaveNotifications::PATH, &[("events", "order_paid")]).await.0, 200);
+    let (_, body) = olive.call(h::MyNotifications::PATH, &[]).await;
+    let mine: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((mine["mail_enabled"].as_bool(), &mine["events"]), (Some(true), &json!(["waiting_human", "lead"])));
+
+    let (conv, visitor) = lead(&app, "ada@example.com").await;
+    let got = sink.wait_for(2).await;
+    assert!(got.iter().all(|m| m["rcpt_tos"] == json!([OPERATOR.email])), "only Olive asked: {got:#?}");
+    let new_lead = got.iter().find(|m| m["subject"].as_str().unwrap().contains("New lead")).expect("the lead mail");
+    assert_eq!(new_lead["from"], "Parley <parley@example.com>");
+    assert_eq!(new_lead["multipart"], "multipart/alternative");
+    let text = new_lead["text"].as_str().unwrap();
+    assert!(text.contains("Email: ada@example.com") && text.contains("Call me after 5"), "{text}");
+    let link = format!("{}/admin/conversations/{conv}", app.url(""));
+    assert!(text.contains(&link), "the console's own address: {text}");
+    let html = new_lead["html"].as_str().unwrap();
+    assert!(html.contains("Ada &lt;Lovelace&gt;") && html.contains(&format!("href=\"{link}\"")), "{html}");
+    assert!(got.iter().any(|m| m["subject"].as_str().unwrap().contains("waiting for a person")), "{got:#?}");
+
+    // The visitor asks for the transcript: it goes to the address they gave.
+    let path = format!("/api/v1/conversations/{conv}/transcript-email");
+    let r = app.post(&visitor, &path, json!(null)).await;
+    assert_eq!(r.status(), 202);
+    assert_eq!(r.json::<Value>().await.unwrap()["sent_to"], "a***@example.com");
+    let got = sink.wait_for(3).await;
+    let transcript = got.iter().find(|m| m["rcpt_tos"] == json!(["ada@example.com"])).expect("the transcript");
+    let text = transcript["text"].as_str().unwrap();
+    assert!(text.contains("Do you ship to Peru?") && text.contains("We ship worldwide."), "{text}");
+    assert!(transcript["subject"].as_str().unwrap().starts_with("Your conversation with"));
+    // A few an hour.
+    for _ in 0..2 {
+        assert_eq!(app.post(&visitor, &path, json!(null)).await.status(), 202);
+    }
+    let r = app.post(&visitor, &path, json!(null)).await;
+    assert_eq!(r.status(), 429);
+    assert!(r.headers().contains_key("retry-after"));
+    // Nobody to write to: a visitor who left no address.
+    let stranger = app.visitor("shop").await;
+    app.fake.push_content("Hello.");
+    let other = conversation_id(&app.send(&stranger, "shop", None, "hi").await);
+    let r = app.post(&stranger, &format!("/api/v1/conversations/{other}/transcript-email"), json!(null)).await;
+    assert_eq!(r.status(), 422);
+    assert!(r.text().await.unwrap().contains("no email address"));
+    // Another visitor's conversation is not found.
+    assert_eq!(app.post(&stranger, &path, json!(null)).await.status(), 404);
+}
+
+#[tokio::test]
+async fn mail_waits_while_the_smtp_server_is_down_and_goes_out_when_it_is_back() {
+    if !smtp_available("mail_waits_while_the_smtp_server_is_down_and_goes_out_when_it_is_back") {
+        return;
+    }
+    let port = free_port();
+    let clock = ManualClock::new();
+    let app = TestApp::builder()
+        .clock(clock.clone())
+        .with_users(&[OPERATOR])
+        .config(move |c| c.mail = smtp(port))
+        .spawn()
+        .await;
+    app.agent("shop", &["ticket_escalation"]).await;
+    let mut olive = app.signed_in(&OPERATOR).await;
+    assert_eq!(olive.call(h::SaveNotifications::PATH, &[("events", "lead")]).await.0, 200);
+    lead(&app, "ada@example.com").await;
+    // Nothing listens: the attempt fails and the mail waits.
+    let mut row: (String, i64, Option<String>) = Default::default();
+    within(10, "the first attempt is recorded", async || {
+        row = sqlx::query_as("SELECT status, attempts, last_error FROM mail_outbox")
+            .fetch_one(&mut *app.db().read().await.unwrap())
+            .await
+            .unwrap();
+        row.1 == 1
+    })
+    .await;
+    assert_eq!(row.0, "pending", "{row:?}");
+    assert!(row.2.is_some());
+    // The server is back; the retry is due 5 s later.
+    let sink = SmtpSink::start_on(port).await;
+    clock.advance_ms(5_000);
+    let got = sink.wait_for(1).await;
+    assert!(got[0]["subject"].as_str().unwrap().contains("New lead"));
+    assert_eq!(app.count("mail_outbox").await, 1, "sent once");
+}
+
+#[tokio::test]
+async fn without_smtp_settings_nothing_is_offered() {
+    let app = TestApp::builder().with_users(&[OPERATOR]).spawn().await;
+    app.agent("shop", &["ticket_escalation"]).await;
+    let mut olive = app.signed_in(&OPERATOR).await;
+    let (status, body) = olive.call(h::SaveNotifications::PATH, &[("events", "lead")]).await;
+    assert!(status == 409 && body.contains("not set up"), "{body}");
+    let config: Value = reqwest::get(app.url("/api/v1/agents/shop/config")).await.unwrap().json().await.unwrap();
+    assert_eq!(config["mail_transcripts"], false);
+    let (conv, visitor) = lead(&app, "ada@example.com").await;
+    let r = app.post(&visitor, &format!("/api/v1/conversations/{conv}/transcript-email"), json!(null)).await;
+    assert_eq!(r.status(), 503);
+    assert_eq!(app.count("mail_outbox").await, 0);
+}
