@@ -375,14 +375,17 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>, save: Option<SaveC
 
 #[component]
 fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
-    let replies = Resource::new(
-        {
-            let id = id.clone();
-            move || id.clone()
-        },
-        conversation_replies,
-    );
+    // Read in the browser once the box is shown (a resource here, inside the transcript's own,
+    // would break hydration).
+    let replies = RwSignal::new(Vec::new());
     let id = StoredValue::new(id);
+    Effect::new(move |_| {
+        leptos::task::spawn_local(async move {
+            if let Ok(list) = conversation_replies(id.get_value()).await {
+                replies.set(list);
+            }
+        });
+    });
     let text = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let typing_sent = StoredValue::new(0.0_f64);
@@ -394,8 +397,9 @@ fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
         if dismissed.get() {
             return Vec::new();
         }
-        let all = replies.get().and_then(Result::ok).unwrap_or_default();
-        text.with(|t| slash_matches(t, &all).map(|m| m.into_iter().cloned().collect()).unwrap_or_default())
+        replies.with(|all| {
+            text.with(|t| slash_matches(t, all).map(|m| m.into_iter().cloned().collect()).unwrap_or_default())
+        })
     };
     let pick = move |body: String| {
         text.set(body);

@@ -17,6 +17,8 @@ pub fn DashboardPage() -> impl IntoView {
         <Loaded resource=data let:d>
             <Figures d />
         </Loaded>
+        // Its own resource, beside the figures (a resource inside another's view breaks hydration).
+        <super::hours::Presence />
     }
 }
 
@@ -32,7 +34,6 @@ fn Figures(d: Dashboard) -> impl IntoView {
             <Tile label="Leads waiting" value=d.leads_waiting.to_string() />
             <Tile label="Orders paid (today)" value=format!("{} ({})", d.orders_paid, d.orders_paid_today) />
         </section>
-        <super::hours::Presence />
         <SpendToday agents=d.spend_today unpriced=d.unpriced />
         <Ratings agents=d.ratings />
         <section class="c-card">

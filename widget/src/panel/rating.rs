@@ -101,9 +101,9 @@ pub fn RateAnswer(msg: Msg, panel: Panel) -> impl IntoView {
     };
     view! {
         <div class="pw-rate" role="group" aria-label=labels.rate_answer>
-            <button type="button" class="pw-thumb" aria-label=labels.rate_up title=labels.rate_up
+            <button type="button" class="pw-vote" aria-label=labels.rate_up title=labels.rate_up
                 aria-pressed=move || (msg.rating.get() == Some(1)).to_string() on:click=up>"👍"</button>
-            <button type="button" class="pw-thumb" aria-label=labels.rate_down title=labels.rate_down
+            <button type="button" class="pw-vote" aria-label=labels.rate_down title=labels.rate_down
                 aria-pressed=move || (msg.rating.get() == Some(-1)).to_string() on:click=down>"👎"</button>
         </div>
         <Show when=move || asking.get()>
