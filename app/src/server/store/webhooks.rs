@@ -287,6 +287,15 @@ pub struct Due {
 /// live sender) for `lease_ms`, for process `by`; returns them. Of two processes asking at once,
 /// each delivery goes to one (the outer condition is checked again on the locked row).
 pub async fn claim_due(db: &Db, by: &str, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<Due>, DbError> {
+    // Most ticks find nothing: a read first, so that an idle server does not write every second.
+    let any: Option<(String,)> =
+        sqlx::query_as("SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1")
+            .bind(now)
+            .fetch_optional(&mut *db.read().await?)
+            .await?;
+    if any.is_none() {
+        return Ok(Vec::new());
+    }
     let claimed: Vec<(String,)> = sqlx::query_as(
         "UPDATE webhook_deliveries SET locked_until = $1, locked_by = $2 \
          WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id \
