@@ -39,14 +39,19 @@ async fn operators_get_what_they_chose_and_visitors_their_transcript() {
     }
     let sink = SmtpSink::start().await;
     let port = sink.port;
-    let app = TestApp::builder().with_users(&[ADMIN, OPERATOR]).config(move |c| c.mail = smtp(port)).spawn().await;
-    app.agent("shop", &["ticket_escalation"]).await;
+    let app = TestApp::builder()
+        .with_users(&[ADMIN, OPERATOR])
+        .payments_sandbox()
+        .config(move |c| c.mail = smtp(port))
+        .spawn()
+        .await;
+    app.agent("shop", &["ticket_escalation", "payments"]).await;
     let mut olive = app.signed_in(&OPERATOR).await;
     let mut admin = app.signed_in(&ADMIN).await;
     let (status, body) = olive.call(h::SaveNotifications::PATH, &[("events", "lead,spam")]).await;
     assert!(status == 422 && body.contains("unknown notification `spam`"), "{body}");
     assert_eq!(olive.call(h::SaveNotifications::PATH, &[("events", "waiting_human,lead")]).await.0, 200);
-    assert_eq!(admin.call(h::SaveNotifications::PATH, &[("events", "order_paid")]).await.0, 200);
+    assert_eq!(admin.call(h::SaveNotifications::PATH, &[("events", "order_paid,daily_summary")]).await.0, 200);
     let (_, body) = olive.call(h::MyNotifications::PATH, &[]).await;
     let mine: Value = serde_json::from_str(&body).unwrap();
     assert_eq!((mine["mail_enabled"].as_bool(), &mine["events"]), (Some(true), &json!(["waiting_human", "lead"])));
@@ -91,6 +96,37 @@ async fn operators_get_what_they_chose_and_visitors_their_transcript() {
     assert!(r.text().await.unwrap().contains("no email address"));
     // Another visitor's conversation is not found.
     assert_eq!(app.post(&stranger, &path, json!(null)).await.status(), 404);
+
+    // An order paid mails the administrator, who also gets the daily summary.
+    app.fake
+        .push_tool_call(
+            "generate_payment",
+            json!({"serviceType": "ASSESSMENT", "category": "QMAS", "paymentMethod": "ALIPAY"}),
+        )
+        .push_content("Please pay.");
+    app.send(&visitor, "shop", Some(&conv), "I want to pay").await;
+    let order: (String,) = sqlx::query_as("SELECT id FROM orders").fetch_one(app.db().pool()).await.unwrap();
+    assert!(app.engine().order_paid(&order.0).await.unwrap());
+    let arrived = async |what: &str| -> Value {
+        let mut found = Value::Null;
+        within(15, what, async || {
+            found = sink
+                .received()
+                .into_iter()
+                .find(|m| m["subject"].as_str().unwrap_or_default().contains(what))
+                .unwrap_or(Value::Null);
+            !found.is_null()
+        })
+        .await;
+        found
+    };
+    let paid = arrived("Order paid").await;
+    assert_eq!(paid["rcpt_tos"], json!([ADMIN.email]));
+    assert_eq!(app.engine().send_daily_summary().await.unwrap(), 1, "one person asked for it");
+    let summary = arrived("Parley: the last 24 hours").await;
+    assert_eq!(summary["rcpt_tos"], json!([ADMIN.email]));
+    let text = summary["text"].as_str().unwrap();
+    assert!(text.contains("2 conversations, 1 leads, 1 waiting for a person, 1 orders paid"), "{text}");
 }
 
 #[tokio::test]

@@ -76,7 +76,18 @@ async fn an_export_holds_every_kind_of_row_and_a_deletion_leaves_no_trace() {
     app.fake
         .push_tool_call("save_user_memory", json!({"memoryType": "FACT", "content": "Owns a purple bicycle"}))
         .push_content("Noted.");
-    let conv = conversation_id(&app.send(&laptop, "gdpr", None, "Remember my purple bicycle").await);
+    let first = app.send(&laptop, "gdpr", None, "Remember my purple bicycle").await;
+    let (conv, noted) = (conversation_id(&first), message_id(&first));
+    // A rating with a comment, and an endpoint whose deliveries carry the lead's details.
+    let rating = json!({"message_id": noted, "score": -1, "comment": "purple comment"});
+    app.engine().flush().await;
+    assert_eq!(app.post(&laptop, &format!("/api/v1/conversations/{conv}/rating"), rating).await.status(), 200);
+    let now = app.engine().now_ms();
+    let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let events = ["lead.created".to_owned(), "answer.rated".to_owned()];
+    parley_app::server::store::webhooks::create(app.db(), &agent.id, "https://93.184.216.34/h", &events, secret, now)
+        .await
+        .unwrap();
     app.fake
         .push_tool_call(
             "generate_payment",
@@ -96,6 +107,7 @@ async fn an_export_holds_every_kind_of_row_and_a_deletion_leaves_no_trace() {
     read_events(r).await;
     let lead = json!({"name": "Zelda Quux", "email": "zelda@quux.example", "message": "call me about the bicycle"});
     assert_eq!(app.post(&laptop, &format!("/api/v1/conversations/{conv}/lead"), lead).await.status(), 201);
+    assert_eq!(app.count("webhook_deliveries").await, 1, "the lead's delivery is queued (the rating came before)");
 
     // The export, by an administrator only.
     let mut admin = app.signed_in(&ADMIN).await;
@@ -108,7 +120,8 @@ async fn an_export_holds_every_kind_of_row_and_a_deletion_leaves_no_trace() {
     assert_eq!(export["user"]["id"], "sub-zelda");
     let conversation = &export["conversations"][0];
     assert_eq!(conversation["id"], json!(conv));
-    for kind in ["messages", "events", "tool_calls"] {
+    assert_eq!(conversation["ratings"][0]["comment"], "purple comment");
+    for kind in ["messages", "events", "tool_calls", "ratings"] {
         assert!(!conversation[kind].as_array().unwrap().is_empty(), "{kind}");
     }
     for kind in ["memories", "leads", "orders", "images", "usage"] {
@@ -128,8 +141,16 @@ async fn an_export_holds_every_kind_of_row_and_a_deletion_leaves_no_trace() {
     let person = app.engine().visitor_by_token(&laptop).await.unwrap().unwrap().id;
     let (status, body) = admin.call(i::DeletePerson::PATH, &who).await;
     assert_eq!((status, body.as_str()), (200, "1"));
-    for needle in [person.as_str(), "sub-zelda", conv.as_str(), "Zelda", "zelda@quux", "purple bicycle", image.as_str()]
-    {
+    for needle in [
+        person.as_str(),
+        "sub-zelda",
+        conv.as_str(),
+        "Zelda",
+        "zelda@quux",
+        "purple bicycle",
+        "purple comment",
+        image.as_str(),
+    ] {
         assert_eq!(mentions(&app, needle).await, Vec::<String>::new(), "{needle}");
     }
     assert_eq!(app.count("usage_ledger").await, usage_before, "usage rows stay, with their cost");
@@ -249,6 +270,9 @@ async fn the_export_and_delete_commands_work_on_a_visitor() {
     let token = app.visitor("cli-gdpr").await;
     app.fake.push_content("Hello.");
     let conv = conversation_id(&app.send(&token, "cli-gdpr", None, "my quirky question").await);
+    // Everything the answer streamed is stored before the command runs (a deletion racing the
+    // stream writer on PostgreSQL fails on the events' foreign key and can be run again).
+    app.engine().flush().await;
     let visitor = app.engine().visitor_by_token(&token).await.unwrap().unwrap().id;
     let run = |command: &'static str, visitor: String| {
         tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))

@@ -138,7 +138,16 @@ async fn events_reach_the_endpoints_that_chose_them_signed_as_standard_webhooks(
     }
     assert!(receiver.received_at("/echo").is_empty(), "the payments endpoint chose none of these");
 
-    // The console's delivery log: four delivered, each with one attempt answered 204.
+    // The console's delivery log: four delivered, each with one attempt answered 204 (recorded
+    // just after the receiver answered).
+    within(10, "four deliveries recorded", async || {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'delivered'")
+            .fetch_one(app.db().pool())
+            .await
+            .unwrap()
+            == 4
+    })
+    .await;
     let (status, body) = admin.call(w::AgentWebhooks::PATH, &[("agent_id", &agent.id)]).await;
     assert_eq!(status, 200);
     let view: Value = serde_json::from_str(&body).unwrap();

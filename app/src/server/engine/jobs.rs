@@ -25,6 +25,8 @@ pub enum Job {
     Retention,
     /// The daily summary mail.
     DailySummary,
+    /// Finished webhook deliveries after 30 days, sent mail after 7.
+    PruneOutboxes,
 }
 
 impl Job {
@@ -37,6 +39,7 @@ impl Job {
             Job::EmbedKnowledge => "embed_knowledge",
             Job::Retention => "retention",
             Job::DailySummary => "daily_summary",
+            Job::PruneOutboxes => "prune_outboxes",
         }
     }
 
@@ -46,9 +49,11 @@ impl Job {
         match self {
             // Ticks every 2 s; a little under it, so that a tick arriving a moment early runs.
             Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_millis(1_500),
-            Job::ForgetWebhookIds | Job::DeleteExpiredSessions | Job::DeleteUnsentImages | Job::Retention => {
-                Duration::from_secs(3_600)
-            }
+            Job::ForgetWebhookIds
+            | Job::DeleteExpiredSessions
+            | Job::DeleteUnsentImages
+            | Job::Retention
+            | Job::PruneOutboxes => Duration::from_secs(3_600),
             Job::DailySummary => Duration::from_secs(86_400),
         }
     }
@@ -61,7 +66,8 @@ impl Job {
             | Job::DeleteExpiredSessions
             | Job::DeleteUnsentImages
             | Job::Retention
-            | Job::DailySummary => Duration::from_secs(60),
+            | Job::DailySummary
+            | Job::PruneOutboxes => Duration::from_secs(60),
         }
     }
 }

@@ -40,6 +40,12 @@ const BATCH: i64 = 16;
 /// How often each process looks for due deliveries (an event in this process wakes it at once).
 const TICK: Duration = Duration::from_secs(1);
 
+/// How long the log keeps a delivered or failed webhook.
+pub const KEEP_DELIVERIES: Duration = Duration::from_secs(30 * 86_400);
+
+/// How long sent (or given up) mail is kept.
+pub const KEEP_MAIL: Duration = Duration::from_secs(7 * 86_400);
+
 /// Endpoints per agent.
 pub const MAX_ENDPOINTS: usize = 20;
 
@@ -113,6 +119,16 @@ impl Engine {
         let done = store::set_enabled(self.db(), endpoint_id, enabled, self.now_ms()).await?;
         self.wake_outbox();
         Ok(done)
+    }
+
+    /// Forgets finished webhook deliveries after [`KEEP_DELIVERIES`] and sent mail after
+    /// [`KEEP_MAIL`] (a job, hourly across replicas).
+    pub async fn prune_outboxes(&self) -> Result<(), DbError> {
+        let now = self.now_ms();
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        store::prune(self.db(), now - ms(KEEP_DELIVERIES)).await?;
+        crate::server::store::mail::prune(self.db(), now - ms(KEEP_MAIL)).await?;
+        Ok(())
     }
 
     /// Tells this process's sender that an event was queued (other processes find it within a

@@ -152,3 +152,13 @@ pub async fn count_since(db: &Db, to: &str, kind: &str, since: i64) -> Result<i6
         .fetch_one(&mut *db.read().await?)
         .await
 }
+
+/// Deletes mail sent or given up before `before` (a transcript's text is not kept longer than
+/// needed); how many.
+pub async fn prune(db: &Db, before: i64) -> Result<u64, DbError> {
+    let done = sqlx::query("DELETE FROM mail_outbox WHERE status <> 'pending' AND created_at < $1")
+        .bind(before)
+        .execute(db.writer())
+        .await?;
+    Ok(done.rows_affected())
+}

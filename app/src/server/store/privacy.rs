@@ -51,6 +51,12 @@ pub async fn export(db: &Db, visitor_id: &str) -> Result<Option<Value>, DbError>
                 .bind(&cid)
                 .fetch_all(&mut *conn)
                 .await?;
+        let ratings: Vec<(String, i64, Option<String>, i64)> = sqlx::query_as(
+            "SELECT message_id, score, comment, updated_at FROM ratings WHERE conversation_id = $1 ORDER BY created_at",
+        )
+        .bind(&cid)
+        .fetch_all(&mut *conn)
+        .await?;
         let calls: Vec<(String, String, Option<String>, String, Option<String>, i64)> = sqlx::query_as(
             "SELECT name, arguments, result, status, error, created_at FROM tool_calls WHERE conversation_id = $1 \
              ORDER BY created_at, id",
@@ -67,6 +73,11 @@ pub async fn export(db: &Db, visitor_id: &str) -> Result<Option<Value>, DbError>
             })).collect::<Vec<_>>(),
             "events": events.into_iter().map(|(seq, name, data, at)| json!({
                 "seq": seq, "name": name, "data": parse(&data), "created_at": at,
+            })).collect::<Vec<_>>(),
+            // `message_id` null: the rating of the whole conversation.
+            "ratings": ratings.into_iter().map(|(message, score, comment, at)| json!({
+                "message_id": Some(message).filter(|m| !m.is_empty()), "score": score, "comment": comment,
+                "updated_at": at,
             })).collect::<Vec<_>>(),
             "tool_calls": calls.into_iter().map(|(name, args, result, status, error, at)| json!({
                 "name": name, "arguments": parse(&args), "result": result.as_deref().map(parse), "status": status,

@@ -466,3 +466,22 @@ pub async fn resend(db: &Db, delivery_id: &str, now: i64) -> Result<Option<Strin
     .await?;
     Ok(row.map(|(e,)| e))
 }
+
+/// Deletes finished deliveries (delivered or failed) created before `before`, with their
+/// attempts; how many deliveries.
+pub async fn prune(db: &Db, before: i64) -> Result<u64, DbError> {
+    let mut tx = db.writer().begin().await?;
+    sqlx::query(
+        "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries \
+         WHERE status <> 'pending' AND created_at < $1)",
+    )
+    .bind(before)
+    .execute(&mut *tx)
+    .await?;
+    let done = sqlx::query("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1")
+        .bind(before)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(done.rows_affected())
+}

@@ -133,6 +133,12 @@ impl Engine {
                     tracing::warn!(error = %e, "forgetting old payment webhook ids");
                 }
                 if n % per_minute == 1
+                    && engine.claim_job(Job::PruneOutboxes).await
+                    && let Err(e) = engine.prune_outboxes().await
+                {
+                    tracing::warn!(error = %e, "pruning the webhook and mail outboxes");
+                }
+                if n % per_minute == 1
                     && engine.mail_enabled()
                     && engine.claim_job(Job::DailySummary).await
                     && let Err(e) = engine.send_daily_summary().await
