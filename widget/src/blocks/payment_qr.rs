@@ -52,7 +52,7 @@ pub fn PaymentQrView(block: PaymentQr, ctx: BlockCtx) -> impl IntoView {
     };
     let amount = ctx.lang.amount(block.amount_minor, &block.currency);
     view! {
-        <div class="pw-block pw-payment" data-state=move || format!("{:?}", state()).to_lowercase()>
+        <div class="pw-block pw-payment" data-state=move || state().as_str()>
             <img class="pw-qr" src=svg_data_url(&block.qr_svg) alt=block.fallback_text.clone() width="180" height="180" />
             <div class="pw-payment-info">
                 <p class="pw-amount">{amount}</p>

@@ -39,6 +39,16 @@ pub enum PaymentStatus {
     Expired,
 }
 
+impl PaymentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentStatus::Pending => "pending",
+            PaymentStatus::Paid => "paid",
+            PaymentStatus::Expired => "expired",
+        }
+    }
+}
+
 /// A payment QR code for an order created on the server.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PaymentQr {
