@@ -17,7 +17,7 @@ mod inline;
 /// Renders untrusted markdown to safe HTML.
 pub fn render(markdown: &str) -> String {
     let mut out = Out { html: true, s: String::with_capacity(markdown.len() * 3 / 2) };
-    block::blocks(&markdown.lines().collect::<Vec<_>>(), false, &mut out);
+    block::blocks(&markdown.lines().collect::<Vec<_>>(), false, 0, &mut out);
     out.s
 }
 
@@ -25,7 +25,7 @@ pub fn render(markdown: &str) -> String {
 /// (what screen readers are told when an answer is finished).
 pub fn plain(markdown: &str) -> String {
     let mut out = Out { html: false, s: String::with_capacity(markdown.len()) };
-    block::blocks(&markdown.lines().collect::<Vec<_>>(), false, &mut out);
+    block::blocks(&markdown.lines().collect::<Vec<_>>(), false, 0, &mut out);
     out.s.trim().to_owned()
 }
 
@@ -75,6 +75,14 @@ impl Out {
         }
         self.s.push('\n');
     }
+}
+
+/// `text` escaped for HTML text and quoted attribute values (`&`, `<`, `>`, `"`, `'`): the one
+/// escaper of the server's own pages and mails as well.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    escape(&mut out, text, false);
+    out
 }
 
 fn escape(out: &mut String, text: &str, keep_references: bool) {

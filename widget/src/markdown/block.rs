@@ -4,8 +4,13 @@
 use super::Out;
 use super::inline::inline;
 
-/// Renders `lines` as blocks. In a tight list item a paragraph has no `<p>`.
-pub(super) fn blocks(lines: &[&str], tight: bool, out: &mut Out) {
+/// How deeply quotes and lists nest; deeper markers are text (a hostile answer of thousands of
+/// `>` must not exhaust the stack).
+const NESTING: usize = 16;
+
+/// Renders `lines` as blocks, `depth` quotes or lists deep. In a tight list item a paragraph has
+/// no `<p>`.
+pub(super) fn blocks(lines: &[&str], tight: bool, depth: usize, out: &mut Out) {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
@@ -24,10 +29,10 @@ pub(super) fn blocks(lines: &[&str], tight: bool, out: &mut Out) {
         } else if is_rule(t) {
             out.tag("<hr />\n");
             i += 1;
-        } else if t.starts_with('>') {
-            i = quote(lines, i, out);
-        } else if let Some(marker) = Marker::parse(t) {
-            i = list(lines, i, marker, out);
+        } else if t.starts_with('>') && depth < NESTING {
+            i = quote(lines, i, depth, out);
+        } else if let Some(marker) = Marker::parse(t).filter(|_| depth < NESTING) {
+            i = list(lines, i, marker, depth, out);
         } else if let Some(aligns) = table_start(lines, i) {
             i = table(lines, i, &aligns, out);
         } else {
@@ -185,7 +190,7 @@ fn is_rule(t: &str) -> bool {
 }
 
 /// `> quoted` lines (a following plain line continues the quote's paragraph).
-fn quote(lines: &[&str], mut i: usize, out: &mut Out) -> usize {
+fn quote(lines: &[&str], mut i: usize, depth: usize, out: &mut Out) -> usize {
     let mut inner: Vec<&str> = Vec::new();
     while i < lines.len() {
         let t = lines[i].trim_start();
@@ -199,7 +204,7 @@ fn quote(lines: &[&str], mut i: usize, out: &mut Out) -> usize {
         i += 1;
     }
     out.tag("<blockquote>\n");
-    blocks(&inner, false, out);
+    blocks(&inner, false, depth + 1, out);
     out.tag("</blockquote>\n");
     i
 }
@@ -244,7 +249,7 @@ impl Marker {
     }
 }
 
-fn list(lines: &[&str], mut i: usize, first: Marker, out: &mut Out) -> usize {
+fn list(lines: &[&str], mut i: usize, first: Marker, depth: usize, out: &mut Out) -> usize {
     let base = indent(lines[i]);
     let mut items: Vec<Vec<&str>> = Vec::new();
     let mut loose = false;
@@ -303,7 +308,7 @@ fn list(lines: &[&str], mut i: usize, first: Marker, out: &mut Out) -> usize {
     }
     for item in &items {
         out.tag("<li>");
-        blocks(item, !loose, out);
+        blocks(item, !loose, depth + 1, out);
         out.tag("</li>\n");
     }
     out.tag(if first.ordered { "</ol>\n" } else { "</ul>\n" });

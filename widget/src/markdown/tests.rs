@@ -133,6 +133,13 @@ fn hostile_text_renders_in_bounded_work() {
         let html = render(&md);
         assert!(html.len() >= md.len(), "{unit}");
     }
+    // Quotes and lists nest a bounded depth (deeper markers stay text): no stack overflow.
+    for deep in
+        [">".repeat(50_000), "- ".repeat(20_000) + "x", (0..300).map(|n| format!("{}- x\n", "  ".repeat(n))).collect()]
+    {
+        assert!(render(&deep).matches("<blockquote>").count() <= 16);
+        assert!(render(&deep).matches("<ul>").count() <= 16);
+    }
     let nested = "*a ".repeat(200) + &" b*".repeat(200);
     assert!(render(&nested).contains("<em>"));
 }
