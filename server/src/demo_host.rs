@@ -7,6 +7,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::Html;
 use axum::routing::get;
+use parley_widget::markdown::escape_html;
 
 #[derive(Clone)]
 struct Page {
@@ -35,14 +36,10 @@ async fn immigration(State(page): State<Page>) -> Html<String> {
     Html(render(&page.app_url, "demo-immigration", "港移民咨询 — 演示网站", "试试：优才计划的条件是什么？"))
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 fn render(app_url: &str, agent: &str, title: &str, hint: &str) -> String {
-    let app_url = escape(app_url.trim_end_matches('/'));
-    let title = escape(title);
-    let hint = escape(hint);
+    let app_url = escape_html(app_url.trim_end_matches('/'));
+    let title = escape_html(title);
+    let hint = escape_html(hint);
     format!(
         r#"<!doctype html>
 <html lang="en">

@@ -17,6 +17,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use parley_app::server::state::AppState;
+use parley_widget::markdown::escape_html;
 use serde::Deserialize;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -111,10 +112,10 @@ fn render(
              <link rel=\"modulepreload\" href=\"/widget/{js}\">\
              <link rel=\"preload\" href=\"/widget/{wasm}\" as=\"fetch\" type=\"application/wasm\" crossorigin>\
              <script type=\"module\" src=\"/widget/{boot}\"></script>",
-            css = escape(&a.css),
-            js = escape(&a.js),
-            wasm = escape(&a.wasm),
-            boot = escape(&a.boot),
+            css = escape_html(&a.css),
+            js = escape_html(&a.js),
+            wasm = escape_html(&a.wasm),
+            boot = escape_html(&a.boot),
         ),
         None => String::new(),
     };
@@ -129,27 +130,12 @@ fn render(
          <title>{title}</title><link rel=\"icon\" href=\"data:,\">{head}\
          <script type=\"application/json\" id=\"pw-config\">{json}</script></head>\
          <body data-host-origin=\"{origin}\">{body}</body></html>",
-        title = escape(&config.name),
-        origin = escape(host_origin),
+        title = escape_html(&config.name),
+        origin = escape_html(host_origin),
     )
 }
 
 /// Text for HTML content and attribute values.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@ use parley_widget::protocol::{ApiCode, format_amount};
 use serde_json::json;
 
 use crate::api_error::ApiFailure;
+use parley_widget::markdown::escape_html;
 
 /// The largest webhook body read.
 const MAX_WEBHOOK_BODY: usize = 16 * 1024;
@@ -43,10 +44,6 @@ impl Link {
     fn given(&self) -> bool {
         self.exp.is_some() || self.sig.is_some()
     }
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// One answer for "no such order" and "not yours", so that a guess learns nothing.
@@ -126,9 +123,9 @@ async fn page(
         "pending" if sandbox && link.given() => format!(
             "<p>Expires in about {minutes_left} min.</p>\
              <form method=\"post\" action=\"/pay/{id}/confirm?exp={exp}&amp;sig={sig}\"><button type=\"submit\">Mark as paid (sandbox)</button></form>",
-            id = escape(&order.id),
-            exp = escape(link.exp.as_deref().unwrap_or_default()),
-            sig = escape(link.sig.as_deref().unwrap_or_default()),
+            id = escape_html(&order.id),
+            exp = escape_html(link.exp.as_deref().unwrap_or_default()),
+            sig = escape_html(link.sig.as_deref().unwrap_or_default()),
         ),
         "pending" => format!("<p>Expires in about {minutes_left} min.</p>"),
         "paid" => "<p class=\"ok\">✓ Paid. You can close this page.</p>".to_owned(),
@@ -149,11 +146,11 @@ button{{font:inherit;padding:.6rem 1rem;border:0;border-radius:8px;background:#0
 <body><h1>Payment</h1>{note}
 <div class="box"><dl><dt>Order</dt><dd>{id}</dd><dt>Service</dt><dd>{service} — {category}</dd>
 <dt>Amount</dt><dd>{amount}</dd><dt>Method</dt><dd>{method}</dd><dt>Status</dt><dd data-status="{status}">{status}</dd></dl>{action}</div></body></html>"#,
-        id = escape(&order.id),
-        service = escape(&order.service_type),
-        category = escape(&order.category),
-        amount = escape(&format_amount(order.amount_minor, &order.currency)),
-        method = escape(&order.method),
+        id = escape_html(&order.id),
+        service = escape_html(&order.service_type),
+        category = escape_html(&order.category),
+        amount = escape_html(&format_amount(order.amount_minor, &order.currency)),
+        method = escape_html(&order.method),
         status = status,
         action = action,
         note = note,

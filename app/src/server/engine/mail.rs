@@ -9,6 +9,7 @@ use std::time::Duration;
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use parley_widget::markdown::escape_html;
 use parley_widget::protocol::{LanguageSetting, Role};
 use serde_json::Value;
 
@@ -68,29 +69,19 @@ pub fn lang_of(language: &str, vertical: &str) -> Lang {
     }
 }
 
-/// Text for HTML.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Lines of `(label, value)` as text and as an HTML table.
 fn fields(rows: &[(&str, String)]) -> (String, String) {
     let rows: Vec<&(&str, String)> = rows.iter().filter(|(_, v)| !v.is_empty()).collect();
     let text = rows.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("\n");
     let html = rows
         .iter()
-        .map(|(k, v)| format!("<tr><th align=\"left\">{}</th><td>{}</td></tr>", esc(k), esc(v).replace('\n', "<br>")))
+        .map(|(k, v)| {
+            format!(
+                "<tr><th align=\"left\">{}</th><td>{}</td></tr>",
+                escape_html(k),
+                escape_html(v).replace('\n', "<br>")
+            )
+        })
         .collect::<String>();
     (text, format!("<table cellpadding=\"4\">{html}</table>"))
 }
@@ -98,7 +89,7 @@ fn fields(rows: &[(&str, String)]) -> (String, String) {
 fn html_page(title: &str, body: &str) -> String {
     format!(
         "<!doctype html><html><body style=\"font-family:sans-serif;line-height:1.5\"><h2>{}</h2>{body}</body></html>",
-        esc(title)
+        escape_html(title)
     )
 }
 
@@ -162,8 +153,10 @@ pub fn notification(
     let (table_text, table_html) = fields(&rows);
     let open = lang.pick("Open the conversation", "打开对话");
     let text = format!("{intro}\n\n{table_text}\n\n{open}: {link}\n").replace("\n\n\n\n", "\n\n");
-    let html =
-        html_page(&subject, &format!("<p>{}</p>{table_html}<p><a href=\"{link}\">{}</a></p>", esc(intro), esc(open)));
+    let html = html_page(
+        &subject,
+        &format!("<p>{}</p>{table_html}<p><a href=\"{link}\">{}</a></p>", escape_html(intro), escape_html(open)),
+    );
     Some((kind, subject, text, html))
 }
 
@@ -179,7 +172,9 @@ pub fn transcript(lang: Lang, agent: &str, lines: &[(Role, String, String)]) -> 
     let text = lines.iter().map(|(r, a, t)| format!("{}:\n{t}\n", who(*r, a))).collect::<Vec<_>>().join("\n");
     let html = lines
         .iter()
-        .map(|(r, a, t)| format!("<p><b>{}</b><br>{}</p>", esc(&who(*r, a)), esc(t).replace('\n', "<br>")))
+        .map(|(r, a, t)| {
+            format!("<p><b>{}</b><br>{}</p>", escape_html(&who(*r, a)), escape_html(t).replace('\n', "<br>"))
+        })
         .collect::<String>();
     (subject.clone(), text, html_page(&subject, &html))
 }
@@ -210,7 +205,7 @@ pub fn daily_summary(figures: &[DayFigures]) -> (String, String, String) {
         ));
         html.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>",
-            esc(&f.agent),
+            escape_html(&f.agent),
             f.conversations,
             f.leads,
             f.waiting,
