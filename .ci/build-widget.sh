@@ -8,11 +8,15 @@ cd "$(dirname "$0")/.."
 if ! command -v wasm-bindgen >/dev/null || ! command -v wasm-opt >/dev/null; then
   source .ci/ensure-tools.sh
 fi
-cargo build -p parley-embed --profile wasm-release --target wasm32-unknown-unknown
+# `--cfg erase_components` (Leptos): every component returns a type-erased view, fewer copies of
+# generic code, 7.5 KB less brotli. Its own target directory, so these flags never make cargo
+# rebuild the app's bundle (cargo leptos) in target/ or the other way round.
+RUSTFLAGS="--cfg erase_components" CARGO_TARGET_DIR=target/widget-cargo \
+  cargo build -p parley-embed --profile wasm-release --target wasm32-unknown-unknown
 out=target/widget-build
 rm -rf "$out"
 mkdir -p "$out"
-wasm-bindgen target/wasm32-unknown-unknown/wasm-release/parley_embed.wasm \
+wasm-bindgen target/widget-cargo/wasm32-unknown-unknown/wasm-release/parley_embed.wasm \
   --target web --no-typescript --out-dir "$out"
 wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-reference-types --enable-multivalue \
