@@ -201,6 +201,9 @@ impl Db {
                                 conn.execute("PRAGMA synchronous = NORMAL").await?;
                                 conn.execute("PRAGMA busy_timeout = 5000").await?;
                                 conn.execute("PRAGMA foreign_keys = ON").await?;
+                                if auto_checkpoint {
+                                    conn.execute("PRAGMA cache_size = -512").await?;
+                                }
                                 if !auto_checkpoint {
                                     // Writers never stop to checkpoint; a background task does it.
                                     conn.execute("PRAGMA wal_autocheckpoint = 0").await?;
