@@ -135,7 +135,6 @@ fn render(
     )
 }
 
-/// Text for HTML content and attribute values.
 #[cfg(test)]
 mod tests {
     use super::*;
