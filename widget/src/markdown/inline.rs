@@ -133,6 +133,12 @@ fn code_end(b: &[u8], from: usize, run_len: usize) -> Option<usize> {
     None
 }
 
+/// Past the code span (or the unmatched backtick run) starting at `j`: marks inside code are code.
+fn after_code(b: &[u8], j: usize) -> usize {
+    let r = run(b, j, b'`');
+    code_end(b, j + r, r).map_or(j + r, |end| end + r)
+}
+
 /// Emphasis (`*`/`_`), strong (`**`/`__`), both (`***`) and strikethrough (`~~`), with the
 /// spans found so far remembered so nested marks are never searched twice.
 struct Marks<'a> {
@@ -185,11 +191,7 @@ impl Marks<'_> {
         while j < limit {
             match b[j] {
                 b'\\' => j += 2,
-                // Marks inside code are code.
-                b'`' => {
-                    let r = run(b, j, b'`');
-                    j = code_end(b, j + r, r).map_or(j + r, |end| end + r);
-                }
+                b'`' => j = after_code(b, j),
                 c if c == ch => {
                     let r = run(b, j, ch);
                     if j > start && r >= len && self.can_close(j, len) {
@@ -228,10 +230,7 @@ fn link(t: &str, open: usize) -> Option<Link> {
     loop {
         match b[..limit].get(j)? {
             b'\\' => j += 1,
-            b'`' => {
-                let r = run(b, j, b'`');
-                j = code_end(b, j + r, r).map_or(j + r, |end| end + r) - 1;
-            }
+            b'`' => j = after_code(b, j) - 1,
             b'[' => nested += 1,
             b']' if nested == 0 => break,
             b']' => nested -= 1,

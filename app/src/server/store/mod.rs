@@ -187,7 +187,7 @@ impl Db {
         let options = AnyConnectOptions::from_str(url)?;
         let db = match kind {
             DbKind::Sqlite => {
-                let sqlite = |max: u32, auto_checkpoint: bool| {
+                let sqlite = |max: u32, reader: bool| {
                     AnyPoolOptions::new()
                         .max_connections(max)
                         .min_connections(1)
@@ -201,10 +201,11 @@ impl Db {
                                 conn.execute("PRAGMA synchronous = NORMAL").await?;
                                 conn.execute("PRAGMA busy_timeout = 5000").await?;
                                 conn.execute("PRAGMA foreign_keys = ON").await?;
-                                if auto_checkpoint {
+                                if reader {
+                                    // A small page cache each (the file is in the OS's cache):
+                                    // less memory kept after a burst.
                                     conn.execute("PRAGMA cache_size = -512").await?;
-                                }
-                                if !auto_checkpoint {
+                                } else {
                                     // Writers never stop to checkpoint; a background task does it.
                                     conn.execute("PRAGMA wal_autocheckpoint = 0").await?;
                                 }
