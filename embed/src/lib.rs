@@ -21,7 +21,7 @@ mod browser {
         let config = document
             .get_element_by_id("pw-config")
             .and_then(|e| e.text_content())
-            .and_then(|json| serde_json::from_str::<PublicAgentConfig>(&json).ok());
+            .and_then(|json| parley_widget::json::from_str::<PublicAgentConfig>(&json).ok());
         let host_origin = body.get_attribute("data-host-origin").filter(|o| !o.is_empty());
         // The server's "loading" placeholder goes; the panel takes the page.
         body.set_inner_html("");

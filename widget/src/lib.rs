@@ -3,6 +3,7 @@
 
 pub mod blocks;
 pub mod i18n;
+pub mod json;
 pub mod markdown;
 pub mod panel;
 pub mod protocol;

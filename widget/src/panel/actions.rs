@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use super::attach::Uploads;
@@ -271,7 +272,7 @@ impl Panel {
                     attachments,
                     context: self.page_context.get_value(),
                 };
-                let body = serde_json::to_string(&body).unwrap_or_default();
+                let body = crate::json::to_string(&body);
                 let result =
                     client::stream("POST", &format!("{API}/chat"), &token, Some(body), None, None, |seq, event| {
                         if self.generation.get_value() == generation {
@@ -427,9 +428,13 @@ impl Panel {
         };
         spawn_local(async move {
             let url = format!("{API}/conversations/{conversation}/typing");
-            let _ =
-                client::json::<Value, Value>("POST", &url, Some(&token), Some(&serde_json::json!({"active": true})))
-                    .await;
+            let _ = client::json::<Value, IgnoredAny>(
+                "POST",
+                &url,
+                Some(&token),
+                Some(&serde_json::json!({"active": true})),
+            )
+            .await;
         });
     }
 
@@ -440,7 +445,7 @@ impl Panel {
         };
         spawn_local(async move {
             let url = format!("{API}/conversations/{conversation}/stop");
-            if let Err(e) = client::json::<(), Value>("POST", &url, Some(&token), None).await {
+            if let Err(e) = client::json::<(), IgnoredAny>("POST", &url, Some(&token), None).await {
                 self.notice.set(Some(self.error_text(&e)));
             }
         });
@@ -470,7 +475,7 @@ impl Panel {
             return Err(vec![("form".into(), self.labels.send_first.into())]);
         };
         let url = format!("{API}/conversations/{conversation}/lead");
-        match client::json::<LeadForm, Value>("POST", &url, Some(&token), Some(&form)).await {
+        match client::json::<LeadForm, IgnoredAny>("POST", &url, Some(&token), Some(&form)).await {
             Ok(_) => {
                 self.lead_submitted.set(true);
                 self.lead_open.set(false);

@@ -89,7 +89,7 @@ async fn upload(token: &str, image: &Pending) -> Result<AttachmentCreated, Clien
         return Err(failure(&response).await);
     }
     let text = JsFuture::from(response.text().map_err(js_err)?).await.map_err(js_err)?.as_string().unwrap_or_default();
-    serde_json::from_str(&text).map_err(|e| ClientError::Network(format!("bad JSON from the server: {e}")))
+    crate::json::from_str(&text).map_err(|e| ClientError::Network(format!("bad JSON from the server: {e}")))
 }
 
 /// A sent image's bytes, as a `blob:` URL.

@@ -79,7 +79,7 @@ pub(super) async fn failure(response: &Response) -> ClientError {
         Ok(p) => JsFuture::from(p).await.ok().and_then(|v| v.as_string()).unwrap_or_default(),
         Err(_) => String::new(),
     };
-    let error = serde_json::from_str::<ApiError>(&text).unwrap_or(ApiError {
+    let error = crate::json::from_str::<ApiError>(&text).unwrap_or(ApiError {
         error: ApiCode::Other("http_error".into()),
         message: format!("The server answered {status}."),
         fields: Vec::new(),
@@ -94,10 +94,10 @@ pub async fn json<B: Serialize, T: DeserializeOwned>(
     token: Option<&str>,
     body: Option<&B>,
 ) -> Result<T, ClientError> {
-    let body = body.map(|b| serde_json::to_string(b).unwrap_or_default());
+    let body = body.map(crate::json::to_string);
     let response = fetch(method, url, token, body, &[], None).await?;
     let text = JsFuture::from(response.text().map_err(js_err)?).await.map_err(js_err)?.as_string().unwrap_or_default();
-    serde_json::from_str(&text).map_err(|e| ClientError::Network(format!("bad JSON from the server: {e}")))
+    crate::json::from_str(&text).map_err(|e| ClientError::Network(format!("bad JSON from the server: {e}")))
 }
 
 /// How a stream ended.

@@ -24,7 +24,7 @@ pub fn post_event(panel: &Panel, name: &str, detail: &serde_json::Value) {
     let Some(window) = web_sys::window() else { return };
     let Ok(Some(parent)) = window.parent() else { return };
     let message = serde_json::json!({ "type": "parley:event", "name": name, "detail": detail });
-    let Ok(value) = js_sys::JSON::parse(&message.to_string()) else { return };
+    let Some(value) = crate::json::to_js(&message) else { return };
     let _ = parent.post_message(&value, &origin);
 }
 
@@ -98,7 +98,7 @@ pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
             Some("parley:logout") => panel.logout(),
             Some("parley:context") => {
                 // JSON text, so that what crosses is exactly what the host checked the size of.
-                let context = field(&data, "context").and_then(|t| serde_json::from_str(&t).ok());
+                let context = field(&data, "context").and_then(|t| crate::json::from_str(&t).ok());
                 panel.page_context.set_value(context.filter(|c: &serde_json::Value| !c.is_null()));
             }
             _ => {}

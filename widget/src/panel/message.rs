@@ -9,7 +9,7 @@ use super::rating::RateAnswer;
 use crate::blocks::{BlockCtx, BlockView};
 use crate::i18n::Labels;
 use crate::markdown;
-use crate::protocol::{MessageStatus, Role, ToolCallStatus};
+use crate::protocol::{Block, MessageStatus, Role, ToolCallStatus};
 
 fn tool_label(chip: &ToolChip, labels: &Labels) -> String {
     // An expert's tool (`invoke_policy_expert`) is named after the expert.
@@ -33,13 +33,20 @@ pub fn MessageView(msg: Msg, ctx: BlockCtx, panel: Panel, ask: Callback<String>)
         .into_any(),
         _ => view! { <div class="pw-bubble pw-plain">{text}</div> }.into_any(),
     };
-    // Keyed by position and content, so a `block_update` redraws the block it changed.
+    // Keyed by position, kind, text and payment state, so a `block_update` (a payment paid or
+    // expired) redraws the block it changed.
     let blocks = move || {
         msg.blocks
             .get()
             .into_iter()
             .enumerate()
-            .map(|(i, b)| (format!("{i}:{}", serde_json::to_string(&b).unwrap_or_default()), b))
+            .map(|(i, b)| {
+                let state = match &b {
+                    Block::PaymentQr(p) => p.status.as_str(),
+                    _ => "",
+                };
+                (format!("{i}:{}:{state}:{}", b.kind(), b.fallback_text().unwrap_or_default()), b)
+            })
             .collect::<Vec<_>>()
     };
     let typing = move || msg.status.get() == MessageStatus::Streaming && msg.text.with(String::is_empty);

@@ -20,7 +20,7 @@ impl Panel {
         let url = format!("{API}/conversations/{conversation}/rating");
         let comment = comment.map(|c| c.trim().to_owned()).filter(|c| !c.is_empty());
         let body = Rate { message_id, score, comment };
-        match client::json::<Rate, Value>("POST", &url, Some(&token), Some(&body)).await {
+        match client::json::<Rate, serde::de::IgnoredAny>("POST", &url, Some(&token), Some(&body)).await {
             Ok(_) => Ok(()),
             Err(e) => Err(self.error_text(&e)),
         }

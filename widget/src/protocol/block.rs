@@ -175,6 +175,7 @@ fn to_map<T: Serialize>(value: &T) -> Map<String, Value> {
     }
 }
 
+#[cfg(not(feature = "browser-json"))]
 impl<'de> Deserialize<'de> for Block {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
@@ -200,9 +201,36 @@ impl<'de> Deserialize<'de> for Block {
     }
 }
 
+#[cfg(not(feature = "browser-json"))]
 fn unknown(kind: String, value: &Value) -> Block {
     let fallback_text = value.get("fallback_text").and_then(Value::as_str).map(str::to_owned);
     Block::Unknown(UnknownBlock { kind, fallback_text })
+}
+
+/// In the panel's bundle (`crate::json`) a block arrives as the object `JSON.parse` made: its
+/// `type` is read from it and the object handed on whole to the variant's own reader, with the
+/// same rule as above (an unknown type, or a known one in a shape this build does not read,
+/// becomes [`Block::Unknown`]).
+#[cfg(feature = "browser-json")]
+impl<'de> Deserialize<'de> for Block {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde_wasm_bindgen::from_value;
+        use wasm_bindgen::JsValue;
+
+        let object: js_sys::Object = serde_wasm_bindgen::preserve::deserialize(deserializer)
+            .map_err(|_| serde::de::Error::custom("a block must be a JSON object"))?;
+        let field = |name: &str| js_sys::Reflect::get(&object, &JsValue::from_str(name)).ok()?.as_string();
+        let kind = field("type").ok_or_else(|| serde::de::Error::custom("a block needs a string `type`"))?;
+        let value = JsValue::from(object.clone());
+        let known = match kind.as_str() {
+            "escalation_button" => from_value(value).map(Block::EscalationButton),
+            "payment_qr" => from_value(value).map(Block::PaymentQr),
+            "news_card" => from_value(value).map(Block::NewsCard),
+            "citations" => from_value(value).map(Block::Citations),
+            _ => return Ok(Block::Unknown(UnknownBlock { fallback_text: field("fallback_text"), kind })),
+        };
+        Ok(known.unwrap_or_else(|_| Block::Unknown(UnknownBlock { fallback_text: field("fallback_text"), kind })))
+    }
 }
 
 /// Formats an amount in minor units, e.g. `9900, "CNY"` → `¥99.00`.

@@ -239,9 +239,9 @@ macro_rules! stream_events {
             }
 
             /// Parses an SSE frame. `Ok(None)` for an event name this build does not know.
-            pub fn parse(name: &str, data: &str) -> Result<Option<Self>, serde_json::Error> {
+            pub fn parse(name: &str, data: &str) -> Result<Option<Self>, String> {
                 Ok(Some(match name {
-                    $($name => StreamEvent::$variant(serde_json::from_str(data)?),)*
+                    $($name => StreamEvent::$variant(crate::json::from_str(data)?),)*
                     _ => return Ok(None),
                 }))
             }
