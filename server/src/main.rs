@@ -1,5 +1,20 @@
 //! `parley`: runs the server, manages agents, and runs the benchmark's fake upstream.
 
+/// jemalloc for everything Rust allocates (see Cargo.toml for why). SQLite's C code keeps glibc's
+/// malloc, which `memory::spawn_trimmer` still trims after a burst.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's options, read when it starts: one background thread gives freed pages back to the
+/// system about a second after they are freed (unused dirty pages decay over 1 s, muzzy ones at
+/// once), even while the process is idle after a burst.
+#[cfg(not(target_env = "msvc"))]
+#[allow(non_upper_case_globals)]
+#[unsafe(export_name = "_rjem_malloc_conf")]
+pub static malloc_conf: &[u8] =
+    b"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+
 use std::net::SocketAddr;
 use std::time::Duration;
 

@@ -2,7 +2,10 @@
 //! arenas (the process stays at its peak size for as long as it runs); once no answer stream has
 //! been open for a little while, [`spawn_trimmer`] asks it to return the free pages to the system
 //! (`malloc_trim`). It runs only after streams were open and while none is, so a busy server never
-//! pays for it. Other allocators (musl, other systems) return memory by themselves or not at all:
+//! pays for it. The `parley` binary allocates Rust's memory with jemalloc, which gives pages back
+//! by itself (see main.rs); what still comes from glibc's malloc is the C code's (SQLite's page
+//! caches and statements), and in the tests, which use the library with the system allocator,
+//! everything. Other allocators (musl, other systems) return memory by themselves or not at all:
 //! there it does nothing.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
