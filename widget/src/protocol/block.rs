@@ -223,13 +223,13 @@ impl<'de> Deserialize<'de> for Block {
         let kind = field("type").ok_or_else(|| serde::de::Error::custom("a block needs a string `type`"))?;
         let value = JsValue::from(object.clone());
         let known = match kind.as_str() {
-            "escalation_button" => from_value(value).map(Block::EscalationButton),
-            "payment_qr" => from_value(value).map(Block::PaymentQr),
-            "news_card" => from_value(value).map(Block::NewsCard),
-            "citations" => from_value(value).map(Block::Citations),
-            _ => return Ok(Block::Unknown(UnknownBlock { fallback_text: field("fallback_text"), kind })),
+            "escalation_button" => from_value(value).map(Block::EscalationButton).ok(),
+            "payment_qr" => from_value(value).map(Block::PaymentQr).ok(),
+            "news_card" => from_value(value).map(Block::NewsCard).ok(),
+            "citations" => from_value(value).map(Block::Citations).ok(),
+            _ => None,
         };
-        Ok(known.unwrap_or_else(|_| Block::Unknown(UnknownBlock { fallback_text: field("fallback_text"), kind })))
+        Ok(known.unwrap_or_else(|| Block::Unknown(UnknownBlock { fallback_text: field("fallback_text"), kind })))
     }
 }
 
