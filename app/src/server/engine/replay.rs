@@ -50,7 +50,7 @@ pub(crate) async fn stored_after(db: &Db, conversation_id: &str, after: u64) -> 
         .iter()
         .flat_map(expand)
         .filter(|(seq, _)| *seq > after)
-        .map(|(seq, event)| Arc::new(Frame::new(seq, event)))
+        .map(|(seq, event)| Arc::new(Frame::from_store(seq, event)))
         .collect())
 }
 

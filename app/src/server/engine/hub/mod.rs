@@ -3,6 +3,11 @@
 //! stream of that conversation (the POST that started a turn, a resumed GET, another tab). A
 //! channel also holds the conversation's single active-turn slot.
 //!
+//! A channel keeps an event in memory only until the stream writer has stored it (the writer marks
+//! the frame; the next emit lets it go): a burst of answers holds the few events of each that are
+//! not yet stored, not whole answers, and a stream that opens later reads the rest from the
+//! database ([`super::replay::open`]).
+//!
 //! Channels live only while someone holds a [`Lease`]; the last lease to go removes it. Whoever
 //! emits events must flush them to the database before dropping its lease, so that a later channel
 //! for the same conversation continues the numbering from what is stored.
@@ -14,6 +19,7 @@
 //! a notification and relay them to their subscribers ([`Hub::catch_up`]).
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -29,7 +35,7 @@ mod slot;
 pub use slot::Replicas;
 use slot::Slot;
 
-/// Events kept in memory per channel for resuming streams before they reach the database.
+/// Events kept in memory per channel, at most, while they wait to be stored.
 const RECENT: usize = 4096;
 /// Live events buffered per subscriber before it has to catch up from `recent`.
 const BROADCAST: usize = 128;
@@ -42,17 +48,35 @@ pub struct Frame {
     pub sse: Bytes,
     /// Not numbered, not stored, not replayed (typing indicators).
     pub ephemeral: bool,
+    /// In the database: the channel need not keep it.
+    stored: AtomicBool,
 }
 
 impl Frame {
     pub fn new(seq: u64, event: StreamEvent) -> Self {
         let sse = Bytes::from(event.to_sse(seq));
-        Frame { seq, event, sse, ephemeral: false }
+        Frame { seq, event, sse, ephemeral: false, stored: AtomicBool::new(false) }
+    }
+
+    /// A frame read back from the database.
+    pub fn from_store(seq: u64, event: StreamEvent) -> Self {
+        let frame = Frame::new(seq, event);
+        frame.stored.store(true, Ordering::Relaxed);
+        frame
     }
 
     pub fn ephemeral(event: StreamEvent) -> Self {
         let sse = Bytes::from(event.to_sse_unnumbered());
-        Frame { seq: 0, event, sse, ephemeral: true }
+        Frame { seq: 0, event, sse, ephemeral: true, stored: AtomicBool::new(false) }
+    }
+
+    /// Called by the stream writer once the event is committed.
+    pub fn mark_stored(&self) {
+        self.stored.store(true, Ordering::Release);
+    }
+
+    pub fn is_stored(&self) -> bool {
+        self.stored.load(Ordering::Acquire)
     }
 }
 
@@ -77,6 +101,18 @@ struct Inner {
     held_usd: f64,
     /// The cost of the last finished call: the estimate for the next one.
     last_call_usd: f64,
+}
+
+impl Inner {
+    /// Keeps a new frame, letting go of the stored ones before it.
+    fn keep(&mut self, frame: Arc<Frame>) {
+        while self.recent.front().is_some_and(|f| f.is_stored()) || self.recent.len() >= RECENT {
+            self.recent.pop_front();
+        }
+        if !frame.is_stored() {
+            self.recent.push_back(frame);
+        }
+    }
 }
 
 /// One conversation's channel.
@@ -137,10 +173,7 @@ impl Channel {
             }
             inner.known = frame.seq;
             inner.next_seq = inner.next_seq.max(frame.seq + 1);
-            if inner.recent.len() == RECENT {
-                inner.recent.pop_front();
-            }
-            inner.recent.push_back(frame.clone());
+            inner.keep(frame.clone());
             let _ = self.tx.send(frame);
         }
     }
@@ -151,10 +184,7 @@ impl Channel {
         let frame = Arc::new(Frame::new(inner.next_seq, event));
         inner.known = inner.next_seq;
         inner.next_seq += 1;
-        if inner.recent.len() == RECENT {
-            inner.recent.pop_front();
-        }
-        inner.recent.push_back(frame.clone());
+        inner.keep(frame.clone());
         // No subscriber is fine: the event is stored and can be replayed.
         let _ = self.tx.send(frame.clone());
         frame
@@ -176,11 +206,6 @@ impl Channel {
     /// Recent events after `after` (to catch up a subscriber that lagged).
     pub fn recent_after(&self, after: u64) -> Vec<Arc<Frame>> {
         lock(&self.inner).recent.iter().filter(|f| f.seq > after).cloned().collect()
-    }
-
-    /// The oldest sequence number still in memory.
-    pub fn oldest_recent(&self) -> Option<u64> {
-        lock(&self.inner).recent.front().map(|f| f.seq)
     }
 
     /// The last sequence number handed out.
@@ -392,5 +417,42 @@ impl Drop for Lease {
         {
             map.remove(&self.channel.conversation_id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use parley_widget::protocol::Token;
+
+    use super::*;
+
+    fn token(text: &str) -> StreamEvent {
+        StreamEvent::Token(Token { text: text.into() })
+    }
+
+    fn seqs(frames: &[Arc<Frame>]) -> Vec<u64> {
+        frames.iter().map(|f| f.seq).collect()
+    }
+
+    #[test]
+    fn keeps_only_what_is_not_stored_yet() {
+        let channel = Channel::new("c".into());
+        let first = channel.emit(token("a"));
+        let second = channel.emit(token("b"));
+        let third = channel.emit(token("c"));
+        assert_eq!(seqs(&channel.recent_after(0)), [1, 2, 3]);
+        // Stored out of order: only a stored prefix is let go, at the next emit.
+        third.mark_stored();
+        first.mark_stored();
+        assert_eq!(seqs(&channel.recent_after(0)), [1, 2, 3]);
+        channel.emit(token("d"));
+        assert_eq!(seqs(&channel.recent_after(0)), [2, 3, 4]);
+        second.mark_stored();
+        channel.emit(token("e"));
+        assert_eq!(seqs(&channel.subscribe(0).0), [4, 5]);
+        // Events another process stored are relayed live, not kept.
+        channel.relay(vec![Arc::new(Frame::from_store(6, token("f")))]);
+        assert_eq!(seqs(&channel.recent_after(0)), [4, 5]);
+        assert_eq!(channel.known_seq(), 6);
     }
 }

@@ -327,7 +327,7 @@ async fn run(
 }
 
 async fn write(conn: &mut Conn, urgent: Vec<Urgent>, ops: Vec<Op>, now: i64) {
-    let Built { mut batch, releases } = build(ops, now);
+    let Built { mut batch, releases, frames } = build(ops, now);
     let mut flushes = Vec::new();
     let mut turn_waiters = Vec::new();
     for u in urgent {
@@ -364,6 +364,11 @@ async fn write(conn: &mut Conn, urgent: Vec<Urgent>, ops: Vec<Op>, now: i64) {
                 let _ = w.send(result);
             }
             all_stored = store_rest(conn, batch).await;
+        }
+    }
+    if all_stored {
+        for frame in &frames {
+            frame.mark_stored();
         }
     }
     for w in flushes {

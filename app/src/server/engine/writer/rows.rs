@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use parley_widget::protocol::StreamEvent;
 
-use super::super::hub::Lease;
+use super::super::hub::{Frame, Lease};
 use super::Op;
 use crate::server::store::batch::Batch;
 use crate::server::store::events::EventRow;
@@ -14,12 +14,15 @@ use crate::server::store::events::EventRow;
 pub(super) struct Built {
     pub(super) batch: Batch,
     pub(super) releases: Vec<Lease>,
+    /// The events in the batch, marked stored once it is committed.
+    pub(super) frames: Vec<Arc<Frame>>,
 }
 
 /// Turns queued operations into one batch, joining consecutive tokens of a conversation.
 pub(super) fn build(ops: Vec<Op>, now: i64) -> Built {
     let mut batch = Batch::default();
     let mut releases = Vec::new();
+    let mut frames = Vec::new();
     // Open token run per conversation: (row index, texts).
     let mut runs: HashMap<Arc<str>, (usize, Vec<String>)> = HashMap::new();
     let close = |runs: &mut HashMap<Arc<str>, (usize, Vec<String>)>, batch: &mut Batch, conv: &Arc<str>| {
@@ -36,6 +39,7 @@ pub(super) fn build(ops: Vec<Op>, now: i64) -> Built {
                     {
                         batch.events[*index].last_seq = frame.seq;
                         texts.push(token.text.clone());
+                        frames.push(frame);
                         continue;
                     }
                     close(&mut runs, &mut batch, &conversation_id);
@@ -59,6 +63,7 @@ pub(super) fn build(ops: Vec<Op>, now: i64) -> Built {
                         created_at: now,
                     });
                 }
+                frames.push(frame);
             }
             Op::ToolCall(r) => batch.tool_calls.push(r),
             Op::Usage(r) => batch.usage.push(r),
@@ -71,7 +76,7 @@ pub(super) fn build(ops: Vec<Op>, now: i64) -> Built {
     for conv in open {
         close(&mut runs, &mut batch, &conv);
     }
-    Built { batch, releases }
+    Built { batch, releases, frames }
 }
 
 /// Expands a stored row back into numbered events.
