@@ -8,8 +8,8 @@ use leptos::prelude::*;
 use super::agent_look::LookFields;
 use super::api::agents::save_agent;
 use super::fields::{
-    Bound, CheckGroup, CheckList, Checkbox, FieldMessage, FormStatus, Notice, SelectField, TextArea, TextInput, bind,
-    tick,
+    Bound, CheckGroup, CheckItem, CheckList, Checkbox, FieldMessage, FormStatus, Notice, SelectField, TextArea,
+    TextInput, bind, tick,
 };
 use super::layout::go_to;
 use super::types::{AgentForm, ToolInfo, UnpricedPrice};
@@ -43,8 +43,8 @@ pub fn AgentFormView(
     let f = RwSignal::new(form);
     let status = FormStatus::default();
     let errors = status.errors;
-    let capabilities: Vec<(String, Option<String>)> =
-        tools.iter().map(|t| t.capability.clone()).collect::<BTreeSet<_>>().into_iter().map(|c| (c, None)).collect();
+    let capabilities: Vec<CheckItem> =
+        tools.iter().map(|t| t.capability.clone()).collect::<BTreeSet<_>>().into_iter().map(CheckItem::named).collect();
     let tools = StoredValue::new(tools);
 
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -72,7 +72,7 @@ pub fn AgentFormView(
     let tool_items = move || {
         tools.with_value(|tools| {
             let allowed = |t: &&ToolInfo| f.with(|f| f.capabilities.contains(&t.capability));
-            tools.iter().filter(allowed).map(|t| (t.name.clone(), None)).collect::<Vec<_>>()
+            tools.iter().filter(allowed).map(|t| CheckItem::named(t.name.clone())).collect::<Vec<_>>()
         })
     };
     let placeholder = hint.map(|h| format!("stored: {h} — leave empty to keep")).unwrap_or_else(|| "not set".into());

@@ -8,7 +8,9 @@ use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 
 use super::api::experts::{copy_expert, delete_expert_copy, expert_editor, experts, save_expert};
-use super::fields::{CheckGroup, CheckList, Checkbox, ErrorLine, FormStatus, Notice, TextArea, TextInput, bind, tick};
+use super::fields::{
+    CheckGroup, CheckItem, CheckList, Checkbox, ErrorLine, FormStatus, Notice, TextArea, TextInput, bind, tick,
+};
 use super::layout::{confirm, go_to};
 use super::loaded::Loaded;
 use super::types::{ExpertForm, ExpertItem, ToolInfo};
@@ -84,7 +86,10 @@ fn ExpertFormView(form: ExpertForm, tools: Vec<ToolInfo>) -> impl IntoView {
             choices.push((t.clone(), "unknown tool".into()));
         }
     }
-    let items = choices.into_iter().map(|(name, capability)| (name, Some(format!("needs {capability}")))).collect();
+    let items = choices
+        .into_iter()
+        .map(|(name, capability)| CheckItem { name, label: None, title: Some(format!("needs {capability}")) })
+        .collect();
     let f = RwSignal::new(form);
     let status = FormStatus::default();
     let errors = status.errors;

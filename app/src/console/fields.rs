@@ -141,28 +141,47 @@ pub fn Checkbox(
     }
 }
 
-/// One [`Checkbox`] per name (`id="{prefix}{name}"`), ticked when `chosen` has the name.
+/// One box of a [`CheckList`].
+pub struct CheckItem {
+    /// What a ticked box adds to the list.
+    pub name: String,
+    /// Shown instead of the name.
+    pub label: Option<String>,
+    /// Shown on hover.
+    pub title: Option<String>,
+}
+
+impl CheckItem {
+    /// A box showing its name.
+    pub fn named(name: String) -> Self {
+        CheckItem { name, label: None, title: None }
+    }
+}
+
+/// One [`Checkbox`] per name (`id="{prefix}{name}"`, dots as dashes), ticked when `chosen` has
+/// the name.
 #[component]
 pub fn CheckList(
     prefix: &'static str,
-    /// `(name, hover text)` of each box.
-    items: Vec<(String, Option<String>)>,
-    /// The names as code (tool names) rather than text.
+    items: Vec<CheckItem>,
+    /// The names as code (tool names, event names) rather than text.
     #[prop(optional)]
     code: bool,
-    chosen: Signal<Vec<String>>,
+    #[prop(into)] chosen: Signal<Vec<String>>,
     /// Ticks (`true`) or unticks a name.
     toggle: Callback<(String, bool)>,
 ) -> impl IntoView {
     items
         .into_iter()
-        .map(|(name, title)| {
+        .map(|CheckItem { name, label, title }| {
             let mine = name.clone();
             let checked = Signal::derive(move || chosen.with(|c| c.contains(&mine)));
             let mine = name.clone();
             let on_change = Callback::new(move |on| toggle.run((mine.clone(), on)));
-            let text = if code { view! { <code>{name.clone()}</code> }.into_any() } else { name.clone().into_any() };
-            view! { <Checkbox id=format!("{prefix}{name}") checked on_change title>{text}</Checkbox> }
+            let id = format!("{prefix}{}", name.replace('.', "-"));
+            let text = label.unwrap_or(name);
+            let text = if code { view! { <code>{text}</code> }.into_any() } else { text.into_any() };
+            view! { <Checkbox id checked on_change title>{text}</Checkbox> }
         })
         .collect_view()
 }

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use super::api::hours::{
     agent_hours, my_notifications, presence, remove_hours, save_hours, save_notifications, set_away,
 };
-use super::fields::ErrorLine;
+use super::fields::{CheckItem, CheckList, ErrorLine, tick};
 use super::layout::console_ctx;
 use super::lists::AgentChoice;
 use super::types::{HoursView, NOTIFICATION_CHOICES, NotificationsView};
@@ -207,25 +207,11 @@ fn MailMeForm(v: NotificationsView) -> impl IntoView {
             }}
             <fieldset disabled=!enabled>
                 <legend>"Notifications"</legend>
-                {NOTIFICATION_CHOICES.iter().map(|(name, label)| {
-                    let name = *name;
-                    let id = format!("n-{name}");
-                    let label_for = id.clone();
-                    view! {
-                        <label for=label_for class="c-check">
-                            <input type="checkbox" id=id
-                                prop:checked=move || chosen.with(|c| c.iter().any(|e| e == name))
-                                on:change=move |ev| {
-                                    let on = event_target_checked(&ev);
-                                    chosen.update(|c| {
-                                        c.retain(|e| e != name);
-                                        if on { c.push(name.to_owned()); }
-                                    });
-                                } />
-                            " "{*label}
-                        </label>
-                    }
-                }).collect_view()}
+                <CheckList prefix="n-" chosen
+                    items=NOTIFICATION_CHOICES.iter().map(|(name, label)| CheckItem {
+                        name: (*name).to_owned(), label: Some((*label).to_owned()), title: None,
+                    }).collect()
+                    toggle=Callback::new(move |(name, on): (String, bool)| chosen.update(|c| tick(c, &name, on))) />
             </fieldset>
             <ErrorLine error />
             <Show when=move || saved.get()><p class="c-hint" role="status">"Saved."</p></Show>

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use super::api::webhooks::{add_webhook, agent_webhooks, delete_webhook, resend_webhook, set_webhook_enabled};
-use super::fields::ErrorLine;
+use super::fields::{CheckItem, CheckList, ErrorLine, tick};
 use super::lists::{AgentChoice, when};
 use super::types::{EndpointItem, NewEndpoint, WEBHOOK_EVENTS, WebhooksView};
 
@@ -82,25 +82,11 @@ fn WebhooksDetail(v: WebhooksView, version: RwSignal<u64>, created: RwSignal<Opt
             <p class="c-hint">{hint}</p>
             <fieldset>
                 <legend>"Events"</legend>
-                {WEBHOOK_EVENTS.iter().map(|(name, meaning)| {
-                    let name = *name;
-                    let id = format!("w-event-{}", name.replace('.', "-"));
-                    let label_for = id.clone();
-                    view! {
-                        <label for=label_for class="c-check" title=*meaning>
-                            <input type="checkbox" id=id value=name
-                                prop:checked=move || chosen.with(|c| c.iter().any(|e| e == name))
-                                on:change=move |ev| {
-                                    let on = event_target_checked(&ev);
-                                    chosen.update(|c| {
-                                        c.retain(|e| e != name);
-                                        if on { c.push(name.to_owned()); }
-                                    });
-                                } />
-                            " "<code>{name}</code>
-                        </label>
-                    }
-                }).collect_view()}
+                <CheckList prefix="w-event-" code=true chosen
+                    items=WEBHOOK_EVENTS.iter().map(|(name, meaning)| CheckItem {
+                        name: (*name).to_owned(), label: None, title: Some((*meaning).to_owned()),
+                    }).collect()
+                    toggle=Callback::new(move |(name, on): (String, bool)| chosen.update(|c| tick(c, &name, on))) />
             </fieldset>
             <ErrorLine error />
             <button type="submit" class="c-primary">"Add endpoint"</button>
