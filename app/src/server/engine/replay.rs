@@ -77,7 +77,8 @@ pub async fn open(
             queue.retain(|f| f.seq <= seq);
         }
     }
-    let state = State { db, lease, rx, queue, last: after, until, done: false, drain_only: finished };
+    // Boxed: the state is moved in and out of the stream on every event.
+    let state = Box::new(State { db, lease, rx, queue, last: after, until, done: false, drain_only: finished });
     Ok(futures::stream::unfold(state, |mut st| async move {
         loop {
             if st.done {

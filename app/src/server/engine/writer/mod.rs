@@ -103,9 +103,11 @@ enum Op {
         conversation_id: Arc<str>,
         frame: Arc<Frame>,
     },
-    ToolCall(ToolCallRecord),
-    Usage(UsageRecord),
-    Finish(FinishedMessage),
+    // Boxed: an `Op` is moved through the queue for every event, so it stays the size of the
+    // small variants.
+    ToolCall(Box<ToolCallRecord>),
+    Usage(Box<UsageRecord>),
+    Finish(Box<FinishedMessage>),
     /// Gives a conversation's slot back after the events queued before it (replicas).
     SlotRelease {
         conversation_id: String,
@@ -192,15 +194,15 @@ impl Writer {
     }
 
     pub fn tool_call(&self, record: ToolCallRecord) {
-        self.op(Op::ToolCall(record));
+        self.op(Op::ToolCall(Box::new(record)));
     }
 
     pub fn usage(&self, record: UsageRecord) {
-        self.op(Op::Usage(record));
+        self.op(Op::Usage(Box::new(record)));
     }
 
     pub fn finish(&self, message: FinishedMessage) {
-        self.op(Op::Finish(message));
+        self.op(Op::Finish(Box::new(message)));
     }
 
     /// Gives a conversation's slot back, in the transaction that stores the last events numbered

@@ -65,9 +65,9 @@ pub(super) fn build(ops: Vec<Op>, now: i64) -> Built {
                 }
                 frames.push(frame);
             }
-            Op::ToolCall(r) => batch.tool_calls.push(r),
-            Op::Usage(r) => batch.usage.push(r),
-            Op::Finish(f) => batch.finished.push(f),
+            Op::ToolCall(r) => batch.tool_calls.push(*r),
+            Op::Usage(r) => batch.usage.push(*r),
+            Op::Finish(f) => batch.finished.push(*f),
             Op::SlotRelease { conversation_id, token } => batch.slot_releases.push((conversation_id, token)),
             Op::Release(lease) => releases.push(lease),
         }
