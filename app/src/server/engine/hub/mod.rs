@@ -19,19 +19,19 @@
 //! a notification and relay them to their subscribers ([`Hub::catch_up`]).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use bytes::Bytes;
 use parley_widget::protocol::StreamEvent;
 use tokio::sync::{Notify, OnceCell, broadcast};
 use tokio_util::sync::CancellationToken;
 
 use crate::server::store::{self, Db, DbError};
 
+mod frame;
 mod slot;
 
+pub use frame::Frame;
 pub use slot::Replicas;
 use slot::Slot;
 
@@ -39,46 +39,6 @@ use slot::Slot;
 const RECENT: usize = 4096;
 /// Live events buffered per subscriber before it has to catch up from `recent`.
 const BROADCAST: usize = 128;
-
-/// A numbered event, with its SSE frame rendered once for every subscriber.
-#[derive(Debug)]
-pub struct Frame {
-    pub seq: u64,
-    pub event: StreamEvent,
-    pub sse: Bytes,
-    /// Not numbered, not stored, not replayed (typing indicators).
-    pub ephemeral: bool,
-    /// In the database: the channel need not keep it.
-    stored: AtomicBool,
-}
-
-impl Frame {
-    pub fn new(seq: u64, event: StreamEvent) -> Self {
-        let sse = Bytes::from(event.to_sse(seq));
-        Frame { seq, event, sse, ephemeral: false, stored: AtomicBool::new(false) }
-    }
-
-    /// A frame read back from the database.
-    pub fn from_store(seq: u64, event: StreamEvent) -> Self {
-        let frame = Frame::new(seq, event);
-        frame.stored.store(true, Ordering::Relaxed);
-        frame
-    }
-
-    pub fn ephemeral(event: StreamEvent) -> Self {
-        let sse = Bytes::from(event.to_sse_unnumbered());
-        Frame { seq: 0, event, sse, ephemeral: true, stored: AtomicBool::new(false) }
-    }
-
-    /// Called by the stream writer once the event is committed.
-    pub fn mark_stored(&self) {
-        self.stored.store(true, Ordering::Release);
-    }
-
-    pub fn is_stored(&self) -> bool {
-        self.stored.load(Ordering::Acquire)
-    }
-}
 
 /// The turn a conversation is busy with.
 #[derive(Debug)]

@@ -6,10 +6,10 @@
 //! writer for each event.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use super::clock::Clock;
 use super::hub::{Frame, Lease};
@@ -19,8 +19,10 @@ use crate::server::store::messages::NewTurn;
 use crate::server::store::tool_calls::ToolCallRecord;
 use crate::server::store::usage::UsageRecord;
 
+mod queue;
 mod rows;
 
+use queue::Queue;
 pub use rows::expand;
 use rows::{Built, build};
 
@@ -44,47 +46,6 @@ impl WriteError {
         match self {
             WriteError::Stopped | WriteError::Full | WriteError::Unavailable => true,
             WriteError::Db(e) => crate::server::store::is_unavailable(e),
-        }
-    }
-}
-
-/// Operations queued and not yet stored, shared by the handles and the task.
-#[derive(Debug)]
-struct Queue {
-    depth: AtomicUsize,
-    limit: usize,
-    room: Notify,
-    /// The writer is waiting for an unreachable database.
-    outage: std::sync::atomic::AtomicBool,
-}
-
-impl Queue {
-    fn add(&self) {
-        self.depth.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn done(&self, n: usize) {
-        let before = self.depth.fetch_sub(n, Ordering::AcqRel);
-        metrics::gauge!("parley_writer_queue_depth").set(before.saturating_sub(n) as f64);
-        if before >= self.limit && before - n < self.limit {
-            self.room.notify_waiters();
-        }
-    }
-
-    fn full(&self) -> bool {
-        self.depth.load(Ordering::Relaxed) >= self.limit
-    }
-
-    /// Waits until the queue is below its limit.
-    async fn room(&self) {
-        while self.full() {
-            let notified = self.room.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if !self.full() {
-                return;
-            }
-            notified.await;
         }
     }
 }
@@ -135,12 +96,7 @@ impl Writer {
     pub fn spawn(db: Db, clock: Arc<dyn Clock>, interval: Duration, queue_limit: usize) -> Self {
         let (urgent, urgent_rx) = mpsc::unbounded_channel();
         let (ops, ops_rx) = mpsc::unbounded_channel();
-        let queue = Arc::new(Queue {
-            depth: AtomicUsize::new(0),
-            limit: queue_limit.max(1),
-            room: Notify::new(),
-            outage: std::sync::atomic::AtomicBool::new(false),
-        });
+        let queue = Arc::new(Queue::new(queue_limit));
         tokio::spawn(run(db, clock, interval, queue.clone(), urgent_rx, ops_rx));
         Writer { urgent, ops, queue }
     }
