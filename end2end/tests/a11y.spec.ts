@@ -90,6 +90,9 @@ test('text on the owner colour keeps its contrast: a light colour gets dark text
 });
 
 test('every console page has no serious accessibility violation', async ({ page }) => {
+  // Nineteen page loads, each with a full axe scan: on a slow 2-core machine 30 s was not enough
+  // (the run timed out on the last page).
+  test.setTimeout(120_000);
   await page.goto(`${APP_URL}/admin/login`);
   expect(await serious(page)).toEqual([]);
   await page.getByLabel('Email').fill('admin@e2e.test');
