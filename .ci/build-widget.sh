@@ -18,7 +18,5 @@ rm -rf "$out"
 mkdir -p "$out"
 wasm-bindgen target/widget-cargo/wasm32-unknown-unknown/wasm-release/parley_embed.wasm \
   --target web --no-typescript --out-dir "$out"
-wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-reference-types --enable-multivalue \
-  "$out/parley_embed_bg.wasm" -o "$out/parley_embed_bg.opt.wasm"
+.ci/wasm-opt-z.sh "$out/parley_embed_bg.wasm" "$out/parley_embed_bg.opt.wasm"
 node .ci/widget-bundle.mjs "$out" target/site target/widget

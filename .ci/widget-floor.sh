@@ -77,8 +77,7 @@ pub fn lead(text: &str) -> String {
 EOF
 (cd "$dir" && CARGO_TARGET_DIR="$root/target/widget-floor" cargo build --release --target wasm32-unknown-unknown --quiet)
 wasm-bindgen "$root/target/widget-floor/wasm32-unknown-unknown/release/floor.wasm" --target web --no-typescript --out-dir "$dir/out"
-wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-reference-types --enable-multivalue "$dir/out/floor_bg.wasm" -o "$dir/out/floor.wasm"
+"$root/.ci/wasm-opt-z.sh" "$dir/out/floor_bg.wasm" "$dir/out/floor.wasm"
 node -e '
 const fs = require("fs"), z = require("zlib");
 const br = (d) => z.brotliCompressSync(d, { params: { [z.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
