@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 source .ci/ensure-tools.sh
 
 say "building Parley (release)"
-cargo leptos build --release
+.ci/build-app.sh
 say "building the widget's own bundle"
 .ci/build-widget.sh
 

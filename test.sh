@@ -30,7 +30,7 @@ if command -v pg_isready >/dev/null && ! pg_isready -q -h 127.0.0.1 -p 5432; the
 fi
 
 say "building (release: server + browser bundle)"
-cargo leptos build --release
+.ci/build-app.sh
 say "building the widget's own bundle (the embed page's panel, without the console)"
 .ci/build-widget.sh
 

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Installs the build tools Parley needs, once, and puts them on PATH. Sourced by run.sh and
 # test.sh; quick when everything is already installed.
-#   - the wasm32 target, cargo-leptos 0.3.10 (0.3.11 needs a newer rustc),
-#   - wasm-bindgen-cli at the version in Cargo.lock (cargo-leptos would download it otherwise),
-#   - wasm-opt from npm's binaryen@132, first on PATH (Debian's binaryen 108 breaks hydration).
+#   - the wasm32 target,
+#   - wasm-bindgen-cli at the version in Cargo.lock,
+#   - wasm-opt from npm's binaryen@132, first on PATH (Debian's binaryen 108 breaks hydration),
+#   - esbuild and lightningcss's command line from npm.
+# Not cargo-leptos: .ci/build-app.sh builds what `cargo leptos build --release` does without it
+# (installing it takes 26 minutes on 2 cores). For `cargo leptos watch` while developing, install
+# it yourself: `cargo install cargo-leptos --version 0.3.10 --locked` (0.3.11 needs rustc 1.96).
 set -euo pipefail
 
-say() { printf '\033[1;34m==>\033[0m %s\n' "$*" >&2; }
+# Each step is stamped with the minutes and seconds since the calling script started ($SECONDS),
+# so a slow run's log shows where the time went.
+say() { printf '\033[1;34m==>\033[0m [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 PARLEY_TOOLS_DIR="${PARLEY_TOOLS_DIR:-$HOME/.cache/parley/tools}"
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -18,10 +24,6 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
   rustup target add wasm32-unknown-unknown
 fi
 
-if ! cargo leptos --version 2>/dev/null | grep -q '0\.3\.10'; then
-  say "installing cargo-leptos 0.3.10 (takes a while, once)"
-  cargo install cargo-leptos --version 0.3.10 --locked
-fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 wbg_version="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$root/Cargo.lock")"
@@ -42,3 +44,13 @@ if [ ! -x "$binaryen_dir/node_modules/.bin/wasm-opt" ]; then
   npm install --prefix "$binaryen_dir" --no-audit --no-fund --silent binaryen@132
 fi
 export PATH="$binaryen_dir/node_modules/.bin:$PATH"
+
+# The app bundle's JavaScript and stylesheet are minified by esbuild and lightningcss's command
+# line (.ci/build-app.sh), both from npm with prebuilt binaries (no compile).
+web_dir="$PARLEY_TOOLS_DIR/web-minify"
+if [ ! -x "$web_dir/node_modules/.bin/esbuild" ] || [ ! -x "$web_dir/node_modules/.bin/lightningcss" ]; then
+  say "installing esbuild@0.28.2 and lightningcss-cli@1.33.0 (npm)"
+  mkdir -p "$web_dir"
+  npm install --prefix "$web_dir" --no-audit --no-fund --silent esbuild@0.28.2 lightningcss-cli@1.33.0
+fi
+export PATH="$web_dir/node_modules/.bin:$PATH"
