@@ -24,7 +24,6 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
   rustup target add wasm32-unknown-unknown
 fi
 
-
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 wbg_version="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$root/Cargo.lock")"
 if ! wasm-bindgen --version 2>/dev/null | grep -q " ${wbg_version}\$"; then
