@@ -29,8 +29,11 @@ if command -v pg_isready >/dev/null && ! pg_isready -q -h 127.0.0.1 -p 5432; the
   for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 0.5; done
 fi
 
-say "building (release: server + browser bundle)"
-.ci/build-app.sh
+# The server binary (target/release/parley, which the MCP check and Playwright run) is built by
+# the first `cargo test` below, with the features its dev-dependencies add; building it here too
+# would compile the app crate twice.
+say "building the app's browser bundle (release)"
+.ci/build-app.sh --browser-only
 say "building the widget's own bundle (the embed page's panel, without the console)"
 .ci/build-widget.sh
 

@@ -10,8 +10,13 @@
 # built for wasm32 in its own target directory while the server builds, wasm-bindgen, wasm-opt
 # with cargo-leptos's flags, then the JavaScript and the stylesheet minified (here by esbuild and
 # lightningcss's command line from npm, where cargo-leptos links swc and lightningcss).
+# `--browser-only`: only the browser bundle and the stylesheet. test.sh uses it: `cargo test`
+# builds the server binary itself, with the dev-dependencies' features (tempfile, rmcp's client)
+# that change shared crates, so a server built here first would be compiled twice (~10 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+browser_only=""
+[ "${1:-}" = "--browser-only" ] && browser_only=1
 if ! command -v wasm-bindgen >/dev/null || ! command -v wasm-opt >/dev/null \
   || ! command -v esbuild >/dev/null || ! command -v lightningcss >/dev/null; then
   source .ci/ensure-tools.sh
@@ -29,7 +34,9 @@ cargo build --package=parley-app --lib --target-dir="$PWD/target/front" --target
   --no-default-features --features=hydrate --profile=wasm-release &
 front=$!
 server_ok=0
-cargo build --package=parley-server --bin=parley --no-default-features --features=ssr --release || server_ok=$?
+if [ -z "$browser_only" ]; then
+  cargo build --package=parley-server --bin=parley --no-default-features --features=ssr --release || server_ok=$?
+fi
 front_ok=0
 wait "$front" || front_ok=$?
 [ "$server_ok" -eq 0 ] || { echo "building the server failed" >&2; exit "$server_ok"; }
