@@ -63,10 +63,30 @@ impl Browser {
         r.send().await.unwrap()
     }
 
-    /// A page (or a download): its status and text.
+    /// A page (or a download): its status and text. A page that stops arriving fails with what
+    /// did arrive and the server's last log lines, so a hang on CI can be read from its log.
     pub async fn page(&self, path: &str) -> (u16, String) {
-        let r = self.get(path).await;
-        (r.status().as_u16(), r.text().await.unwrap())
+        let mut r = self.get(path).await;
+        let status = r.status().as_u16();
+        let mut body = Vec::new();
+        loop {
+            match r.chunk().await {
+                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                Ok(None) => break,
+                Err(e) => {
+                    let text = String::from_utf8_lossy(&body);
+                    let tail: String = text.chars().rev().take(1500).collect::<Vec<_>>().into_iter().rev().collect();
+                    let log = super::captured_logs().text();
+                    let lines: Vec<&str> = log.lines().collect();
+                    let last = lines[lines.len().saturating_sub(40)..].join("\n");
+                    panic!(
+                        "GET {path} ({status}) stopped after {} bytes: {e}\n--- the end of what arrived:\n{tail}\n--- the last log lines:\n{last}",
+                        body.len()
+                    );
+                }
+            }
+        }
+        (status, String::from_utf8_lossy(&body).into_owned())
     }
 
     pub async fn sign_in(&mut self, email: &str, password: &str) -> (u16, String) {
