@@ -1,12 +1,12 @@
 // Names the widget's bundle by content (so it can be cached for a year), writes the module that
 // starts it and the manifest the server reads, and brotli + gzip copies of each file.
-// Usage: node widget-bundle.mjs <wasm-bindgen output dir> <site root> <output dir>
+// Usage: node widget-bundle.mjs <build dir (wasm-bindgen's output, minified)> <output dir>
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 
-const [built, site, dir] = process.argv.slice(2);
+const [built, dir] = process.argv.slice(2);
 fs.rmSync(dir, { recursive: true, force: true });
 fs.mkdirSync(dir, { recursive: true });
 
@@ -22,8 +22,8 @@ function put(stem, ext, bytes) {
 }
 
 const wasm = put('parley_embed', 'wasm', fs.readFileSync(path.join(built, 'parley_embed_bg.opt.wasm')));
-const js = put('parley_embed', 'js', fs.readFileSync(path.join(built, 'parley_embed.js')));
-const css = put('parley', 'css', fs.readFileSync(path.join(site, 'pkg', 'parley.css')));
+const js = put('parley_embed', 'js', fs.readFileSync(path.join(built, 'parley_embed.min.js')));
+const css = put('parley', 'css', fs.readFileSync(path.join(built, 'panel.min.css')));
 const boot = put('boot', 'js', Buffer.from(
   `import init from './${js}';\ninit({ module_or_path: new URL('./${wasm}', import.meta.url) });\n`,
 ));

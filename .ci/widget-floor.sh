@@ -2,9 +2,10 @@
 # What the panel's bundle would weigh without its views: builds a throwaway crate (in a temporary
 # directory) that links only the widget's non-view code — the protocol types read and written
 # through the browser's JSON (feature `browser-json`), the SSE parser, the markdown renderer and
-# the catalogues — with the bundle's profile and `wasm-opt -Oz`, and prints its size raw and
-# brotli-compressed. The panel's own bundle minus this is what Leptos and the views cost; the
-# budget of a framework-less panel's views is 150 KB minus this minus glue, stylesheet and page.
+# the catalogues — with the bundle's profile and flags (.ci/wasm-small-cargo.sh) and
+# `wasm-opt -Oz`, and prints its size raw and brotli-compressed. The panel's own bundle minus
+# this is what Leptos and the views cost; the budget of a framework-less panel's views is 150 KB
+# minus this minus glue, stylesheet and page.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if ! command -v wasm-bindgen >/dev/null || ! command -v wasm-opt >/dev/null; then
@@ -75,7 +76,7 @@ pub fn lead(text: &str) -> String {
     json::to_string(&LeadForm { message: text.to_owned(), ..LeadForm::default() })
 }
 EOF
-(cd "$dir" && CARGO_TARGET_DIR="$root/target/widget-floor" cargo build --release --target wasm32-unknown-unknown --quiet)
+(cd "$dir" && CARGO_TARGET_DIR="$root/target/widget-floor" "$root/.ci/wasm-small-cargo.sh" --release --quiet)
 wasm-bindgen "$root/target/widget-floor/wasm32-unknown-unknown/release/floor.wasm" --target web --no-typescript --out-dir "$dir/out"
 "$root/.ci/wasm-opt-z.sh" "$dir/out/floor_bg.wasm" "$dir/out/floor.wasm"
 node -e '

@@ -15,7 +15,6 @@ mod browser {
 
     #[wasm_bindgen(start)]
     pub fn start() {
-        console_error_panic_hook::set_once();
         let Some(document) = web_sys::window().and_then(|w| w.document()) else { return };
         let Some(body) = document.body() else { return };
         let config = document

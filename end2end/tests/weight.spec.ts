@@ -27,10 +27,10 @@ async function bytesUntilTyping(page: Page, cdp: CDPSession): Promise<{ bytes: n
 
 /**
  * Bytes allowed before typing on a first visit. Issue 15 asks for 150 KB; the panel's own bundle
- * is at about 208 KB today (the README has the figures and what is left), so this guards what
+ * is at about 184 KB today (the README has the figures and what is left), so this guards what
  * was reached rather than the goal.
  */
-const FIRST_VISIT_BUDGET = 220_000;
+const FIRST_VISIT_BUDGET = 195_000;
 
 test('the panel is light: bytes before typing on a first and a repeat visit', async ({ page, context }) => {
   await trackPanelReady(page);
