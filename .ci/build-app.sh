@@ -49,7 +49,6 @@ wasm-bindgen --target=web --no-typescript --out-name=parley --out-dir="$pkg" \
 # Leptos's <HydrationScripts> loads `parley.wasm`, not wasm-bindgen's `parley_bg.wasm`.
 mv "$pkg/parley_bg.wasm" "$pkg/parley.wasm"
 wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int "$pkg/parley.wasm" -o "$pkg/parley.wasm"
-esbuild --minify --format=esm --log-level=warning "$pkg/parley.js" --outfile="$pkg/parley.min.js"
+.ci/minify.sh js "$pkg/parley.js" "$pkg/parley.min.js"
 mv "$pkg/parley.min.js" "$pkg/parley.js"
-# `defaults` is Cargo.toml's `browserquery`.
-lightningcss --minify --targets defaults style/main.css -o "$pkg/parley.css"
+.ci/minify.sh css style/main.css "$pkg/parley.css"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the chat panel's own browser bundle (crate `parley-embed`, the panel without the
 # console) into target/widget/ (served at /widget/; PARLEY_WIDGET_DIR): .ci/wasm-small-cargo.sh,
-# wasm-bindgen, wasm-opt -Oz, the glue minified by esbuild, the panel's part of the stylesheet by
-# lightningcss, content-hashed names, a manifest the server reads, brotli and gzip copies.
+# wasm-bindgen, wasm-opt -Oz, the glue and the panel's part of the stylesheet minified
+# (.ci/minify.sh), content-hashed names, a manifest the server reads, brotli and gzip copies.
 # run.sh and test.sh call it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,10 +21,10 @@ mkdir -p "$out"
 wasm-bindgen target/widget-cargo/wasm32-unknown-unknown/wasm-release/parley_embed.wasm \
   --target web --no-typescript --out-dir "$out"
 .ci/wasm-opt-z.sh "$out/parley_embed_bg.wasm" "$out/parley_embed_bg.opt.wasm"
-esbuild --minify --format=esm --log-level=warning "$out/parley_embed.js" --outfile="$out/parley_embed.min.js"
+.ci/minify.sh js "$out/parley_embed.js" "$out/parley_embed.min.js"
 # The panel's stylesheet: style/main.css down to its "app pages" line (the rest is the console's
 # and the app pages'; the console also shows the panel's blocks, so it keeps the whole file).
 awk '/^\/\* -+ app pages -+ \*\/$/ { found = 1; exit } { print } END { if (!found) exit 1 }' \
   style/main.css >"$out/panel.css" || { echo "style/main.css: no \"app pages\" line" >&2; exit 1; }
-lightningcss --minify --targets defaults "$out/panel.css" -o "$out/panel.min.css"
+.ci/minify.sh css "$out/panel.css" "$out/panel.min.css"
 node .ci/widget-bundle.mjs "$out" target/widget

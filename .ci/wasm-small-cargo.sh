@@ -10,7 +10,7 @@
 #   -Zlocation-detail=none   no file/line/column strings for panics;
 #   -Zfmt-debug=none         `{:?}` prints nothing (the panel never shows Debug output: every text
 #                            a visitor sees comes from the catalogues, `Display` or the server).
-# Measured on the panel (2026-12-04): wasm 191,966 → 172,388 bytes brotli.
+# Measured on the panel (2026-12-04): wasm 191,966 → 171,622 bytes brotli.
 # These are unstable flags; RUSTC_BOOTSTRAP=1 lets the pinned stable compiler (1.95) accept them
 # for this one build instead of installing a nightly toolchain. They touch only this bundle's
 # own target directory: the server and the app's bundle are built without them.

@@ -75,7 +75,8 @@ impl Browser {
                 Ok(None) => break,
                 Err(e) => {
                     let text = String::from_utf8_lossy(&body);
-                    let tail: String = text.chars().rev().take(1500).collect::<Vec<_>>().into_iter().rev().collect();
+                    let start = text.char_indices().rev().nth(1499).map_or(0, |(i, _)| i);
+                    let tail = &text[start..];
                     let log = super::captured_logs().text();
                     let lines: Vec<&str> = log.lines().collect();
                     let last = lines[lines.len().saturating_sub(40)..].join("\n");
