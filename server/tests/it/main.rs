@@ -36,6 +36,7 @@ mod privacy;
 mod replicas;
 mod signin;
 mod spend;
+mod store_batches;
 mod turns;
 mod webhooks;
 mod widget_assets;

@@ -86,35 +86,71 @@ impl Batch {
 pub fn statements(batch: &Batch) -> Vec<Stmt> {
     let mut out = super::messages::insert_turn_stmts(&batch.turns);
     out.extend(super::events::insert_stmts(&batch.events));
-    out.extend(batch.tool_calls.iter().map(tool_calls::insert_stmt));
-    out.extend(batch.usage.iter().map(usage::insert_stmt));
-    out.extend(batch.usage.iter().flat_map(|u| u.settles.iter().map(super::spend::settle_stmt)));
-    for f in &batch.finished {
-        out.push(Stmt::new(
-            // Only a streaming answer: one recovered as `interrupted` after its process was taken
-            // for dead stays so, should that process come back.
-            "UPDATE messages SET content = $2, blocks = $3, status = $4, updated_at = $5 WHERE id = $1 \
-             AND status = 'streaming'",
+    out.extend(tool_calls::insert_stmts(&batch.tool_calls));
+    out.extend(usage::insert_stmts(&batch.usage));
+    out.extend(super::spend::settle_stmts(batch.usage.iter().flat_map(|u| u.settles.iter())));
+    out.extend(finished_stmts(&batch.finished));
+    out.extend(super::slots::release_stmts(&batch.slot_releases));
+    out
+}
+
+/// Final answers: one statement for the messages and one for their conversations (per 200),
+/// not two per answer. Only a streaming answer changes: one recovered as `interrupted` after
+/// its process was taken for dead stays so, should that process come back; an answer finished
+/// twice in a batch keeps its first end, as when they ran one after the other. A conversation
+/// takes its last answer's time and its last consulting state.
+fn finished_stmts(finished: &[FinishedMessage]) -> Vec<Stmt> {
+    let mut seen = std::collections::HashSet::new();
+    let messages = finished
+        .iter()
+        .filter(|f| seen.insert(f.message_id.as_str()))
+        .map(|f| {
             vec![
                 Arg::from(&f.message_id),
                 Arg::from(&f.content),
                 Arg::from(to_json_text(&f.blocks)),
                 Arg::from(f.status.as_str()),
                 Arg::from(f.at),
-            ],
-        ));
-        out.push(match &f.consulting_state {
-            Some(state) => Stmt::new(
-                "UPDATE conversations SET updated_at = $2, consulting_state = $3 WHERE id = $1",
-                vec![Arg::from(&f.conversation_id), Arg::from(f.at), Arg::from(state)],
-            ),
-            None => Stmt::new(
-                "UPDATE conversations SET updated_at = $2 WHERE id = $1",
-                vec![Arg::from(&f.conversation_id), Arg::from(f.at)],
-            ),
-        });
+            ]
+        })
+        .collect();
+    let mut out = super::update_rows(
+        "messages",
+        "content = v.column2, blocks = v.column3, status = v.column4, updated_at = v.column5",
+        "messages.id = v.column1 AND messages.status = 'streaming'",
+        5,
+        messages,
+        200,
+    );
+    // (conversation, time, consulting state) in first-finished order, later answers folded in.
+    let mut conversations: Vec<(&str, i64, Option<&str>)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for f in finished {
+        let state = f.consulting_state.as_deref();
+        match index.get(f.conversation_id.as_str()) {
+            Some(&i) => {
+                let c: &mut (&str, i64, Option<&str>) = &mut conversations[i];
+                c.1 = f.at;
+                c.2 = state.or(c.2);
+            }
+            None => {
+                index.insert(f.conversation_id.as_str(), conversations.len());
+                conversations.push((&f.conversation_id, f.at, state));
+            }
+        }
     }
-    out.extend(batch.slot_releases.iter().map(|(c, token)| super::slots::release_stmt(c, token)));
+    let rows = conversations
+        .into_iter()
+        .map(|(id, at, state)| vec![Arg::from(id), Arg::from(at), Arg::MaybeText(state.map(str::to_owned))])
+        .collect();
+    out.extend(super::update_rows(
+        "conversations",
+        "updated_at = v.column2, consulting_state = COALESCE(v.column3, conversations.consulting_state)",
+        "conversations.id = v.column1",
+        3,
+        rows,
+        200,
+    ));
     out
 }
 

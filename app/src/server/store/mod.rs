@@ -348,6 +348,47 @@ pub fn redact(url: &str) -> String {
 }
 
 /// `($1,$2,…),($n,…)`: placeholders for a multi-row insert.
+/// `INSERT INTO {into} VALUES (…), (…), …`: the rows (each `columns` values) in statements of
+/// at most `per_statement` rows, so a batch of many rows is a few statements (one round trip
+/// each on PostgreSQL, one statement to prepare each on SQLite) instead of one per row.
+pub fn insert_rows(into: &str, columns: usize, rows: Vec<Vec<script::Arg>>, per_statement: usize) -> Vec<script::Stmt> {
+    rows.chunks(per_statement.max(1))
+        .map(|chunk| {
+            debug_assert!(chunk.iter().all(|r| r.len() == columns));
+            script::Stmt::new(
+                format!("INSERT INTO {into} VALUES {}", placeholders(chunk.len(), columns)),
+                chunk.iter().flatten().cloned().collect(),
+            )
+        })
+        .collect()
+}
+
+/// `UPDATE {table} SET {set} FROM (VALUES (…), …) AS v WHERE {matches}`: one statement updating
+/// many rows, each from its own values, which `set` and `matches` read as `v.column1`,
+/// `v.column2`, … (the names SQLite and PostgreSQL both give a `VALUES` list's columns). A
+/// target row must match at most one values row.
+pub fn update_rows(
+    table: &str,
+    set: &str,
+    matches: &str,
+    columns: usize,
+    rows: Vec<Vec<script::Arg>>,
+    per_statement: usize,
+) -> Vec<script::Stmt> {
+    rows.chunks(per_statement.max(1))
+        .map(|chunk| {
+            debug_assert!(chunk.iter().all(|r| r.len() == columns));
+            script::Stmt::new(
+                format!(
+                    "UPDATE {table} SET {set} FROM (VALUES {}) AS v WHERE {matches}",
+                    placeholders(chunk.len(), columns)
+                ),
+                chunk.iter().flatten().cloned().collect(),
+            )
+        })
+        .collect()
+}
+
 pub fn placeholders(rows: usize, columns: usize) -> String {
     let mut sql = String::with_capacity(rows * columns * 5);
     for r in 0..rows {

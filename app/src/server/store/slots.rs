@@ -38,6 +38,19 @@ pub fn release_stmt(conversation_id: &str, token: &str) -> Stmt {
     )
 }
 
+/// Gives many slots back in one statement (each only if its token still holds it).
+pub fn release_stmts(releases: &[(String, String)]) -> Vec<Stmt> {
+    let rows = releases.iter().map(|(c, token)| vec![Arg::from(c), Arg::from(token)]).collect();
+    super::update_rows(
+        "conversations",
+        "slot_process = NULL, slot_token = NULL",
+        "conversations.id = v.column1 AND conversations.slot_token = v.column2",
+        2,
+        rows,
+        500,
+    )
+}
+
 /// The process holding the slot, if any.
 pub async fn holder(db: &Db, conversation_id: &str) -> Result<Option<String>, DbError> {
     let row: Option<Option<String>> = sqlx::query_scalar("SELECT slot_process FROM conversations WHERE id = $1")

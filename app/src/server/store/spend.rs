@@ -83,6 +83,23 @@ pub fn settle_stmt(s: &SpendSettle) -> Stmt {
     )
 }
 
+/// The statements settling many calls: one per spender and day, the calls' costs and releases
+/// summed (the same result as settling them one by one, since releases are never negative), in
+/// the order of spender and day so that concurrent transactions take the rows' locks in one order.
+pub fn settle_stmts<'a>(settles: impl IntoIterator<Item = &'a SpendSettle>) -> Vec<Stmt> {
+    let mut sums: std::collections::BTreeMap<(&str, i64), (f64, f64)> = std::collections::BTreeMap::new();
+    for s in settles {
+        let sum = sums.entry((s.spender.as_str(), s.day)).or_insert((0.0, 0.0));
+        sum.0 += s.cost_usd;
+        sum.1 += s.release_usd.max(0.0);
+    }
+    sums.into_iter()
+        .map(|((spender, day), (cost_usd, release_usd))| {
+            settle_stmt(&SpendSettle { spender: spender.to_owned(), day, cost_usd, release_usd })
+        })
+        .collect()
+}
+
 /// What the spender spent on `day`, if its row exists.
 pub async fn spent(db: &Db, spender: &str, day: i64) -> Result<Option<f64>, DbError> {
     sqlx::query_scalar("SELECT spent FROM spend_days WHERE spender = $1 AND day = $2")

@@ -23,28 +23,35 @@ pub struct ToolCallRecord {
     pub parent_call_id: Option<String>,
 }
 
+const COLUMNS: &str = "tool_calls (id, message_id, conversation_id, call_id, hop, name, arguments, result, \
+     status, error, duration_ms, created_at, parent_call_id)";
+
+fn row(r: &ToolCallRecord) -> Vec<Arg> {
+    vec![
+        Arg::from(new_id()),
+        Arg::from(&r.message_id),
+        Arg::from(&r.conversation_id),
+        Arg::from(&r.call_id),
+        Arg::from(i64::from(r.hop)),
+        Arg::from(&r.name),
+        Arg::from(&r.arguments),
+        Arg::from(&r.result),
+        Arg::from(r.status.as_str()),
+        Arg::from(&r.error),
+        Arg::from(r.duration_ms),
+        Arg::from(r.created_at),
+        Arg::from(&r.parent_call_id),
+    ]
+}
+
 /// The statement recording a tool call.
 pub fn insert_stmt(r: &ToolCallRecord) -> Stmt {
-    Stmt::new(
-        "INSERT INTO tool_calls (id, message_id, conversation_id, call_id, hop, name, arguments, result, \
-         status, error, duration_ms, created_at, parent_call_id) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-        vec![
-            Arg::from(new_id()),
-            Arg::from(&r.message_id),
-            Arg::from(&r.conversation_id),
-            Arg::from(&r.call_id),
-            Arg::from(i64::from(r.hop)),
-            Arg::from(&r.name),
-            Arg::from(&r.arguments),
-            Arg::from(&r.result),
-            Arg::from(r.status.as_str()),
-            Arg::from(&r.error),
-            Arg::from(r.duration_ms),
-            Arg::from(r.created_at),
-            Arg::from(&r.parent_call_id),
-        ],
-    )
+    insert_stmts(std::slice::from_ref(r)).remove(0)
+}
+
+/// Statements recording many tool calls, 200 rows per statement.
+pub fn insert_stmts(records: &[ToolCallRecord]) -> Vec<Stmt> {
+    super::insert_rows(COLUMNS, 13, records.iter().map(row).collect(), 200)
 }
 
 /// Tool calls of every message in a conversation, as `(message_id, summary)` in call order: the

@@ -27,30 +27,37 @@ pub struct UsageRecord {
     pub settles: Vec<super::spend::SpendSettle>,
 }
 
+const COLUMNS: &str = "usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, \
+     input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at, visitor_id, estimated)";
+
+fn row(r: &UsageRecord) -> Vec<Arg> {
+    vec![
+        Arg::from(new_id()),
+        Arg::from(&r.agent_id),
+        Arg::from(&r.conversation_id),
+        Arg::from(&r.message_id),
+        Arg::from(&r.provider),
+        Arg::from(&r.model),
+        Arg::from(&r.outcome),
+        Arg::from(r.input_tokens),
+        Arg::from(r.output_tokens),
+        Arg::from(r.cached_tokens),
+        Arg::from(r.cost_usd),
+        Arg::from(r.latency_ms),
+        Arg::from(r.created_at),
+        Arg::from(&r.visitor_id),
+        Arg::from(i64::from(r.estimated)),
+    ]
+}
+
 /// The statement recording one attempt.
 pub fn insert_stmt(r: &UsageRecord) -> Stmt {
-    Stmt::new(
-        "INSERT INTO usage_ledger (id, agent_id, conversation_id, message_id, provider, model, outcome, \
-         input_tokens, output_tokens, cached_tokens, cost_usd, latency_ms, created_at, visitor_id, estimated) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-        vec![
-            Arg::from(new_id()),
-            Arg::from(&r.agent_id),
-            Arg::from(&r.conversation_id),
-            Arg::from(&r.message_id),
-            Arg::from(&r.provider),
-            Arg::from(&r.model),
-            Arg::from(&r.outcome),
-            Arg::from(r.input_tokens),
-            Arg::from(r.output_tokens),
-            Arg::from(r.cached_tokens),
-            Arg::from(r.cost_usd),
-            Arg::from(r.latency_ms),
-            Arg::from(r.created_at),
-            Arg::from(&r.visitor_id),
-            Arg::from(i64::from(r.estimated)),
-        ],
-    )
+    insert_stmts(std::slice::from_ref(r)).remove(0)
+}
+
+/// Statements recording many attempts, 200 rows per statement.
+pub fn insert_stmts(records: &[UsageRecord]) -> Vec<Stmt> {
+    super::insert_rows(COLUMNS, 15, records.iter().map(row).collect(), 200)
 }
 
 /// The ledger rows of a conversation, oldest first.
