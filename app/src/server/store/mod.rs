@@ -347,7 +347,6 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// `($1,$2,…),($n,…)`: placeholders for a multi-row insert.
 /// `INSERT INTO {into} VALUES (…), (…), …`: the rows (each `columns` values) in statements of
 /// at most `per_statement` rows, so a batch of many rows is a few statements (one round trip
 /// each on PostgreSQL, one statement to prepare each on SQLite) instead of one per row.
@@ -389,6 +388,7 @@ pub fn update_rows(
         .collect()
 }
 
+/// `($1,$2,…),($n,…)`: placeholders for a multi-row insert.
 pub fn placeholders(rows: usize, columns: usize) -> String {
     let mut sql = String::with_capacity(rows * columns * 5);
     for r in 0..rows {
