@@ -124,12 +124,12 @@ fn finished_stmts(finished: &[FinishedMessage]) -> Vec<Stmt> {
     );
     // (conversation, time, consulting state) in first-finished order, later answers folded in.
     let mut conversations: Vec<(&str, i64, Option<&str>)> = Vec::new();
-    let mut index = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for f in finished {
         let state = f.consulting_state.as_deref();
         match index.get(f.conversation_id.as_str()) {
             Some(&i) => {
-                let c: &mut (&str, i64, Option<&str>) = &mut conversations[i];
+                let c = &mut conversations[i];
                 c.1 = f.at;
                 c.2 = state.or(c.2);
             }

@@ -2,7 +2,7 @@
 //! and read back to replay a stream after `Last-Event-ID`.
 
 use super::script::{Arg, Stmt};
-use super::{Db, DbError, placeholders};
+use super::{Db, DbError, insert_rows};
 
 /// One stored row: a single event, or a run of consecutive tokens (`data` is then a JSON array of
 /// the token texts for `seq..=last_seq`).
@@ -24,28 +24,20 @@ fn to_i64(v: u64) -> i64 {
 
 /// Statements inserting event rows, several rows per statement.
 pub fn insert_stmts(rows: &[EventRow]) -> Vec<Stmt> {
-    rows.chunks(ROWS_PER_INSERT)
-        .map(|chunk| {
-            let mut args = Vec::with_capacity(chunk.len() * 6);
-            for r in chunk {
-                args.extend([
-                    Arg::from(&r.conversation_id),
-                    Arg::from(r.seq),
-                    Arg::from(r.last_seq),
-                    Arg::from(&r.name),
-                    Arg::from(&r.data),
-                    Arg::from(r.created_at),
-                ]);
-            }
-            Stmt::new(
-                format!(
-                    "INSERT INTO events (conversation_id, seq, last_seq, name, data, created_at) VALUES {}",
-                    placeholders(chunk.len(), 6)
-                ),
-                args,
-            )
+    let values = rows
+        .iter()
+        .map(|r| {
+            vec![
+                Arg::from(&r.conversation_id),
+                Arg::from(r.seq),
+                Arg::from(r.last_seq),
+                Arg::from(&r.name),
+                Arg::from(&r.data),
+                Arg::from(r.created_at),
+            ]
         })
-        .collect()
+        .collect();
+    insert_rows("events (conversation_id, seq, last_seq, name, data, created_at)", 6, values, ROWS_PER_INSERT)
 }
 
 /// Stored rows that contain events after `after_seq`, in order.

@@ -4,7 +4,7 @@ use parley_widget::protocol::{Block, ConversationStatus, MessageStatus, Role};
 use sqlx::FromRow;
 
 use super::script::{Arg, Stmt};
-use super::{Db, DbError, from_json_text, placeholders};
+use super::{Db, DbError, from_json_text, insert_rows};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
@@ -85,14 +85,12 @@ const ROWS_PER_INSERT: usize = 200;
 
 /// Statements storing turns, several rows per statement (conversations first).
 pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
-    let mut out = Vec::new();
-    let new: Vec<&NewTurn> = turns.iter().filter(|t| t.new_conversation.is_some()).collect();
-    for chunk in new.chunks(ROWS_PER_INSERT) {
-        let mut args = Vec::with_capacity(chunk.len() * 9);
-        for t in chunk {
-            let (agent_id, visitor_id) = t.new_conversation.clone().unwrap_or_default();
+    let conversations = turns
+        .iter()
+        .filter_map(|t| {
+            let (agent_id, visitor_id) = t.new_conversation.clone()?;
             let slot_process = t.slot_token.as_ref().and(t.owner.clone());
-            args.extend([
+            Some(vec![
                 Arg::from(&t.conversation_id),
                 Arg::from(agent_id),
                 Arg::from(visitor_id),
@@ -102,17 +100,16 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
                 Arg::from(t.now),
                 Arg::from(slot_process),
                 Arg::from(&t.slot_token),
-            ]);
-        }
-        out.push(Stmt::new(
-            format!(
-                "INSERT INTO conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at, \
-                 slot_process, slot_token) VALUES {}",
-                placeholders(chunk.len(), 9)
-            ),
-            args,
-        ));
-    }
+            ])
+        })
+        .collect();
+    let mut out = insert_rows(
+        "conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at, slot_process, \
+         slot_token)",
+        9,
+        conversations,
+        ROWS_PER_INSERT,
+    );
     // Visitor messages and assistant placeholders.
     let mut rows: Vec<Vec<Arg>> = Vec::with_capacity(turns.len() * 2);
     for t in turns {
@@ -149,16 +146,13 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
             ]);
         }
     }
-    for chunk in rows.chunks(ROWS_PER_INSERT) {
-        out.push(Stmt::new(
-            format!(
-                "INSERT INTO messages (id, conversation_id, role, content, blocks, status, client_message_id, \
-                 reply_to, author, start_seq, created_at, updated_at, owner) VALUES {}",
-                placeholders(chunk.len(), 13)
-            ),
-            chunk.iter().flatten().cloned().collect(),
-        ));
-    }
+    out.extend(insert_rows(
+        "messages (id, conversation_id, role, content, blocks, status, client_message_id, reply_to, author, \
+         start_seq, created_at, updated_at, owner)",
+        13,
+        rows,
+        ROWS_PER_INSERT,
+    ));
     // Images sent with the messages, once the messages exist.
     out.extend(turns.iter().filter_map(super::attachments::link_stmt));
     out

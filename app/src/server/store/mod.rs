@@ -351,15 +351,7 @@ pub fn redact(url: &str) -> String {
 /// at most `per_statement` rows, so a batch of many rows is a few statements (one round trip
 /// each on PostgreSQL, one statement to prepare each on SQLite) instead of one per row.
 pub fn insert_rows(into: &str, columns: usize, rows: Vec<Vec<script::Arg>>, per_statement: usize) -> Vec<script::Stmt> {
-    rows.chunks(per_statement.max(1))
-        .map(|chunk| {
-            debug_assert!(chunk.iter().all(|r| r.len() == columns));
-            script::Stmt::new(
-                format!("INSERT INTO {into} VALUES {}", placeholders(chunk.len(), columns)),
-                chunk.iter().flatten().cloned().collect(),
-            )
-        })
-        .collect()
+    per_chunk(rows, columns, per_statement, |values| format!("INSERT INTO {into} VALUES {values}"))
 }
 
 /// `UPDATE {table} SET {set} FROM (VALUES (…), …) AS v WHERE {matches}`: one statement updating
@@ -374,18 +366,33 @@ pub fn update_rows(
     rows: Vec<Vec<script::Arg>>,
     per_statement: usize,
 ) -> Vec<script::Stmt> {
-    rows.chunks(per_statement.max(1))
-        .map(|chunk| {
-            debug_assert!(chunk.iter().all(|r| r.len() == columns));
-            script::Stmt::new(
-                format!(
-                    "UPDATE {table} SET {set} FROM (VALUES {}) AS v WHERE {matches}",
-                    placeholders(chunk.len(), columns)
-                ),
-                chunk.iter().flatten().cloned().collect(),
-            )
-        })
-        .collect()
+    per_chunk(rows, columns, per_statement, |values| {
+        format!("UPDATE {table} SET {set} FROM (VALUES {values}) AS v WHERE {matches}")
+    })
+}
+
+/// One statement per `per_statement` rows, its SQL made by `sql` from the chunk's placeholders;
+/// the rows' values are moved into it, not copied.
+fn per_chunk(
+    rows: Vec<Vec<script::Arg>>,
+    columns: usize,
+    per_statement: usize,
+    sql: impl Fn(&str) -> String,
+) -> Vec<script::Stmt> {
+    let per = per_statement.max(1);
+    let mut out = Vec::with_capacity(rows.len().div_ceil(per));
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let mut args = Vec::with_capacity(per * columns);
+        let mut n = 0;
+        for row in rows.by_ref().take(per) {
+            debug_assert_eq!(row.len(), columns);
+            args.extend(row);
+            n += 1;
+        }
+        out.push(script::Stmt::new(sql(&placeholders(n, columns)), args));
+    }
+    out
 }
 
 /// `($1,$2,…),($n,…)`: placeholders for a multi-row insert.
