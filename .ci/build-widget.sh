@@ -10,11 +10,9 @@ if ! command -v wasm-bindgen >/dev/null || ! command -v wasm-opt >/dev/null \
   || ! command -v esbuild >/dev/null || ! command -v lightningcss >/dev/null; then
   source .ci/ensure-tools.sh
 fi
-# `--cfg erase_components` (Leptos): every component returns a type-erased view, fewer copies of
-# generic code, 7.5 KB less brotli. Its own target directory, so these flags never make cargo
-# rebuild the app's bundle (.ci/build-app.sh) in target/ or the other way round.
-RUSTFLAGS="--cfg erase_components" CARGO_TARGET_DIR=target/widget-cargo \
-  .ci/wasm-small-cargo.sh -p parley-embed --profile wasm-release
+# Its own target directory, so these flags never make cargo rebuild the app's bundle
+# (.ci/build-app.sh) in target/ or the other way round.
+CARGO_TARGET_DIR=target/widget-cargo .ci/wasm-small-cargo.sh -p parley-embed --profile wasm-release
 out=target/widget-build
 rm -rf "$out"
 mkdir -p "$out"

@@ -4,8 +4,7 @@
 # through the browser's JSON (feature `browser-json`), the SSE parser, the markdown renderer and
 # the catalogues — with the bundle's profile and flags (.ci/wasm-small-cargo.sh) and
 # `wasm-opt -Oz`, and prints its size raw and brotli-compressed. The panel's own bundle minus
-# this is what Leptos and the views cost; the budget of a framework-less panel's views is 150 KB
-# minus this minus glue, stylesheet and page.
+# this is what its views, their DOM calls and its state cost (README, "The widget's weight").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if ! command -v wasm-bindgen >/dev/null || ! command -v wasm-opt >/dev/null; then

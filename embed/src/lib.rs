@@ -8,8 +8,6 @@
 
 #[cfg(target_arch = "wasm32")]
 mod browser {
-    use leptos::prelude::*;
-    use parley_widget::panel::ChatPanel;
     use parley_widget::protocol::PublicAgentConfig;
     use wasm_bindgen::prelude::*;
 
@@ -25,7 +23,7 @@ mod browser {
         // The server's "loading" placeholder goes; the panel takes the page.
         body.set_inner_html("");
         match config {
-            Some(config) => leptos::mount::mount_to(body, move || view! { <ChatPanel config host_origin /> }).forget(),
+            Some(config) => parley_widget::panel::mount(&body, &config, host_origin),
             None => body.set_inner_html("<p class=\"pw-unavailable\">This chat is not available.</p>"),
         }
     }

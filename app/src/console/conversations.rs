@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
-use parley_widget::blocks::{BlockCtx, BlockView};
+use parley_widget::blocks::{self, BlockCtx};
 
 use super::answers::{SaveAsArticle, slash_matches};
 use super::api::agents::agent_names;
@@ -168,6 +168,17 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
         });
     };
     let caps = StoredValue::new(d.capabilities.clone());
+    // Payment countdowns in the transcript move once a second, as in the visitor's panel.
+    Effect::new(move |_| {
+        let tick = || {
+            if let Some(body) = document().body() {
+                blocks::tick_countdowns(&body, blocks::now_ms());
+            }
+        };
+        if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(1)) {
+            on_cleanup(move || handle.clear());
+        }
+    });
     let status = d.item.status.clone();
     let can_claim = status != "closed" && d.item.claimed_by.is_none();
     let holder = d.item.claimed_by.clone();
@@ -307,14 +318,18 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>, save: Option<SaveC
         other => other.to_owned(),
     };
     let lang = parley_widget::i18n::Lang::of_text(&m.text);
-    let ctx = BlockCtx {
-        capabilities: caps,
-        labels: lang.labels(),
-        lang,
-        on_escalate: Callback::new(|_| ()),
-        lead_submitted: RwSignal::new(false),
-        away: false,
-    };
+    // Blocks as the visitor saw them (the widget's renderers write HTML, escaped).
+    let blocks: Vec<String> = caps.with_value(|caps| {
+        let ctx = BlockCtx {
+            capabilities: caps,
+            labels: lang.labels(),
+            lang,
+            lead_submitted: false,
+            away: false,
+            now_ms: blocks::now_ms(),
+        };
+        m.blocks.iter().map(|block| blocks::render(block, &ctx)).collect()
+    });
     // Model output is markdown, rendered by the widget's sanitiser; everything people typed is text.
     let body = if m.role == "assistant" {
         view! { <div class="c-md" inner_html=parley_widget::markdown::render(&m.text)></div> }.into_any()
@@ -344,7 +359,7 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>, save: Option<SaveC
                     {comment.map(|c| format!(": “{c}”"))}
                 </p>
             })}
-            {m.blocks.into_iter().map(|block| view! { <div class="c-block"><BlockView block ctx /></div> }).collect_view()}
+            {blocks.into_iter().map(|html| view! { <div class="c-block" inner_html=html></div> }).collect_view()}
             {(!m.tools.is_empty()).then(|| view! {
                 <details class="c-tools">
                     <summary>{format!("{} tool call(s)", m.tools.len())}</summary>

@@ -1,30 +1,35 @@
-//! The block renderer registry: one `match` from block type to component, each renderer in its
+//! The block renderer registry: one `match` from block type to renderer, each renderer in its
 //! own file. A block is drawn only when [`can_render`] says so; otherwise its `fallback_text`.
+//!
+//! Renderers write escaped HTML text, so the visitor's panel (`innerHTML`) and the operator's
+//! console (Leptos's `inner_html`) show blocks from one piece of code. The two things a block
+//! does live in the page that shows it: a click on `[data-pw="escalate"]` (the panel opens its
+//! lead form) and the payment countdown ([`tick_countdowns`], once a second).
 
 mod citations;
 mod escalation_button;
 mod news_card;
 mod payment_qr;
 
-use leptos::prelude::*;
+pub use payment_qr::{now_ms, tick_countdowns};
 
 use crate::i18n::{Labels, Lang};
+use crate::markdown::escape_html as esc;
 use crate::protocol::Block;
 
-/// What renderers may use from the panel.
-#[derive(Clone, Copy)]
-pub struct BlockCtx {
+/// What renderers may use from the page that shows them.
+pub struct BlockCtx<'a> {
     /// Capabilities the server authorised for this agent (sent at boot).
-    pub capabilities: StoredValue<Vec<String>>,
+    pub capabilities: &'a [String],
     pub labels: &'static Labels,
     /// The panel's language (amounts, dates).
     pub lang: Lang,
-    /// Opens the lead form (escalation button).
-    pub on_escalate: Callback<()>,
     /// The visitor already left their contact details.
-    pub lead_submitted: RwSignal<bool>,
+    pub lead_submitted: bool,
     /// Outside the agent's business hours: the escalation leaves a message.
     pub away: bool,
+    /// Now, in milliseconds since 1970 (payment countdowns).
+    pub now_ms: i64,
 }
 
 /// Whether this bundle has a renderer for the block.
@@ -38,24 +43,28 @@ pub fn can_render(block: &Block, capabilities: &[String]) -> bool {
     has_renderer(block) && block.capability().is_some_and(|c| capabilities.iter().any(|have| have == c))
 }
 
-/// Renders one block, or its fallback text, or nothing.
-#[component]
-pub fn BlockView(block: Block, ctx: BlockCtx) -> impl IntoView {
-    if !ctx.capabilities.with_value(|caps| can_render(&block, caps)) {
+/// One block as HTML: drawn, or its fallback text, or nothing.
+pub fn render(block: &Block, ctx: &BlockCtx) -> String {
+    if !can_render(block, ctx.capabilities) {
         return match block.fallback_text() {
-            Some(text) if !text.trim().is_empty() => {
-                view! { <p class="pw-block-fallback">{text.to_owned()}</p> }.into_any()
-            }
-            _ => ().into_any(),
+            Some(text) if !text.trim().is_empty() => format!("<p class=\"pw-block-fallback\">{}</p>", esc(text)),
+            _ => String::new(),
         };
     }
     match block {
-        Block::EscalationButton(b) => view! { <escalation_button::EscalationButtonView block=b ctx /> }.into_any(),
-        Block::PaymentQr(b) => view! { <payment_qr::PaymentQrView block=b ctx /> }.into_any(),
-        Block::NewsCard(b) => view! { <news_card::NewsCardView block=b ctx /> }.into_any(),
-        Block::Citations(b) => view! { <citations::CitationsView block=b ctx /> }.into_any(),
-        Block::Unknown(_) => ().into_any(),
+        Block::EscalationButton(b) => escalation_button::render(b, ctx),
+        Block::PaymentQr(b) => payment_qr::render(b, ctx),
+        Block::NewsCard(b) => news_card::render(b, ctx),
+        Block::Citations(b) => citations::render(b, ctx),
+        Block::Unknown(_) => String::new(),
     }
+}
+
+/// A link target a block may use: http and https only.
+fn safe_link(url: &str) -> Option<&str> {
+    let url = url.trim();
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://")).then_some(url)
 }
 
 #[cfg(test)]
@@ -68,12 +77,94 @@ mod tests {
         let button = Block::EscalationButton(EscalationButton {
             label: "x".into(),
             reason: None,
-            fallback_text: "f".into(),
+            fallback_text: "f <b>".into(),
             away: false,
         });
         assert!(can_render(&button, &["ticket_escalation".into()]));
         assert!(!can_render(&button, &["news".into()]));
         let unknown = Block::Unknown(UnknownBlock { kind: "hologram".into(), fallback_text: None });
         assert!(!can_render(&unknown, &["ticket_escalation".into(), "hologram".into()]));
+
+        let lang = Lang::En;
+        let caps = vec!["news".to_owned()];
+        let ctx = BlockCtx {
+            capabilities: &caps,
+            labels: lang.labels(),
+            lang,
+            lead_submitted: false,
+            away: false,
+            now_ms: 0,
+        };
+        assert_eq!(render(&button, &ctx), "<p class=\"pw-block-fallback\">f &lt;b&gt;</p>");
+        assert_eq!(render(&unknown, &ctx), "");
+        let caps = vec!["ticket_escalation".to_owned()];
+        let ctx = BlockCtx { capabilities: &caps, lead_submitted: true, ..ctx };
+        let html = render(&button, &ctx);
+        assert!(html.contains("data-pw=\"escalate\" disabled"), "{html}");
+    }
+
+    #[test]
+    fn every_block_escapes_what_a_tool_wrote() {
+        use crate::protocol::{Citation, Citations, NewsCard, PaymentQr, PaymentStatus};
+        let evil = "<script>x</script>\"' onload=\"x";
+        let blocks = [
+            Block::NewsCard(NewsCard {
+                title: evil.into(),
+                summary: evil.into(),
+                date: evil.into(),
+                source: evil.into(),
+                url: Some(format!("https://a.example/{evil}")),
+                fallback_text: evil.into(),
+            }),
+            Block::Citations(Citations {
+                sources: vec![
+                    Citation { title: evil.into(), url: Some(format!("http://a.example/{evil}")), article_id: None },
+                    Citation { title: evil.into(), url: Some("javascript:alert(1)".into()), article_id: None },
+                ],
+                fallback_text: evil.into(),
+            }),
+            Block::PaymentQr(PaymentQr {
+                order_id: evil.into(),
+                amount_minor: 100,
+                currency: evil.into(),
+                method: evil.into(),
+                qr_svg: evil.into(),
+                pay_url: "javascript:alert(1)".into(),
+                expires_at: 0,
+                status: PaymentStatus::Pending,
+                fallback_text: evil.into(),
+            }),
+            Block::EscalationButton(EscalationButton {
+                label: evil.into(),
+                reason: Some(evil.into()),
+                fallback_text: evil.into(),
+                away: false,
+            }),
+        ];
+        let caps: Vec<String> =
+            ["news", "knowledge_search", "payments", "ticket_escalation"].map(String::from).to_vec();
+        let lang = Lang::En;
+        let ctx = BlockCtx {
+            capabilities: &caps,
+            labels: lang.labels(),
+            lang,
+            lead_submitted: false,
+            away: false,
+            now_ms: 0,
+        };
+        for block in &blocks {
+            assert!(can_render(block, &caps), "{}", block.kind());
+            let html = render(block, &ctx);
+            assert!(!html.contains("<script") && !html.contains("\" onload"), "{}: {html}", block.kind());
+            assert!(!html.contains("javascript:"), "{html}");
+        }
+    }
+
+    #[test]
+    fn only_web_links() {
+        assert_eq!(safe_link(" https://a.example/x "), Some("https://a.example/x"));
+        assert_eq!(safe_link("HTTP://a.example"), Some("HTTP://a.example"));
+        assert_eq!(safe_link("javascript:alert(1)"), None);
+        assert_eq!(safe_link("data:text/html,x"), None);
     }
 }

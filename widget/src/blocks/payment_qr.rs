@@ -1,9 +1,11 @@
 //! `payment_qr`: the order's QR code (an SVG drawn by the server, shown as an image so nothing in
 //! it can run), amount, method and a countdown to expiry.
 
-use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
-use super::BlockCtx;
+use super::{BlockCtx, esc};
+
+use crate::i18n::{Labels, Lang};
 use crate::protocol::{PaymentQr, PaymentStatus};
 
 /// `data:` URL of an SVG document.
@@ -19,7 +21,8 @@ fn svg_data_url(svg: &str) -> String {
     out
 }
 
-fn now_ms() -> i64 {
+/// Now, in milliseconds since 1970 (in the browser and on the server, which renders the console).
+pub fn now_ms() -> i64 {
     #[cfg(target_arch = "wasm32")]
     {
         js_sys::Date::now() as i64
@@ -30,56 +33,74 @@ fn now_ms() -> i64 {
     }
 }
 
-#[component]
-pub fn PaymentQrView(block: PaymentQr, ctx: BlockCtx) -> impl IntoView {
-    let now = RwSignal::new(now_ms());
-    // The countdown ticks only in the browser.
-    Effect::new(move |_| {
-        if let Ok(handle) = set_interval_with_handle(move || now.set(now_ms()), std::time::Duration::from_secs(1)) {
-            on_cleanup(move || handle.clear());
+/// The state shown at `now`, and its words.
+fn state(status: PaymentStatus, expires_at: i64, now: i64, labels: &Labels) -> (PaymentStatus, String) {
+    match status {
+        PaymentStatus::Paid => (PaymentStatus::Paid, format!("✓ {}", labels.paid)),
+        PaymentStatus::Expired => (PaymentStatus::Expired, labels.expired.to_owned()),
+        _ if now >= expires_at => (PaymentStatus::Expired, labels.expired.to_owned()),
+        PaymentStatus::Pending => {
+            let left = ((expires_at - now) / 1000).max(0);
+            (PaymentStatus::Pending, format!("{} {:02}:{:02}", labels.expires_in, left / 60, left % 60))
         }
-    });
-    let expires_at = block.expires_at;
-    let status = block.status;
-    let state = move || match status {
-        PaymentStatus::Paid => PaymentStatus::Paid,
-        _ if now.get() >= expires_at => PaymentStatus::Expired,
-        other => other,
-    };
-    let countdown = move || {
-        let left = ((expires_at - now.get()) / 1000).max(0);
-        format!("{} {:02}:{:02}", ctx.labels.expires_in, left / 60, left % 60)
-    };
-    let amount = ctx.lang.amount(block.amount_minor, &block.currency);
-    view! {
-        <div class="pw-block pw-payment" data-state=move || state().as_str()>
-            <img class="pw-qr" src=svg_data_url(&block.qr_svg) alt=block.fallback_text.clone() width="180" height="180" />
-            <div class="pw-payment-info">
-                <p class="pw-amount">{amount}</p>
-                <p class="pw-method">{ctx.labels.payment_method(&block.method)}</p>
-                <p class="pw-payment-state">
-                    {move || match state() {
-                        PaymentStatus::Paid => format!("✓ {}", ctx.labels.paid),
-                        PaymentStatus::Expired => ctx.labels.expired.to_owned(),
-                        PaymentStatus::Pending => countdown(),
-                    }}
-                </p>
-                <a class="pw-pay-link" href=block.pay_url.clone() target="_blank" rel="noopener noreferrer">
-                    {block.order_id.clone()}
-                </a>
-            </div>
-        </div>
+    }
+}
+
+pub fn render(block: &PaymentQr, ctx: &BlockCtx) -> String {
+    let (shown, words) = state(block.status, block.expires_at, ctx.now_ms, ctx.labels);
+    format!(
+        "<div class=\"pw-block pw-payment\" lang=\"{}\" data-state=\"{}\" data-expires=\"{}\">\
+         <img class=\"pw-qr\" src=\"{}\" alt=\"{}\" width=\"180\" height=\"180\">\
+         <div class=\"pw-payment-info\"><p class=\"pw-amount\">{}</p><p class=\"pw-method\">{}</p>\
+         <p class=\"pw-payment-state\">{}</p>\
+         <a class=\"pw-pay-link\"{} target=\"_blank\" rel=\"noopener noreferrer\">{}</a></div></div>",
+        ctx.lang.tag(),
+        shown.as_str(),
+        block.expires_at,
+        esc(&svg_data_url(&block.qr_svg)),
+        esc(&block.fallback_text),
+        esc(&ctx.lang.amount(block.amount_minor, &block.currency)),
+        esc(&ctx.labels.payment_method(&block.method)),
+        esc(&words),
+        // A pay page on the web only (no `javascript:`); without one the order number is plain text.
+        super::safe_link(&block.pay_url).map(|u| format!(" href=\"{}\"", esc(u))).unwrap_or_default(),
+        esc(&block.order_id),
+    )
+}
+
+/// Moves every pending payment's countdown under `root` on to `now`, in each block's language
+/// (called once a second by the page that shows them); one that ran out says so.
+pub fn tick_countdowns(root: &web_sys::Element, now: i64) {
+    let Ok(list) = root.query_selector_all(".pw-payment[data-state=\"pending\"]") else { return };
+    for i in 0..list.length() {
+        let Some(el) = list.get(i).and_then(|n| n.dyn_into::<web_sys::Element>().ok()) else { continue };
+        let expires = el.get_attribute("data-expires").and_then(|v| v.parse().ok()).unwrap_or(0);
+        let lang = el.get_attribute("lang").and_then(|t| Lang::from_tag(&t)).unwrap_or(Lang::En);
+        let (shown, words) = state(PaymentStatus::Pending, expires, now, lang.labels());
+        if let Ok(Some(p)) = el.query_selector(".pw-payment-state") {
+            p.set_text_content(Some(&words));
+        }
+        let _ = el.set_attribute("data-state", shown.as_str());
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::svg_data_url;
+    use super::*;
 
     #[test]
     fn svg_is_percent_encoded() {
         let url = svg_data_url("<svg a=\"1\"><path d='M0 0'/></svg>#");
         assert!(url.starts_with("data:image/svg+xml;charset=utf-8,%3Csvg a=%221%22%3E"));
         assert!(!url.contains('<') && !url.contains('#') && !url.contains('\''));
+    }
+
+    #[test]
+    fn countdown_runs_out() {
+        let labels = crate::i18n::Lang::En.labels();
+        let (s, words) = state(PaymentStatus::Pending, 125_000, 0, labels);
+        assert_eq!((s, words), (PaymentStatus::Pending, format!("{} 02:05", labels.expires_in)));
+        assert_eq!(state(PaymentStatus::Pending, 1_000, 1_000, labels).0, PaymentStatus::Expired);
+        assert_eq!(state(PaymentStatus::Paid, 1_000, 5_000, labels).0, PaymentStatus::Paid);
     }
 }

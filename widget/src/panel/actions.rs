@@ -1,10 +1,9 @@
 //! What the panel does: boot (restore the conversation), send, follow a stream after a drop,
 //! stop, reset, leave a lead. All of it runs in the browser only.
 
-use leptos::prelude::*;
-use leptos::task::spawn_local;
 use serde::de::IgnoredAny;
 use serde_json::Value;
+use wasm_bindgen_futures::spawn_local;
 
 use super::attach::Uploads;
 use super::client::{self, ClientError, StreamEnd};
@@ -58,15 +57,15 @@ impl Panel {
 
     async fn ensure_token(&self) -> Result<String, ClientError> {
         // One visitor per browser, even when a send and an identify both need one at once.
-        while self.token_pending.get_value() {
+        while self.token_pending.get() {
             sleep_ms(25).await;
         }
-        if let Some(t) = self.token.get_value() {
+        if let Some(t) = self.token.get() {
             return Ok(t);
         }
         self.token_pending.set_value(true);
-        let agent = self.agent.get_value();
-        let body = CreateVisitor { agent: agent.clone(), host_origin: self.host_origin.get_value() };
+        let agent = self.agent.get();
+        let body = CreateVisitor { agent: agent.clone(), host_origin: self.host_origin.get() };
         let created: Result<VisitorCreated, _> =
             client::json("POST", &format!("{API}/visitors"), None, Some(&body)).await;
         self.token_pending.set_value(false);
@@ -77,13 +76,13 @@ impl Panel {
     }
 
     fn forget_conversation(&self) {
-        storage::remove(&self.agent.get_value(), "conversation");
+        storage::remove(&self.agent.get(), "conversation");
         self.clear();
     }
 
     /// Restores the stored conversation after a (re)load, resuming an answer still being written.
     pub fn boot(self) {
-        let agent = self.agent.get_value();
+        let agent = self.agent.get();
         self.token.set_value(storage::get(&agent, "token"));
         self.show_stored_conversation();
     }
@@ -91,16 +90,15 @@ impl Panel {
     /// Loads the conversation kept in storage (if any) into the panel.
     fn show_stored_conversation(self) {
         spawn_local(async move {
-            let agent = self.agent.get_value();
-            let (Some(token), Some(conversation)) = (self.token.get_value(), storage::get(&agent, "conversation"))
-            else {
+            let agent = self.agent.get();
+            let (Some(token), Some(conversation)) = (self.token.get(), storage::get(&agent, "conversation")) else {
                 return;
             };
             let url = format!("{API}/conversations/{conversation}");
-            let generation = self.generation.get_value();
+            let generation = self.generation.get();
             let result = client::json::<(), Transcript>("GET", &url, Some(&token), None).await;
             // The host may have asked for a new conversation while this was loading.
-            if self.generation.get_value() != generation {
+            if self.generation.get() != generation {
                 return;
             }
             match result {
@@ -143,7 +141,7 @@ impl Panel {
 
     async fn identify_now(self, user_token: String) {
         {
-            let agent = self.agent.get_value();
+            let agent = self.agent.get();
             let mut attempts = 0;
             let identified = loop {
                 attempts += 1;
@@ -174,15 +172,15 @@ impl Panel {
                         storage::set(&agent, "token", token);
                         self.token.set_value(Some(token.clone()));
                     }
-                    let shown = self.conversation.get_untracked();
+                    let shown = self.conversation.get();
                     self.user.set(Some(who.user.clone()));
                     super::host::post_event(&self, "identified", &serde_json::json!({ "id": who.user.id }));
                     // Show the user's newest conversation unless this one is being written or
                     // is it already.
                     if who.conversation_id.is_some()
                         && who.conversation_id != shown
-                        && self.current.get_untracked().is_none()
-                        && !self.busy.get_untracked()
+                        && self.current.get().is_none()
+                        && !self.busy.get()
                     {
                         if let Some(id) = &who.conversation_id {
                             storage::set(&agent, "conversation", id);
@@ -207,11 +205,11 @@ impl Panel {
 
     /// `Parley.logout()`: this browser signs out and starts again as a new anonymous visitor.
     pub fn logout(self) {
-        if self.current.get_untracked().is_some() {
+        if self.current.get().is_some() {
             self.stop();
         }
-        let agent = self.agent.get_value();
-        if let Some(token) = self.token.get_value() {
+        let agent = self.agent.get();
+        if let Some(token) = self.token.get() {
             client::fire_and_forget("DELETE", &format!("{API}/visitors/me"), &token);
         }
         storage::remove(&agent, "token");
@@ -224,10 +222,10 @@ impl Panel {
     pub fn send(self, text: String) {
         let text = text.trim().to_owned();
         // Images may go without words.
-        if text.is_empty() && self.pending.with_untracked(Vec::is_empty) {
+        if text.is_empty() && self.pending.with(Vec::is_empty) {
             return;
         }
-        if self.busy.get_untracked() || self.current.get_untracked().is_some() {
+        if self.busy.get() || self.current.get().is_some() {
             self.notice.set(Some(self.labels.busy.to_owned()));
             return;
         }
@@ -235,13 +233,13 @@ impl Panel {
         self.notice.set(None);
         // Writing again after a person closed the conversation starts a new one.
         self.closed.set(false);
-        let generation = self.generation.get_value();
+        let generation = self.generation.get();
         let visitor_msg = self.push_visitor(&text);
         let images = self.take_pending(visitor_msg);
         super::host::post_event(&self, "message", &serde_json::json!({ "text": text }));
         spawn_local(async move {
             // A message sent right after `Parley.identify` goes as the user.
-            while self.identifying.get_value() {
+            while self.identifying.get() {
                 sleep_ms(25).await;
             }
             let client_message_id = random_id();
@@ -265,27 +263,27 @@ impl Panel {
                     }
                 };
                 let body = SendMessage {
-                    agent: self.agent.get_value(),
-                    conversation_id: self.conversation.get_untracked(),
+                    agent: self.agent.get(),
+                    conversation_id: self.conversation.get(),
                     message: text.clone(),
                     client_message_id: Some(client_message_id.clone()),
                     attachments,
-                    context: self.page_context.get_value(),
+                    context: self.page_context.get(),
                 };
                 let body = crate::json::to_string(&body);
                 let result =
                     client::stream("POST", &format!("{API}/chat"), &token, Some(body), None, None, |seq, event| {
-                        if self.generation.get_value() == generation {
+                        if self.generation.get() == generation {
                             self.on_event(seq, event);
                         }
                     })
                     .await;
-                if self.generation.get_value() != generation {
+                if self.generation.get() != generation {
                     break;
                 }
                 match result {
-                    Ok(StreamEnd::Closed) if self.current.get_untracked().is_none() => break,
-                    Ok(_) if self.conversation.get_untracked().is_some() && self.current.get_untracked().is_some() => {
+                    Ok(StreamEnd::Closed) if self.current.get().is_none() => break,
+                    Ok(_) if self.conversation.get().is_some() && self.current.get().is_some() => {
                         // The stream broke before the answer ended: the live stream picks it up
                         // where it stopped.
                         self.offline.set(true);
@@ -304,12 +302,12 @@ impl Panel {
                         if error.error == ApiCode::ConversationClosed && attempts < 3 =>
                     {
                         // A closed conversation: this message starts a new one.
-                        storage::remove(&self.agent.get_value(), "conversation");
+                        storage::remove(&self.agent.get(), "conversation");
                         self.conversation.set(None);
                         self.human.set(None);
                     }
                     Err(ClientError::Api { status: 401, .. }) if attempts < 3 => {
-                        storage::remove(&self.agent.get_value(), "token");
+                        storage::remove(&self.agent.get(), "token");
                         self.token.set_value(None);
                         self.conversation.set(None);
                     }
@@ -317,9 +315,9 @@ impl Panel {
                     Err(ClientError::Api { status: 404, ref error })
                         if attempts < 3
                             && error.error != ApiCode::AttachmentNotFound
-                            && self.conversation.get_untracked().is_some() =>
+                            && self.conversation.get().is_some() =>
                     {
-                        storage::remove(&self.agent.get_value(), "conversation");
+                        storage::remove(&self.agent.get(), "conversation");
                         self.conversation.set(None);
                     }
                     Err(ClientError::Network(_)) if attempts < 3 => sleep_ms(800 * attempts).await,
@@ -329,7 +327,7 @@ impl Panel {
                     }
                 }
             }
-            if self.generation.get_value() == generation {
+            if self.generation.get() == generation {
                 self.busy.set(false);
             }
         });
@@ -340,12 +338,12 @@ impl Panel {
             self.apply_unnumbered(event);
             return;
         }
-        let had_conversation = self.conversation.get_untracked().is_some();
+        let had_conversation = self.conversation.get().is_some();
         self.apply(seq, event);
-        if let Some(conv) = self.conversation.get_untracked()
+        if let Some(conv) = self.conversation.get()
             && !had_conversation
         {
-            storage::set(&self.agent.get_value(), "conversation", &conv);
+            storage::set(&self.agent.get(), "conversation", &conv);
             // A new conversation: keep a live stream of it open (operator replies, payments).
             self.ensure_following();
         }
@@ -356,7 +354,7 @@ impl Panel {
     /// Keeps one live stream of the conversation open while the panel shows it: answers resumed
     /// after a drop, payments paid, people replying. Reconnects with `Last-Event-ID`.
     pub fn ensure_following(self) {
-        if self.following.get_value() || self.conversation.get_untracked().is_none() {
+        if self.following.get() || self.conversation.get().is_none() {
             return;
         }
         self.following.set_value(true);
@@ -367,28 +365,22 @@ impl Panel {
     }
 
     async fn follow_live(&self) {
-        let generation = self.generation.get_value();
+        let generation = self.generation.get();
         let mut failures: u32 = 0;
         loop {
-            let (Some(conversation), Some(token)) = (self.conversation.get_untracked(), self.token.get_value()) else {
+            let (Some(conversation), Some(token)) = (self.conversation.get(), self.token.get()) else {
                 return;
             };
-            if self.generation.get_value() != generation {
+            if self.generation.get() != generation {
                 return;
             }
             let controller = web_sys::AbortController::new().ok();
             let signal = controller.as_ref().map(|c| c.signal());
             let url = format!("{API}/conversations/{conversation}/events");
             let mut received = false;
-            let result = client::stream(
-                "GET",
-                &url,
-                &token,
-                None,
-                Some(self.last_seq.get_value()),
-                signal.as_ref(),
-                |seq, event| {
-                    if self.generation.get_value() != generation {
+            let result =
+                client::stream("GET", &url, &token, None, Some(self.last_seq.get()), signal.as_ref(), |seq, event| {
+                    if self.generation.get() != generation {
                         if let Some(c) = &controller {
                             c.abort();
                         }
@@ -396,16 +388,15 @@ impl Panel {
                     }
                     received = true;
                     self.on_event(seq, event);
-                },
-            )
-            .await;
-            if self.generation.get_value() != generation {
+                })
+                .await;
+            if self.generation.get() != generation {
                 return;
             }
             if let Err(ClientError::Api { .. }) = result {
                 return;
             }
-            if self.current.get_untracked().is_some() {
+            if self.current.get().is_some() {
                 self.offline.set(true);
             }
             failures = if received { 1 } else { (failures + 1).min(6) };
@@ -415,15 +406,15 @@ impl Panel {
 
     /// Tells the person handling the conversation that the visitor is typing (at most every 3 s).
     pub fn typed(self) {
-        if self.human.get_untracked().is_none() {
+        if self.human.get().is_none() {
             return;
         }
         let now = js_sys::Date::now();
-        if now - self.typing_sent.get_value() < 3000.0 {
+        if now - self.typing_sent.get() < 3000.0 {
             return;
         }
         self.typing_sent.set_value(now);
-        let (Some(conversation), Some(token)) = (self.conversation.get_untracked(), self.token.get_value()) else {
+        let (Some(conversation), Some(token)) = (self.conversation.get(), self.token.get()) else {
             return;
         };
         spawn_local(async move {
@@ -440,7 +431,7 @@ impl Panel {
 
     /// Asks the server to stop the answer being written.
     pub fn stop(self) {
-        let (Some(conversation), Some(token)) = (self.conversation.get_untracked(), self.token.get_value()) else {
+        let (Some(conversation), Some(token)) = (self.conversation.get(), self.token.get()) else {
             return;
         };
         spawn_local(async move {
@@ -454,7 +445,7 @@ impl Panel {
     /// The page is going away: stop the answer being written with a request that outlives the page.
     pub fn leave(self) {
         let (Some(conversation), Some(token), Some(_)) =
-            (self.conversation.get_untracked(), self.token.get_value(), self.current.get_untracked())
+            (self.conversation.get(), self.token.get(), self.current.get())
         else {
             return;
         };
@@ -463,7 +454,7 @@ impl Panel {
 
     /// Starts a new conversation (the host page's `Parley.reset()` too).
     pub fn reset(self) {
-        if self.current.get_untracked().is_some() {
+        if self.current.get().is_some() {
             self.stop();
         }
         self.forget_conversation();
@@ -471,7 +462,7 @@ impl Panel {
 
     /// Sends the lead form; field errors come back for the form to show.
     pub async fn submit_lead(&self, form: LeadForm) -> Result<(), Vec<(String, String)>> {
-        let (Some(conversation), Some(token)) = (self.conversation.get_untracked(), self.token.get_value()) else {
+        let (Some(conversation), Some(token)) = (self.conversation.get(), self.token.get()) else {
             return Err(vec![("form".into(), self.labels.send_first.into())]);
         };
         let url = format!("{API}/conversations/{conversation}/lead");

@@ -3,14 +3,13 @@
 //! their upload when the message is sent, and the images of sent messages — fetched with the
 //! visitor's token (an `<img>` cannot send it) and shown from `blob:` URLs.
 
-use leptos::html;
-use leptos::prelude::*;
-use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_futures::spawn_local;
 use web_sys::{Blob, Headers, Request, RequestInit, Response};
 
 use super::client::{ClientError, failure, js_err};
+use super::dom::esc;
 use super::model::{Msg, Panel};
 use crate::i18n::Labels;
 use crate::protocol::{ATTACHMENT_TYPES, AttachmentCreated, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE};
@@ -118,7 +117,7 @@ impl Panel {
                 Some(self.labels.image_type)
             } else if file.size() > MAX_ATTACHMENT_BYTES as f64 {
                 Some(self.labels.image_too_large)
-            } else if self.pending.with_untracked(Vec::len) >= MAX_ATTACHMENTS_PER_MESSAGE {
+            } else if self.pending.with(Vec::len) >= MAX_ATTACHMENTS_PER_MESSAGE {
                 Some(self.labels.image_limit)
             } else {
                 None
@@ -141,14 +140,14 @@ impl Panel {
 
     /// Forgets every chosen image.
     pub fn discard_pending(&self) {
-        for p in self.pending.try_update(std::mem::take).unwrap_or_default() {
+        for p in self.pending.take() {
             let _ = web_sys::Url::revoke_object_url(&p.url);
         }
     }
 
     /// The chosen images go with `msg`, which shows them from then on.
     pub(super) fn take_pending(&self, msg: Msg) -> Vec<Pending> {
-        let images = self.pending.try_update(std::mem::take).unwrap_or_default();
+        let images = self.pending.take();
         msg.images
             .set(images.iter().map(|p| MsgImage { id: p.url.clone(), src: ImageSrc::Ready(p.url.clone()) }).collect());
         images
@@ -156,12 +155,12 @@ impl Panel {
 
     /// Fetches the images of the messages shown that are still loading.
     pub fn fetch_images(self) {
-        let Some(token) = self.token.get_value() else { return };
-        let generation = self.generation.get_value();
-        let wanted: Vec<(Msg, String)> = self.messages.with_untracked(|list| {
+        let Some(token) = self.token.get() else { return };
+        let generation = self.generation.get();
+        let wanted: Vec<(Msg, String)> = self.messages.with(|list| {
             list.iter()
                 .flat_map(|m| {
-                    m.images.with_untracked(|images| {
+                    m.images.with(|images| {
                         images
                             .iter()
                             .filter(|i| i.src == ImageSrc::Loading)
@@ -178,7 +177,7 @@ impl Panel {
                     Ok(url) => ImageSrc::Ready(url),
                     Err(_) => ImageSrc::Failed,
                 };
-                if self.generation.get_value() != generation {
+                if self.generation.get() != generation {
                     if let ImageSrc::Ready(url) = src {
                         let _ = web_sys::Url::revoke_object_url(&url);
                     }
@@ -195,95 +194,67 @@ impl Panel {
 }
 
 /// The paper clip next to the input, and its (hidden) file picker.
-#[component]
-pub fn AttachButton(panel: Panel) -> impl IntoView {
-    let labels = panel.labels;
-    let picker = NodeRef::<html::Input>::new();
-    let full = move || panel.pending.with(Vec::len) >= MAX_ATTACHMENTS_PER_MESSAGE;
-    view! {
-        <input
-            node_ref=picker
-            type="file"
-            class="pw-file"
-            accept=ATTACHMENT_TYPES.join(",")
-            multiple
-            tabindex="-1"
-            aria-hidden="true"
-            on:change=move |ev| {
-                let input = event_target::<web_sys::HtmlInputElement>(&ev);
-                if let Some(files) = input.files() {
-                    panel.choose(&files);
-                }
-                // The same file can be chosen again.
-                input.set_value("");
-            }
-        />
-        <button
-            type="button"
-            class="pw-attach"
-            title=labels.attach_image
-            aria-label=labels.attach_image
-            disabled=full
-            on:click=move |_| {
-                if let Some(input) = picker.get_untracked() {
-                    input.click();
-                }
-            }
-        >
-            <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" fill="none" stroke="currentColor"
-                stroke-width="2" stroke-linecap="round" stroke-linejoin="round">
-                <path d="M21.44 11.05l-9.19 9.19a6 6 0 0 1-8.49-8.49l9.19-9.19a4 4 0 0 1 5.66 5.66l-9.2 9.19a2 2 0 0 1-2.83-2.83l8.49-8.48"></path>
-            </svg>
-        </button>
-    }
+pub fn button_html(labels: &Labels) -> String {
+    format!(
+        "<input type=\"file\" class=\"pw-file\" accept=\"{}\" multiple tabindex=\"-1\" aria-hidden=\"true\">\
+         <button type=\"button\" class=\"pw-attach\" title=\"{1}\" aria-label=\"{1}\" data-pw=\"attach\">\
+         <svg viewBox=\"0 0 24 24\" width=\"20\" height=\"20\" aria-hidden=\"true\" fill=\"none\" \
+         stroke=\"currentColor\" stroke-width=\"2\" stroke-linecap=\"round\" stroke-linejoin=\"round\">\
+         <path d=\"M21.44 11.05l-9.19 9.19a6 6 0 0 1-8.49-8.49l9.19-9.19a4 4 0 0 1 5.66 5.66l-9.2 9.19a2 2 0 0 \
+         1-2.83-2.83l8.49-8.48\"></path></svg></button>",
+        ATTACHMENT_TYPES.join(","),
+        esc(labels.attach_image)
+    )
+}
+
+/// Whether another image can be chosen for the next message.
+pub fn full(panel: &Panel) -> bool {
+    panel.pending.with(Vec::len) >= MAX_ATTACHMENTS_PER_MESSAGE
 }
 
 /// Thumbnails of the images chosen for the next message.
-#[component]
-pub fn PendingImages(panel: Panel) -> impl IntoView {
-    let labels = panel.labels;
-    view! {
-        <Show when=move || panel.pending.with(|p| !p.is_empty())>
-            <ul class="pw-pending" aria-label=labels.attach_image>
-                <For each=move || panel.pending.get() key=|p| p.url.clone() let:image>
-                    <li class="pw-pending-item">
-                        <img class="pw-thumb" src=image.url.clone() alt=labels.image_alt />
-                        <button
-                            type="button"
-                            class="pw-remove"
-                            title=labels.remove_image
-                            aria-label=labels.remove_image
-                            on:click=move |_| panel.remove_pending(&image.url)
-                        >
-                            "✕"
-                        </button>
-                    </li>
-                </For>
-            </ul>
-        </Show>
-    }
+pub fn pending_html(panel: &Panel) -> String {
+    let l = panel.labels;
+    panel.pending.with(|pending| {
+        if pending.is_empty() {
+            return String::new();
+        }
+        let items: String = pending
+            .iter()
+            .map(|p| {
+                format!(
+                    "<li class=\"pw-pending-item\"><img class=\"pw-thumb\" src=\"{0}\" alt=\"{1}\">\
+                     <button type=\"button\" class=\"pw-remove\" title=\"{2}\" aria-label=\"{2}\" \
+                     data-pw=\"remove\" data-url=\"{0}\">✕</button></li>",
+                    esc(&p.url),
+                    esc(l.image_alt),
+                    esc(l.remove_image)
+                )
+            })
+            .collect();
+        format!("<ul class=\"pw-pending\" aria-label=\"{}\">{items}</ul>", esc(l.attach_image))
+    })
 }
 
 /// The images a message was sent with.
-#[component]
-pub fn MessageImages(msg: Msg, labels: &'static Labels) -> impl IntoView {
-    view! {
-        <Show when=move || msg.images.with(|i| !i.is_empty())>
-            <div class="pw-images">
-                <For each=move || msg.images.get() key=|i| (i.id.clone(), i.src.clone()) let:image>
-                    {match image.src {
-                        ImageSrc::Ready(src) => view! {
-                            <img class="pw-thumb" src=src alt=labels.image_alt />
-                        }.into_any(),
-                        ImageSrc::Loading => view! {
-                            <span class="pw-thumb pw-thumb-loading" role="img" aria-label=labels.image_alt></span>
-                        }.into_any(),
-                        ImageSrc::Failed => view! {
-                            <span class="pw-thumb pw-thumb-failed">{labels.image_unavailable}</span>
-                        }.into_any(),
-                    }}
-                </For>
-            </div>
-        </Show>
-    }
+pub fn images_html(msg: &Msg, labels: &Labels) -> String {
+    msg.images.with(|images| {
+        if images.is_empty() {
+            return String::new();
+        }
+        let alt = esc(labels.image_alt);
+        let items: String = images
+            .iter()
+            .map(|image| match &image.src {
+                ImageSrc::Ready(src) => format!("<img class=\"pw-thumb\" src=\"{}\" alt=\"{alt}\">", esc(src)),
+                ImageSrc::Loading => {
+                    format!("<span class=\"pw-thumb pw-thumb-loading\" role=\"img\" aria-label=\"{alt}\"></span>")
+                }
+                ImageSrc::Failed => {
+                    format!("<span class=\"pw-thumb pw-thumb-failed\">{}</span>", esc(labels.image_unavailable))
+                }
+            })
+            .collect();
+        format!("<div class=\"pw-images\">{items}</div>")
+    })
 }

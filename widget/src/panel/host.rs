@@ -1,7 +1,6 @@
 //! Talking to the host page (the loader) with `postMessage`: only to and from the host origin the
 //! server validated for this embed, never `"*"`.
 
-use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::MessageEvent;
@@ -10,7 +9,7 @@ use super::model::Panel;
 
 /// Sends `{type}` to the host page.
 pub fn post(panel: &Panel, kind: &str) {
-    let Some(origin) = panel.host_origin.get_value() else { return };
+    let Some(origin) = panel.host_origin.get() else { return };
     let Some(window) = web_sys::window() else { return };
     let Ok(Some(parent)) = window.parent() else { return };
     let message = js_sys::Object::new();
@@ -20,7 +19,7 @@ pub fn post(panel: &Panel, kind: &str) {
 
 /// Tells the host page's `Parley.on(name, …)` handlers: `{type: "parley:event", name, detail}`.
 pub fn post_event(panel: &Panel, name: &str, detail: &serde_json::Value) {
-    let Some(origin) = panel.host_origin.get_value() else { return };
+    let Some(origin) = panel.host_origin.get() else { return };
     let Some(window) = web_sys::window() else { return };
     let Ok(Some(parent)) = window.parent() else { return };
     let message = serde_json::json!({ "type": "parley:event", "name": name, "detail": detail });
@@ -51,7 +50,7 @@ pub fn close_on_escape(panel: Panel) {
         if event.key() != "Escape" || event.is_composing() {
             return;
         }
-        if panel.lead_open.get_untracked() {
+        if panel.lead_open.get() {
             panel.lead_open.set(false);
         } else {
             post(&panel, "parley:close");
@@ -65,7 +64,7 @@ pub fn close_on_escape(panel: Panel) {
 /// `parley:send` (`Parley.open({message})`), `parley:identify`, `parley:logout` and
 /// `parley:context` (`Parley.setContext`).
 pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
-    let Some(origin) = panel.host_origin.get_value() else { return };
+    let Some(origin) = panel.host_origin.get() else { return };
     let Some(window) = web_sys::window() else { return };
     let parent = window.parent().ok().flatten();
     let handler = Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {

@@ -1,76 +1,72 @@
 //! The lead form the escalation button opens: name, email or phone, message.
 
-use leptos::prelude::*;
-use leptos::task::spawn_local;
+use web_sys::Element;
 
+use super::dom::{attr, esc, find, flag, value};
 use super::model::Panel;
 use crate::protocol::{LeadForm, lead_problems};
 
-#[component]
-pub fn LeadFormView(panel: Panel) -> impl IntoView {
-    let labels = panel.labels;
-    // Prefilled with what the website said about its signed-in user.
-    let user = panel.user.get_untracked();
-    let name = RwSignal::new(user.as_ref().and_then(|u| u.name.clone()).unwrap_or_default());
-    let email = RwSignal::new(user.and_then(|u| u.email).unwrap_or_default());
-    let phone = RwSignal::new(String::new());
-    let message = RwSignal::new(String::new());
-    let errors = RwSignal::new(Vec::<(String, String)>::new());
-    let sending = RwSignal::new(false);
-    let error_for =
-        move |field: &'static str| move || errors.with(|e| e.iter().find(|(f, _)| f == field).map(|(_, m)| m.clone()));
-    let submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        let opt = |s: String| if s.trim().is_empty() { None } else { Some(s) };
-        let form = LeadForm {
-            name: name.get_untracked(),
-            email: opt(email.get_untracked()),
-            phone: opt(phone.get_untracked()),
-            message: message.get_untracked(),
-        };
-        let problems = lead_problems(&form);
-        if !problems.is_empty() {
-            errors
-                .set(problems.into_iter().map(|p| (p.field().to_owned(), labels.lead_problem(p).to_owned())).collect());
-            return;
-        }
-        errors.set(Vec::new());
-        sending.set(true);
-        spawn_local(async move {
-            if let Err(e) = panel.submit_lead(form).await {
-                errors.set(e);
-            }
-            sending.set(false);
-        });
+/// The form, prefilled with what the website said about its signed-in user.
+pub fn html(panel: &Panel) -> String {
+    let l = panel.labels;
+    let user = panel.user.get();
+    let name = user.as_ref().and_then(|u| u.name.clone());
+    let email = user.and_then(|u| u.email);
+    let title = if panel.away.with(Option::is_some) { l.leave_message } else { l.lead_title };
+    let field = |label: &str, input: String, name: &str| {
+        format!("<label>{}{input}</label><p class=\"pw-field-error\" data-f=\"{name}\"></p>", esc(label))
     };
-    view! {
-        <form class="pw-lead" on:submit=submit novalidate>
-            <h3>{if panel.away.with_value(Option::is_some) { labels.leave_message } else { labels.lead_title }}</h3>
-            <label>
-                {labels.lead_name}
-                <input name="name" autocomplete="name" prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) />
-            </label>
-            <p class="pw-field-error">{error_for("name")}</p>
-            <label>
-                {labels.lead_email}
-                <input name="email" type="email" autocomplete="email" prop:value=email on:input=move |ev| email.set(event_target_value(&ev)) />
-            </label>
-            <p class="pw-field-error">{error_for("email")}</p>
-            <label>
-                {labels.lead_phone}
-                <input name="phone" type="tel" autocomplete="tel" prop:value=phone on:input=move |ev| phone.set(event_target_value(&ev)) />
-            </label>
-            <p class="pw-field-error">{error_for("phone")}</p>
-            <label>
-                {labels.lead_message}
-                <textarea name="message" rows="3" prop:value=message on:input=move |ev| message.set(event_target_value(&ev))></textarea>
-            </label>
-            <p class="pw-field-error">{error_for("message")}</p>
-            <p class="pw-field-error">{error_for("form")}</p>
-            <div class="pw-lead-actions">
-                <button type="button" class="pw-secondary" on:click=move |_| panel.lead_open.set(false)>{labels.lead_cancel}</button>
-                <button type="submit" disabled=move || sending.get()>{labels.lead_submit}</button>
-            </div>
-        </form>
+    format!(
+        "<form class=\"pw-lead\" data-pw=\"lead\" novalidate><h3>{}</h3>{}{}{}{}\
+         <p class=\"pw-field-error\" data-f=\"form\"></p><div class=\"pw-lead-actions\">\
+         <button type=\"button\" class=\"pw-secondary\" data-pw=\"lead-cancel\">{}</button>\
+         <button type=\"submit\">{}</button></div></form>",
+        esc(title),
+        field(
+            l.lead_name,
+            format!("<input name=\"name\" autocomplete=\"name\"{}>", attr("value", name.as_deref())),
+            "name"
+        ),
+        field(
+            l.lead_email,
+            format!("<input name=\"email\" type=\"email\" autocomplete=\"email\"{}>", attr("value", email.as_deref())),
+            "email"
+        ),
+        field(l.lead_phone, "<input name=\"phone\" type=\"tel\" autocomplete=\"tel\">".into(), "phone"),
+        field(l.lead_message, "<textarea name=\"message\" rows=\"3\"></textarea>".into(), "message"),
+        esc(l.lead_cancel),
+        esc(l.lead_submit)
+    )
+}
+
+/// Shows each field's problem (and clears the others').
+fn show_errors(form: &Element, errors: &[(String, String)]) {
+    for f in ["name", "email", "phone", "message", "form"] {
+        let text = errors.iter().find(|(field, _)| field == f).map(|(_, m)| m.as_str());
+        find(form, &format!("[data-f=\"{f}\"]")).set_text_content(text);
     }
+}
+
+/// The form was sent: checked here first, then by the server (whose field errors are shown too).
+pub fn submit(panel: Panel, form: Element) {
+    let get = |name: &str| value(&find(&form, &format!("[name=\"{name}\"]")));
+    let opt = |s: String| if s.trim().is_empty() { None } else { Some(s) };
+    let lead =
+        LeadForm { name: get("name"), email: opt(get("email")), phone: opt(get("phone")), message: get("message") };
+    let problems = lead_problems(&lead);
+    if !problems.is_empty() {
+        let errors: Vec<_> =
+            problems.into_iter().map(|p| (p.field().to_owned(), panel.labels.lead_problem(p).to_owned())).collect();
+        show_errors(&form, &errors);
+        return;
+    }
+    show_errors(&form, &[]);
+    let button = find(&form, "[type=\"submit\"]");
+    flag(&button, "disabled", true);
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Err(errors) = panel.submit_lead(lead).await {
+            show_errors(&form, &errors);
+        }
+        flag(&button, "disabled", false);
+    });
 }

@@ -1,6 +1,7 @@
-//! The panel's state: its messages as signals, and how each stream event changes them.
+//! The panel's state: its messages, each part a [`Sig`] the views watch, and how each stream
+//! event changes them.
 
-use leptos::prelude::*;
+use super::sig::Sig;
 
 use super::attach::{ImageSrc, MsgImage, Pending};
 use crate::i18n::{Labels, Lang};
@@ -22,32 +23,32 @@ pub struct ToolChip {
 pub struct Msg {
     /// Stable key for the list.
     pub key: u64,
-    pub id: StoredValue<String>,
+    pub id: Sig<String>,
     pub role: Role,
-    pub text: RwSignal<String>,
-    pub blocks: RwSignal<Vec<Block>>,
-    pub tools: RwSignal<Vec<ToolChip>>,
-    pub status: RwSignal<MessageStatus>,
-    pub error: RwSignal<Option<String>>,
+    pub text: Sig<String>,
+    pub blocks: Sig<Vec<Block>>,
+    pub tools: Sig<Vec<ToolChip>>,
+    pub status: Sig<MessageStatus>,
+    pub error: Sig<Option<String>>,
     /// Images sent with a visitor message.
-    pub images: RwSignal<Vec<MsgImage>>,
+    pub images: Sig<Vec<MsgImage>>,
     /// The visitor's rating of this answer (1 or -1).
-    pub rating: RwSignal<Option<i8>>,
+    pub rating: Sig<Option<i8>>,
 }
 
 impl Msg {
     pub fn new(key: u64, id: String, role: Role, text: String, status: MessageStatus) -> Msg {
         Msg {
             key,
-            id: StoredValue::new(id),
+            id: Sig::new(id),
             role,
-            text: RwSignal::new(text),
-            blocks: RwSignal::new(Vec::new()),
-            tools: RwSignal::new(Vec::new()),
-            status: RwSignal::new(status),
-            error: RwSignal::new(None),
-            images: RwSignal::new(Vec::new()),
-            rating: RwSignal::new(None),
+            text: Sig::new(text),
+            blocks: Sig::new(Vec::new()),
+            tools: Sig::new(Vec::new()),
+            status: Sig::new(status),
+            error: Sig::new(None),
+            images: Sig::new(Vec::new()),
+            rating: Sig::new(None),
         }
     }
 
@@ -55,121 +56,120 @@ impl Msg {
     pub fn rateable(&self) -> bool {
         self.role == Role::Assistant
             && self.status.get() == MessageStatus::Complete
-            && self.id.with_value(|id| id != "greeting")
+            && self.id.with(|id| id != "greeting")
     }
 }
 
-/// Everything the panel shows; `Copy`, so every closure can hold it.
+/// Everything the panel shows; `Copy`, so every closure and task can hold it.
 #[derive(Clone, Copy)]
 pub struct Panel {
-    pub agent: StoredValue<String>,
-    pub host_origin: StoredValue<Option<String>>,
+    pub agent: Sig<String>,
+    pub host_origin: Sig<Option<String>>,
     /// The panel's language and its words.
     pub lang: Lang,
     pub labels: &'static Labels,
-    pub capabilities: StoredValue<Vec<String>>,
-    pub messages: RwSignal<Vec<Msg>>,
-    pub conversation: RwSignal<Option<String>>,
-    pub token: StoredValue<Option<String>>,
+    pub capabilities: Sig<Vec<String>>,
+    pub messages: Sig<Vec<Msg>>,
+    pub conversation: Sig<Option<String>>,
+    pub token: Sig<Option<String>>,
     /// Highest event sequence number applied.
-    pub last_seq: StoredValue<u64>,
+    pub last_seq: Sig<u64>,
     /// The assistant message being written.
-    pub current: RwSignal<Option<String>>,
+    pub current: Sig<Option<String>>,
     /// A send is in progress.
-    pub busy: RwSignal<bool>,
-    pub notice: RwSignal<Option<String>>,
-    pub lead_open: RwSignal<bool>,
-    pub lead_submitted: RwSignal<bool>,
-    pub offline: RwSignal<bool>,
+    pub busy: Sig<bool>,
+    pub notice: Sig<Option<String>>,
+    pub lead_open: Sig<bool>,
+    pub lead_submitted: Sig<bool>,
+    pub offline: Sig<bool>,
     /// Bumped by a reset; work started before it is ignored.
-    pub generation: StoredValue<u64>,
+    pub generation: Sig<u64>,
     /// A live stream of the conversation is open.
-    pub following: StoredValue<bool>,
+    pub following: Sig<bool>,
     /// A person handles the conversation (their name, when known).
-    pub human: RwSignal<Option<String>>,
+    pub human: Sig<Option<String>>,
     /// The person is typing.
-    pub operator_typing: RwSignal<bool>,
+    pub operator_typing: Sig<bool>,
     /// When the visitor last told the server they were typing (ms).
-    pub typing_sent: StoredValue<f64>,
+    pub typing_sent: Sig<f64>,
     /// The agent's model reads images: the composer offers to attach some.
     pub accepts_images: bool,
     /// Images chosen for the next message, not yet uploaded.
-    pub pending: RwSignal<Vec<Pending>>,
+    pub pending: Sig<Vec<Pending>>,
     /// What screen readers are told: each finished answer and each person's message, once
     /// (the message list itself is not live, or every token would be read out).
-    pub announce: RwSignal<String>,
+    pub announce: Sig<String>,
     /// The website's signed-in user, once `Parley.identify` was verified.
-    pub user: RwSignal<Option<IdentifiedUser>>,
+    pub user: Sig<Option<IdentifiedUser>>,
     /// What the host page says about itself (`Parley.setContext`), sent with each message.
-    pub page_context: StoredValue<Option<serde_json::Value>>,
+    pub page_context: Sig<Option<serde_json::Value>>,
     /// A visitor token is being made (others wait for it: one visitor per browser).
-    pub token_pending: StoredValue<bool>,
+    pub token_pending: Sig<bool>,
     /// `Parley.identify` is being verified (a send waits for it, so it goes as the user).
-    pub identifying: StoredValue<bool>,
+    pub identifying: Sig<bool>,
     /// A person closed the conversation: the visitor may rate it.
-    pub closed: RwSignal<bool>,
+    pub closed: Sig<bool>,
     /// The visitor's rating of the closed conversation (1 to 5).
-    pub conversation_rating: RwSignal<Option<u8>>,
+    pub conversation_rating: Sig<Option<u8>>,
     /// Outside the agent's business hours: when people are back (`Some(None)`: not known).
-    pub away: StoredValue<Option<Option<i64>>>,
+    pub away: Sig<Option<Option<i64>>>,
     /// The server mails transcripts.
     pub mail_transcripts: bool,
-    next_key: StoredValue<u64>,
-    greeting: StoredValue<String>,
+    next_key: Sig<u64>,
+    greeting: Sig<String>,
 }
 
 impl Panel {
     pub fn new(config: &PublicAgentConfig, host_origin: Option<String>) -> Panel {
         let lang = crate::i18n::choose(config.language, &crate::i18n::browser_languages());
         let panel = Panel {
-            agent: StoredValue::new(config.key.clone()),
-            host_origin: StoredValue::new(host_origin),
+            agent: Sig::new(config.key.clone()),
+            host_origin: Sig::new(host_origin),
             lang,
             labels: lang.labels(),
-            capabilities: StoredValue::new(config.capabilities.clone()),
-            messages: RwSignal::new(Vec::new()),
-            conversation: RwSignal::new(None),
-            token: StoredValue::new(None),
-            last_seq: StoredValue::new(0),
-            current: RwSignal::new(None),
-            busy: RwSignal::new(false),
-            notice: RwSignal::new(None),
-            lead_open: RwSignal::new(false),
-            lead_submitted: RwSignal::new(false),
-            offline: RwSignal::new(false),
-            generation: StoredValue::new(0),
-            following: StoredValue::new(false),
-            human: RwSignal::new(None),
-            operator_typing: RwSignal::new(false),
-            typing_sent: StoredValue::new(0.0),
+            capabilities: Sig::new(config.capabilities.clone()),
+            messages: Sig::new(Vec::new()),
+            conversation: Sig::new(None),
+            token: Sig::new(None),
+            last_seq: Sig::new(0),
+            current: Sig::new(None),
+            busy: Sig::new(false),
+            notice: Sig::new(None),
+            lead_open: Sig::new(false),
+            lead_submitted: Sig::new(false),
+            offline: Sig::new(false),
+            generation: Sig::new(0),
+            following: Sig::new(false),
+            human: Sig::new(None),
+            operator_typing: Sig::new(false),
+            typing_sent: Sig::new(0.0),
             accepts_images: config.accepts_images,
-            pending: RwSignal::new(Vec::new()),
-            announce: RwSignal::new(String::new()),
-            user: RwSignal::new(None),
-            page_context: StoredValue::new(None),
-            token_pending: StoredValue::new(false),
-            identifying: StoredValue::new(false),
-            closed: RwSignal::new(false),
-            conversation_rating: RwSignal::new(None),
-            away: StoredValue::new(config.availability.filter(|a| !a.open).map(|a| a.reopens_at)),
+            pending: Sig::new(Vec::new()),
+            announce: Sig::new(String::new()),
+            user: Sig::new(None),
+            page_context: Sig::new(None),
+            token_pending: Sig::new(false),
+            identifying: Sig::new(false),
+            closed: Sig::new(false),
+            conversation_rating: Sig::new(None),
+            away: Sig::new(config.availability.filter(|a| !a.open).map(|a| a.reopens_at)),
             mail_transcripts: config.mail_transcripts,
-            next_key: StoredValue::new(1),
-            greeting: StoredValue::new(config.greeting.clone()),
+            next_key: Sig::new(1),
+            greeting: Sig::new(config.greeting.clone()),
         };
         panel.clear();
         panel
     }
 
     fn key(&self) -> u64 {
-        let k = self.next_key.get_value();
+        let k = self.next_key.get();
         self.next_key.set_value(k + 1);
         k
     }
 
     /// Back to an empty conversation with only the greeting.
     pub fn clear(&self) {
-        let greeting =
-            Msg::new(0, "greeting".into(), Role::Assistant, self.greeting.get_value(), MessageStatus::Complete);
+        let greeting = Msg::new(0, "greeting".into(), Role::Assistant, self.greeting.get(), MessageStatus::Complete);
         self.messages.set(vec![greeting]);
         self.conversation.set(None);
         self.last_seq.set_value(0);
@@ -182,17 +182,17 @@ impl Panel {
         self.operator_typing.set(false);
         self.closed.set(false);
         self.conversation_rating.set(None);
-        if self.pending.with_untracked(|p| !p.is_empty()) {
+        if self.pending.with(|p| !p.is_empty()) {
             self.discard_pending();
         }
-        self.generation.update_value(|g| *g += 1);
+        self.generation.set_value(self.generation.get() + 1);
     }
 
     /// Adds the visitor's own message at once.
     pub fn push_visitor(&self, text: &str) -> Msg {
         let msg = Msg::new(
             self.key(),
-            format!("local-{}", self.next_key.get_value()),
+            format!("local-{}", self.next_key.get()),
             Role::Visitor,
             text.to_owned(),
             MessageStatus::Complete,
@@ -205,7 +205,7 @@ impl Panel {
     fn push_note(&self, text: &str) {
         let msg = Msg::new(
             self.key(),
-            format!("note-{}", self.next_key.get_value()),
+            format!("note-{}", self.next_key.get()),
             Role::System,
             text.to_owned(),
             MessageStatus::Complete,
@@ -214,11 +214,11 @@ impl Panel {
     }
 
     fn find(&self, id: &str) -> Option<Msg> {
-        self.messages.with_untracked(|m| m.iter().rev().find(|x| x.id.with_value(|v| v == id)).copied())
+        self.messages.with(|m| m.iter().rev().find(|x| x.id.with(|v| v == id)).copied())
     }
 
     fn current_msg(&self) -> Option<Msg> {
-        self.current.get_untracked().and_then(|id| self.find(&id))
+        self.current.get().and_then(|id| self.find(&id))
     }
 
     /// The question to ask again for an interrupted answer: the visitor's words just before it,
@@ -240,7 +240,7 @@ impl Panel {
 
     /// Shows a stored conversation.
     pub fn load(&self, t: &Transcript) {
-        let mut list = self.messages.get_untracked().into_iter().take(1).collect::<Vec<_>>();
+        let mut list = self.messages.get().into_iter().take(1).collect::<Vec<_>>();
         for m in &t.messages {
             list.push(self.message_from(m));
         }
@@ -279,13 +279,13 @@ impl Panel {
 
     /// Applies one stream event; events already applied are ignored.
     pub fn apply(&self, seq: u64, event: StreamEvent) {
-        if seq <= self.last_seq.get_value() {
+        if seq <= self.last_seq.get() {
             return;
         }
         self.last_seq.set_value(seq);
         match event {
             StreamEvent::MessageStart(start) => {
-                if self.conversation.get_untracked().is_none() {
+                if self.conversation.get().is_none() {
                     self.conversation.set(Some(start.conversation_id.clone()));
                 }
                 match self.find(&start.message_id) {
@@ -404,19 +404,19 @@ impl Panel {
                 }
             }
             StreamEvent::MessageEnd(end) => {
-                let live = self.current.get_untracked().as_deref() == Some(end.message_id.as_str());
+                let live = self.current.get().as_deref() == Some(end.message_id.as_str());
                 if let Some(msg) = self.find(&end.message_id) {
                     msg.status.set(end.status);
                     // The answer being written, not one replayed from the history.
                     if live {
-                        let text = crate::markdown::plain(&msg.text.get_untracked());
+                        let text = crate::markdown::plain(&msg.text.get());
                         // The host page hears of the finished answer (`Parley.on('answer')`).
                         super::host::post_event(
                             self,
                             "answer",
                             &serde_json::json!({ "text": text, "status": end.status, "message_id": &end.message_id }),
                         );
-                        let said = match msg.error.get_untracked() {
+                        let said = match msg.error.get() {
                             Some(error) if !text.contains(&error) => format!("{text}\n{error}"),
                             _ => text,
                         };
@@ -461,13 +461,11 @@ mod tests {
     }
 
     fn last_key(panel: &Panel) -> u64 {
-        panel.messages.with_untracked(|m| m.last().unwrap().key)
+        panel.messages.with(|m| m.last().unwrap().key)
     }
 
     #[test]
     fn only_the_last_interrupted_answer_offers_its_question_again() {
-        let owner = Owner::new();
-        owner.set();
         let panel = panel_with(json!([
             message("v1", "visitor", "How long does a work visa take?", "complete"),
             message("a1", "assistant", "It usually takes", "interrupted"),

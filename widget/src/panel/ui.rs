@@ -1,0 +1,479 @@
+//! The panel on the page: its markup, made once from the agent's configuration; which part is
+//! redrawn when which value is set; and one listener per kind of event for all its buttons and
+//! forms (each says what it does in `data-pw`).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use web_sys::{Element, Event};
+
+use super::dom::{self, Part, attr, closest, esc, find, flag, make, value};
+use super::message::MsgView;
+use super::model::Panel;
+use super::{attach, colors, host, lead_form, rating};
+use crate::blocks::BlockCtx;
+use crate::protocol::{MAX_STARTERS, PublicAgentConfig};
+
+/// The panel's elements and the state only its views keep.
+pub struct Ui {
+    pub panel: Panel,
+    list: Element,
+    /// Messages go before this (the parts after the messages follow it).
+    end: Element,
+    input: Element,
+    send: Element,
+    attach: Option<Element>,
+    picker: Option<Element>,
+    announce: Element,
+    views: RefCell<Vec<Rc<MsgView>>>,
+    starters: Vec<String>,
+    away: bool,
+    handoff: Part,
+    operator_typing: Part,
+    rate_conversation: Part,
+    email: Part,
+    starters_part: Part,
+    lead: Part,
+    notice: Part,
+    offline: Part,
+    pending: Part,
+    /// The stars chosen for the closed conversation, and the last error rating it.
+    chosen: Cell<Option<u8>>,
+    conversation_error: RefCell<Option<String>>,
+    /// What the last "email me this conversation" answered.
+    said: RefCell<Option<String>>,
+}
+
+/// Mounts the chat panel in `body` and starts it: restores the conversation, listens to the
+/// host page, tells it the panel is ready.
+pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<String>) {
+    let panel = Panel::new(config, host_origin);
+    let l = panel.labels;
+    let lang = panel.lang;
+    let placeholder = match config.placeholder.trim() {
+        "" => l.placeholder,
+        own => own,
+    };
+    let starters: Vec<String> =
+        config.starters.iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).take(MAX_STARTERS).collect();
+    let icon = |pw: &str, label: &str, glyph: &str| {
+        format!(
+            "<button type=\"button\" class=\"pw-icon\" title=\"{0}\" aria-label=\"{0}\" data-pw=\"{pw}\">{glyph}</button>",
+            esc(label)
+        )
+    };
+    let demo = match config.demo_model {
+        true => format!("<span class=\"pw-demo\" title=\"{}\">{}</span>", esc(l.demo_hint), esc(l.demo_badge)),
+        false => String::new(),
+    };
+    let away = panel.away.get().map(|back| {
+        format!("<p class=\"pw-notice pw-away\" role=\"note\">{}</p>", esc(&super::away_text(l, lang.tag(), back)))
+    });
+    let part = |name: &str| format!("<div class=\"pw-c\" data-part=\"{name}\"></div>");
+    let root = make(&format!(
+        "<div class=\"pw-panel pw-scheme-{}\"{}{}{}><header class=\"pw-header\"><div class=\"pw-title\">\
+         <strong>{}</strong>{demo}</div>{}{}</header>{}\
+         <div id=\"pw-list\" class=\"pw-list\" role=\"log\" aria-live=\"off\"{} tabindex=\"0\">{}{}{}{}</div>\
+         {}<div class=\"pw-sr\" role=\"status\" aria-live=\"polite\" aria-atomic=\"true\"></div>{}{}{}{}\
+         <form class=\"pw-composer\" data-pw=\"compose\">{}<textarea class=\"pw-input\" rows=\"1\"{}{}{}></textarea>\
+         <button type=\"submit\" class=\"pw-send\"></button></form></div>",
+        config.theme.scheme.as_str(),
+        attr("style", Some(&colors::style(&config.theme.color, config.theme.text_color.as_deref()))),
+        attr("lang", Some(lang.tag())),
+        attr("dir", Some(lang.dir())),
+        esc(&config.name),
+        icon("reset", l.new_conversation, "↺"),
+        icon("close", l.close, "✕"),
+        away.clone().unwrap_or_default(),
+        attr("aria-label", Some(l.conversation)),
+        part("handoff"),
+        part("operator-typing"),
+        part("rate-conversation"),
+        part("email"),
+        part("starters"),
+        part("lead"),
+        part("notice"),
+        part("offline"),
+        part("pending"),
+        if panel.accepts_images { attach::button_html(l) } else { String::new() },
+        attr("maxlength", Some(&config.max_message_chars.to_string())),
+        attr("placeholder", Some(placeholder)),
+        attr("aria-label", Some(placeholder)),
+    ));
+    let _ = body.append_child(&root);
+    let part = |name: &str| Part::at(find(&root, &format!("[data-part=\"{name}\"]")));
+    let ui: &'static Ui = Box::leak(Box::new(Ui {
+        panel,
+        list: find(&root, "#pw-list"),
+        end: find(&root, "[data-part=\"handoff\"]"),
+        input: find(&root, ".pw-input"),
+        send: find(&root, ".pw-send"),
+        attach: root.query_selector(".pw-attach").ok().flatten(),
+        picker: root.query_selector(".pw-file").ok().flatten(),
+        announce: find(&root, ".pw-sr"),
+        views: RefCell::default(),
+        starters,
+        away: away.is_some(),
+        handoff: part("handoff"),
+        operator_typing: part("operator-typing"),
+        rate_conversation: part("rate-conversation"),
+        email: part("email"),
+        starters_part: part("starters"),
+        lead: part("lead"),
+        notice: part("notice"),
+        offline: part("offline"),
+        pending: part("pending"),
+        chosen: Cell::new(None),
+        conversation_error: RefCell::default(),
+        said: RefCell::default(),
+    }));
+    ui.watch();
+    ui.listen(&root);
+    ui.draw_all();
+
+    panel.boot();
+    let input = ui.input.clone();
+    host::listen(panel, move || dom::focus(&input));
+    host::on_leave(panel);
+    host::close_on_escape(panel);
+    host::post(&panel, "parley:ready");
+    // The page speaks the panel's language (screen readers, hyphenation, fonts).
+    if let Some(html) = dom::document().document_element() {
+        let _ = html.set_attribute("lang", lang.tag());
+        let _ = html.set_attribute("dir", lang.dir());
+    }
+    // Payment countdowns move once a second.
+    let tick = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+        crate::blocks::tick_countdowns(&ui.list, crate::blocks::now_ms())
+    });
+    if let Some(w) = web_sys::window() {
+        let _ = w.set_interval_with_callback_and_timeout_and_arguments_0(tick.as_ref().unchecked_ref(), 1000);
+    }
+    tick.forget();
+}
+
+impl Ui {
+    pub fn block_ctx<'a>(&self, capabilities: &'a [String]) -> BlockCtx<'a> {
+        BlockCtx {
+            capabilities,
+            labels: self.panel.labels,
+            lang: self.panel.lang,
+            lead_submitted: self.panel.lead_submitted.get(),
+            away: self.away,
+            now_ms: crate::blocks::now_ms(),
+        }
+    }
+
+    /// Which part is redrawn when which value is set.
+    fn watch(&'static self) {
+        let p = self.panel;
+        p.messages.watch(move || {
+            self.sync_messages();
+            self.draw_starters();
+            self.draw_retries();
+        });
+        p.busy.watch(move || {
+            self.draw_send();
+            self.draw_retries();
+        });
+        p.current.watch(move || {
+            self.draw_send();
+            self.draw_retries();
+        });
+        p.lead_submitted.watch(move || {
+            self.draw_handoff();
+            self.draw_email();
+            for view in self.views.borrow().iter() {
+                view.draw_blocks(self);
+            }
+        });
+        p.human.watch(move || self.draw_handoff());
+        p.operator_typing.watch(move || self.draw_operator_typing());
+        p.closed.watch(move || self.draw_rate_conversation());
+        p.conversation_rating.watch(move || self.draw_rate_conversation());
+        p.conversation.watch(move || self.draw_email());
+        p.user.watch(move || self.draw_email());
+        p.announce.watch(move || self.announce.set_text_content(Some(&p.announce.get())));
+        p.lead_open.watch(move || self.draw_lead());
+        p.notice.watch(move || self.draw_notice());
+        p.offline.watch(move || self.draw_offline());
+        p.pending.watch(move || self.draw_pending());
+    }
+
+    fn draw_all(&'static self) {
+        self.sync_messages();
+        self.draw_starters();
+        self.draw_send();
+        self.draw_handoff();
+        self.draw_email();
+        self.draw_pending();
+    }
+
+    /// The message list follows `messages`: new ones are added at the end; after a reset or a
+    /// restored conversation the list is put in its new order, keeping the messages that stay.
+    fn sync_messages(&'static self) {
+        let messages = self.panel.messages.get();
+        let mut views = self.views.borrow_mut();
+        // A view is kept for the same message, not one with the same key (a reset's new greeting).
+        let same = |v: &MsgView, m: &super::model::Msg| v.msg.key == m.key && v.msg.text.same(&m.text);
+        let appended = views.len() <= messages.len() && views.iter().zip(&messages).all(|(v, m)| same(v, m));
+        if appended {
+            for &msg in &messages[views.len()..] {
+                let view = MsgView::new(self, msg);
+                let _ = self.list.insert_before(&view.root, Some(&self.end));
+                views.push(view);
+            }
+            return;
+        }
+        let mut old = std::mem::take(&mut *views);
+        for &msg in &messages {
+            let view = match old.iter().position(|v| same(v, &msg)) {
+                Some(i) => old.swap_remove(i),
+                None => MsgView::new(self, msg),
+            };
+            let _ = self.list.insert_before(&view.root, Some(&self.end));
+            views.push(view);
+        }
+        for gone in old {
+            gone.root.remove();
+        }
+    }
+
+    fn view(&self, key: u64) -> Option<Rc<MsgView>> {
+        self.views.borrow().iter().find(|v| v.msg.key == key).cloned()
+    }
+
+    /// Whether a cut-off answer offers its question again depends on what follows it and on
+    /// whether something is being answered.
+    fn draw_retries(&'static self) {
+        let views = self.views.borrow().clone();
+        for view in views {
+            view.draw_retry(self);
+        }
+    }
+
+    /// Send, or Stop while an answer is being written (one button, so it keeps the focus).
+    fn draw_send(&self) {
+        let p = self.panel;
+        let b = &self.send;
+        let writing = p.current.with(Option::is_some);
+        let (class, kind, text) = match writing {
+            true => ("pw-send pw-stop", "button", p.labels.stop),
+            false => ("pw-send", "submit", p.labels.send),
+        };
+        let _ = b.set_attribute("class", class);
+        let _ = b.set_attribute("type", kind);
+        if writing {
+            let _ = b.set_attribute("data-pw", "stop");
+        } else {
+            let _ = b.remove_attribute("data-pw");
+        }
+        flag(b, "disabled", !writing && p.busy.get());
+        b.set_text_content(Some(text));
+    }
+
+    /// Starter questions, until the first message.
+    fn draw_starters(&self) {
+        let show = !self.starters.is_empty() && self.panel.messages.with(|m| m.len() <= 1);
+        self.starters_part.show(match show {
+            true => {
+                let buttons: String = self
+                    .starters
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| {
+                        format!("<button type=\"button\" class=\"pw-starter\" data-pw=\"starter\" data-n=\"{i}\">{}</button>", esc(q))
+                    })
+                    .collect();
+                format!("<div class=\"pw-starters\" role=\"group\" aria-label=\"{}\">{buttons}</div>", esc(self.panel.labels.starters))
+            }
+            false => String::new(),
+        });
+    }
+
+    fn draw_handoff(&self) {
+        let p = self.panel;
+        let waiting = p.lead_submitted.get() && p.human.with(Option::is_none);
+        self.handoff.show(match waiting {
+            true => format!("<p class=\"pw-notice pw-handoff\">{}</p>", esc(p.labels.waiting_human)),
+            false => String::new(),
+        });
+    }
+
+    fn draw_operator_typing(&self) {
+        self.operator_typing.show(match self.panel.operator_typing.get() {
+            true => format!(
+                "<div class=\"pw-msg pw-operator pw-operator-typing\"><div class=\"pw-typing\" aria-label=\"{}\">\
+                 <span></span><span></span><span></span></div></div>",
+                esc(self.panel.labels.operator_typing)
+            ),
+            false => String::new(),
+        });
+    }
+
+    fn draw_rate_conversation(&self) {
+        let error = self.conversation_error.borrow().clone();
+        self.rate_conversation.show(rating::conversation_html(&self.panel, self.chosen.get(), error.as_deref()));
+    }
+
+    fn draw_email(&self) {
+        let said = self.said.borrow().clone();
+        self.email.show(rating::email_html(&self.panel, said.as_deref()));
+    }
+
+    fn draw_lead(&self) {
+        self.lead.show(match self.panel.lead_open.get() {
+            true => lead_form::html(&self.panel),
+            false => String::new(),
+        });
+    }
+
+    fn draw_notice(&self) {
+        let notice = self.panel.notice.get();
+        self.notice.show(
+            notice.map(|n| format!("<p class=\"pw-notice\" role=\"status\">{}</p>", esc(&n))).unwrap_or_default(),
+        );
+    }
+
+    fn draw_offline(&self) {
+        self.offline.show(match self.panel.offline.get() {
+            true => format!("<p class=\"pw-notice pw-offline\" role=\"status\">{}</p>", esc(self.panel.labels.offline)),
+            false => String::new(),
+        });
+    }
+
+    fn draw_pending(&self) {
+        self.pending.show(attach::pending_html(&self.panel));
+        if let Some(button) = &self.attach {
+            flag(button, "disabled", attach::full(&self.panel));
+        }
+    }
+
+    /// Sends what the visitor wrote (and the images they chose).
+    fn submit(&self) {
+        let p = self.panel;
+        let text = value(&self.input);
+        let nothing = text.trim().is_empty() && p.pending.with(Vec::is_empty);
+        if nothing || p.busy.get() || p.current.with(Option::is_some) {
+            return;
+        }
+        dom::set_value(&self.input, "");
+        p.send(text);
+        super::scroll_to_bottom();
+    }
+
+    /// Sends a question for the visitor (a starter chip, "ask again").
+    fn ask(&self, text: String) {
+        let p = self.panel;
+        if p.busy.get() || p.current.with(Option::is_some) {
+            return;
+        }
+        p.send(text);
+        super::scroll_to_bottom();
+    }
+
+    /// One listener per kind of event for the whole panel.
+    fn listen(&'static self, root: &Element) {
+        let p = self.panel;
+        dom::on(root, "click", move |ev: Event| {
+            let Some(el) = closest(&ev, "[data-pw]") else { return };
+            let n = el.get_attribute("data-n").and_then(|n| n.parse::<usize>().ok());
+            let view = || {
+                closest(&ev, "[data-key]")
+                    .and_then(|m| m.get_attribute("data-key"))
+                    .and_then(|k| k.parse().ok())
+                    .and_then(|k| self.view(k))
+            };
+            match el.get_attribute("data-pw").unwrap_or_default().as_str() {
+                "reset" => p.reset(),
+                "close" => host::post(&p, "parley:close"),
+                "starter" => {
+                    if let Some(q) = n.and_then(|i| self.starters.get(i)) {
+                        self.ask(q.clone());
+                    }
+                }
+                "retry" => {
+                    if let Some(q) = view().and_then(|v| p.question_to_retry(v.msg.key)) {
+                        self.ask(q);
+                    }
+                }
+                "escalate" => p.lead_open.set(true),
+                "lead-cancel" => p.lead_open.set(false),
+                "up" => view().into_iter().for_each(|v| v.rate(self, 1, None)),
+                "down" => view().into_iter().for_each(|v| v.rate(self, -1, None)),
+                "star" => {
+                    self.chosen.set(n.map(|n| n as u8));
+                    self.draw_rate_conversation();
+                }
+                "email" => wasm_bindgen_futures::spawn_local(async move {
+                    if let Some(said) = p.email_transcript().await {
+                        *self.said.borrow_mut() = Some(said);
+                        self.draw_email();
+                    }
+                }),
+                "stop" => p.stop(),
+                "attach" => {
+                    if let Some(picker) = self.picker.as_ref().and_then(|e| e.dyn_ref::<web_sys::HtmlElement>()) {
+                        picker.click();
+                    }
+                }
+                "remove" => {
+                    if let Some(url) = el.get_attribute("data-url") {
+                        p.remove_pending(&url);
+                    }
+                }
+                _ => {}
+            }
+        });
+        dom::on(root, "submit", move |ev: Event| {
+            ev.prevent_default();
+            let Some(form) = closest(&ev, "form") else { return };
+            let comment = || form.query_selector("textarea").ok().flatten().map(|t| value(&t));
+            match form.get_attribute("data-pw").unwrap_or_default().as_str() {
+                "compose" => self.submit(),
+                "lead" => lead_form::submit(p, form.clone()),
+                "rate-comment" => {
+                    if let Some(view) = closest(&ev, "[data-key]")
+                        .and_then(|m| m.get_attribute("data-key"))
+                        .and_then(|k| k.parse().ok())
+                        .and_then(|k| self.view(k))
+                    {
+                        view.rate(self, -1, Some(comment().unwrap_or_default()));
+                    }
+                }
+                "rate-conversation" => {
+                    let Some(score) = self.chosen.get() else { return };
+                    let comment = comment();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let result = p.rate(None, score as i8, comment).await;
+                        *self.conversation_error.borrow_mut() = result.clone().err();
+                        match result {
+                            Ok(()) => p.conversation_rating.set(Some(score)),
+                            Err(_) => self.draw_rate_conversation(),
+                        }
+                    });
+                }
+                _ => {}
+            }
+        });
+        dom::on(&self.input, "input", move |_| p.typed());
+        dom::on(&self.input, "keydown", move |ev: Event| {
+            let Some(key) = ev.dyn_ref::<web_sys::KeyboardEvent>() else { return };
+            if key.key() == "Enter" && !key.shift_key() && !key.is_composing() {
+                ev.prevent_default();
+                self.submit();
+            }
+        });
+        if let Some(picker) = &self.picker {
+            let input = picker.clone();
+            dom::on(picker, "change", move |_| {
+                if let Some(files) = input.dyn_ref::<web_sys::HtmlInputElement>().and_then(|i| i.files()) {
+                    p.choose(&files);
+                }
+                // The same file can be chosen again.
+                dom::set_value(&input, "");
+            });
+        }
+    }
+}
