@@ -24,9 +24,11 @@ pub fn make(html: &str) -> Element {
     holder.first_element_child().expect("one element")
 }
 
-/// Calls `f` for each `kind` event under `target` (the page's life: never removed).
-pub fn on(target: &web_sys::EventTarget, kind: &str, f: impl FnMut(Event) + 'static) {
-    let f = Closure::<dyn FnMut(Event)>::new(f);
+/// Calls `f` for each `kind` event under `target` (the page's life: never removed). `Fn`, not
+/// `FnMut`: a handler may cause another event of its kind at once (the attach button clicks the
+/// file picker), which calls it again while it runs.
+pub fn on(target: &web_sys::EventTarget, kind: &str, f: impl Fn(Event) + 'static) {
+    let f = Closure::<dyn Fn(Event)>::new(f);
     let _ = target.add_event_listener_with_callback(kind, f.as_ref().unchecked_ref());
     f.forget();
 }
@@ -77,8 +79,9 @@ impl Part {
     }
 
     /// Shows `html` (nothing when empty); the page is touched only when it changed. What the
-    /// visitor typed in the part's text box, and the focus, stay (a rating's comment while its
-    /// stars change; a thumb pressed with the keyboard).
+    /// visitor typed in the part's text box stays (a rating's comment while its stars change), and
+    /// so does the focus when the focused control is there again: the same `data-pw` (and
+    /// `data-n`), or the text box. Otherwise the focus is not moved to some other control.
     pub fn show(&self, html: String) {
         if *self.shown.borrow() == html {
             return;
@@ -94,11 +97,14 @@ impl Part {
         }
         if let Some(active) = active {
             let selector = match (active.get_attribute("data-pw"), active.get_attribute("data-n")) {
-                (Some(pw), Some(n)) => format!("[data-pw=\"{pw}\"][data-n=\"{n}\"]"),
-                (Some(pw), None) => format!("[data-pw=\"{pw}\"]"),
-                _ => active.tag_name().to_ascii_lowercase(),
+                (Some(pw), Some(n)) => Some(format!("[data-pw=\"{pw}\"][data-n=\"{n}\"]")),
+                (Some(pw), None) => Some(format!("[data-pw=\"{pw}\"]")),
+                _ if active.tag_name().eq_ignore_ascii_case("textarea") => Some("textarea".to_owned()),
+                _ => None,
             };
-            if let Ok(Some(again)) = self.el.query_selector(&selector) {
+            if let Some(selector) = selector
+                && let Ok(Some(again)) = self.el.query_selector(&selector)
+            {
                 focus(&again);
             }
         }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use web_sys::Element;
 
-use super::dom::{Part, attr, esc, find, make};
+use super::dom::{Part, attr, esc, find, flag, make, next_frame};
 use super::model::{Msg, ToolChip};
 use super::ui::Ui;
 use crate::i18n::Labels;
@@ -39,7 +39,7 @@ pub struct MsgView {
     pub root: Element,
     labels: &'static Labels,
     bubble: Element,
-    tools: Part,
+    tools: Element,
     images: Part,
     typing: Part,
     blocks: Part,
@@ -47,10 +47,9 @@ pub struct MsgView {
     error: Part,
     rate: Part,
     rating: RefCell<Rating>,
+    /// A redraw of the text is due at the next frame (tokens arrive many per frame).
+    text_due: std::cell::Cell<bool>,
 }
-
-/// The parts of a message, in the order they are shown.
-const PARTS: usize = 7;
 
 impl MsgView {
     /// Makes the message's markup, draws it and redraws each part when its value is set.
@@ -60,18 +59,21 @@ impl MsgView {
             _ => "pw-plain",
         };
         let boxes = "<div class=\"pw-c\"></div>";
+        // The tool list stays in place (a live region: each chip added is read out).
         let root = make(&format!(
-            "<div class=\"pw-msg pw-{}\" data-key=\"{}\">{boxes}{boxes}<div class=\"pw-bubble {bubble}\"></div>{}</div>",
+            "<div class=\"pw-msg pw-{}\" data-key=\"{}\"><ul class=\"pw-tools\" aria-live=\"polite\" hidden></ul>\
+             {boxes}<div class=\"pw-bubble {bubble}\"></div>{}</div>",
             msg.role.as_str(),
             msg.key,
-            boxes.repeat(PARTS - 2)
+            // typing, blocks, status, error, rating
+            boxes.repeat(5)
         ));
         let part = |n: usize| Part::at(find(&root, &format!(":scope>:nth-child({n})")));
         let view = Rc::new(MsgView {
             msg,
             labels: ui.panel.labels,
             bubble: find(&root, ".pw-bubble"),
-            tools: part(1),
+            tools: find(&root, ".pw-tools"),
             images: part(2),
             typing: part(4),
             blocks: part(5),
@@ -80,6 +82,7 @@ impl MsgView {
             rate: part(8),
             root,
             rating: RefCell::default(),
+            text_due: Default::default(),
         });
         view.draw_text();
         view.draw_status(ui);
@@ -88,7 +91,15 @@ impl MsgView {
         view.draw_blocks(ui);
         view.draw_error();
         let v = view.clone();
-        msg.text.watch(move || v.draw_text());
+        msg.text.watch(move || {
+            if !v.text_due.replace(true) {
+                let v = v.clone();
+                next_frame(move || {
+                    v.text_due.set(false);
+                    v.draw_text();
+                });
+            }
+        });
         let v = view.clone();
         msg.status.watch(move || v.draw_status(ui));
         let v = view.clone();
@@ -154,22 +165,27 @@ impl MsgView {
     }
 
     fn draw_tools(&self, labels: &Labels) {
-        self.tools.show(self.msg.tools.with(|tools| {
-            if tools.is_empty() {
-                return String::new();
-            }
-            let items: String = tools
+        let items: String = self.msg.tools.with(|tools| {
+            tools
                 .iter()
                 .map(|c| {
                     format!("<li class=\"pw-tool pw-tool-{}\">{}</li>", c.status.as_str(), esc(&tool_label(c, labels)))
                 })
-                .collect();
-            format!("<ul class=\"pw-tools\" aria-live=\"polite\">{items}</ul>")
-        }));
+                .collect()
+        });
+        flag(&self.tools, "hidden", items.is_empty());
+        if self.tools.inner_html() != items {
+            self.tools.set_inner_html(&items);
+        }
     }
 
     fn draw_images(&self, labels: &Labels) {
         self.images.show(super::attach::images_html(&self.msg, labels));
+    }
+
+    /// Whether an escalation button is among the blocks (redrawn once the lead form is sent).
+    pub fn escalates(&self) -> bool {
+        self.msg.blocks.with(|b| b.iter().any(|b| matches!(b, crate::protocol::Block::EscalationButton(_))))
     }
 
     /// The blocks (again when a payment changed, or the lead form was sent).
@@ -251,7 +267,7 @@ impl MsgView {
 /// The optional comment of a rating, and its button.
 pub fn comment_fields(l: &Labels) -> String {
     format!(
-        "<label>{}<textarea rows=\"2\"{}></textarea></label><button type=\"submit\">{}</button>",
+        "<label>{}<textarea rows=\"2\"{}></textarea></label><button type=\"submit\" data-pw=\"send-rating\">{}</button>",
         esc(l.rate_comment),
         attr("maxlength", Some(&MAX_RATING_COMMENT_CHARS.to_string())),
         esc(l.rate_send)

@@ -2,8 +2,9 @@
 //!
 //! No dependency tracking, no scheduler: a view says which values it shows with [`Sig::watch`]
 //! and redraws its part of the page when one of them is set. A `Sig` is a `Copy` handle, so
-//! every closure and task can hold the panel's state; its value lives as long as the page (the
-//! panel makes a few per message; a page never holds more than its conversation's messages).
+//! every closure and task can hold the panel's state; its value and its watchers live as long as
+//! the page (the panel makes a few per message, so a page holds every message it has shown since
+//! it loaded, also those a reset took off the screen — as the Leptos signals before it did).
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -23,6 +23,7 @@ pub struct Ui {
     end: Element,
     input: Element,
     send: Element,
+    composer: Element,
     attach: Option<Element>,
     picker: Option<Element>,
     announce: Element,
@@ -77,7 +78,7 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
          <div id=\"pw-list\" class=\"pw-list\" role=\"log\" aria-live=\"off\"{} tabindex=\"0\">{}{}{}{}</div>\
          {}<div class=\"pw-sr\" role=\"status\" aria-live=\"polite\" aria-atomic=\"true\"></div>{}{}{}{}\
          <form class=\"pw-composer\" data-pw=\"compose\">{}<textarea class=\"pw-input\" rows=\"1\"{}{}{}></textarea>\
-         <button type=\"submit\" class=\"pw-send\"></button></form></div>",
+         <button type=\"button\" class=\"pw-send\"></button></form></div>",
         config.theme.scheme.as_str(),
         attr("style", Some(&colors::style(&config.theme.color, config.theme.text_color.as_deref()))),
         attr("lang", Some(lang.tag())),
@@ -109,6 +110,7 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
         end: find(&root, "[data-part=\"handoff\"]"),
         input: find(&root, ".pw-input"),
         send: find(&root, ".pw-send"),
+        composer: find(&root, ".pw-composer"),
         attach: root.query_selector(".pw-attach").ok().flatten(),
         picker: root.query_selector(".pw-file").ok().flatten(),
         announce: find(&root, ".pw-sr"),
@@ -184,7 +186,8 @@ impl Ui {
         p.lead_submitted.watch(move || {
             self.draw_handoff();
             self.draw_email();
-            for view in self.views.borrow().iter() {
+            let views = self.views.borrow().clone();
+            for view in views.iter().filter(|v| v.escalates()) {
                 view.draw_blocks(self);
             }
         });
@@ -253,22 +256,19 @@ impl Ui {
         }
     }
 
-    /// Send, or Stop while an answer is being written (one button, so it keeps the focus).
+    /// Send, or Stop while an answer is being written: one button, so it keeps the focus, and
+    /// never a submit button, so a click that lands just as the answer ends stops nothing and
+    /// sends nothing (Enter in the input sends).
     fn draw_send(&self) {
         let p = self.panel;
         let b = &self.send;
         let writing = p.current.with(Option::is_some);
-        let (class, kind, text) = match writing {
-            true => ("pw-send pw-stop", "button", p.labels.stop),
-            false => ("pw-send", "submit", p.labels.send),
+        let (class, action, text) = match writing {
+            true => ("pw-send pw-stop", "stop", p.labels.stop),
+            false => ("pw-send", "send", p.labels.send),
         };
         let _ = b.set_attribute("class", class);
-        let _ = b.set_attribute("type", kind);
-        if writing {
-            let _ = b.set_attribute("data-pw", "stop");
-        } else {
-            let _ = b.remove_attribute("data-pw");
-        }
+        let _ = b.set_attribute("data-pw", action);
         flag(b, "disabled", !writing && p.busy.get());
         b.set_text_content(Some(text));
     }
@@ -344,7 +344,10 @@ impl Ui {
     }
 
     fn draw_pending(&self) {
-        self.pending.show(attach::pending_html(&self.panel));
+        let html = attach::pending_html(&self.panel);
+        // The composer joins the thumbnails above it (no border between).
+        flag(&self.composer, "data-pending", !html.is_empty());
+        self.pending.show(html);
         if let Some(button) = &self.attach {
             flag(button, "disabled", attach::full(&self.panel));
         }
@@ -398,7 +401,8 @@ impl Ui {
                         self.ask(q);
                     }
                 }
-                "escalate" => p.lead_open.set(true),
+                "escalate" if !p.lead_open.get() => p.lead_open.set(true),
+                "send" => self.submit(),
                 "lead-cancel" => p.lead_open.set(false),
                 "up" => view().into_iter().for_each(|v| v.rate(self, 1, None)),
                 "down" => view().into_iter().for_each(|v| v.rate(self, -1, None)),
