@@ -9,6 +9,7 @@ mod attach;
 pub mod client;
 pub mod colors;
 mod dom;
+mod events;
 mod host;
 mod lead_form;
 mod message;

@@ -1,14 +1,13 @@
-//! The panel on the page: its markup, made once from the agent's configuration; which part is
-//! redrawn when which value is set; and one listener per kind of event for all its buttons and
-//! forms (each says what it does in `data-pw`).
+//! The panel on the page: its markup, made once from the agent's configuration, and which part
+//! is redrawn when which value is set (what the visitor does with it: `events.rs`).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
-use web_sys::{Element, Event};
+use web_sys::Element;
 
-use super::dom::{self, Part, attr, closest, esc, find, flag, make, value};
+use super::dom::{self, Part, attr, esc, find, flag, make};
 use super::message::MsgView;
 use super::model::Panel;
 use super::{attach, colors, host, lead_form, rating};
@@ -18,32 +17,32 @@ use crate::protocol::{MAX_STARTERS, PublicAgentConfig};
 /// The panel's elements and the state only its views keep.
 pub struct Ui {
     pub panel: Panel,
-    list: Element,
+    pub(super) list: Element,
     /// Messages go before this (the parts after the messages follow it).
-    end: Element,
-    input: Element,
-    send: Element,
-    composer: Element,
-    attach: Option<Element>,
-    picker: Option<Element>,
-    announce: Element,
-    views: RefCell<Vec<Rc<MsgView>>>,
-    starters: Vec<String>,
-    away: bool,
-    handoff: Part,
-    operator_typing: Part,
-    rate_conversation: Part,
-    email: Part,
-    starters_part: Part,
-    lead: Part,
-    notice: Part,
-    offline: Part,
-    pending: Part,
+    pub(super) end: Element,
+    pub(super) input: Element,
+    pub(super) send: Element,
+    pub(super) composer: Element,
+    pub(super) attach: Option<Element>,
+    pub(super) picker: Option<Element>,
+    pub(super) announce: Element,
+    pub(super) views: RefCell<Vec<Rc<MsgView>>>,
+    pub(super) starters: Vec<String>,
+    pub(super) away: bool,
+    pub(super) handoff: Part,
+    pub(super) operator_typing: Part,
+    pub(super) rate_conversation: Part,
+    pub(super) email: Part,
+    pub(super) starters_part: Part,
+    pub(super) lead: Part,
+    pub(super) notice: Part,
+    pub(super) offline: Part,
+    pub(super) pending: Part,
     /// The stars chosen for the closed conversation, and the last error rating it.
-    chosen: Cell<Option<u8>>,
-    conversation_error: RefCell<Option<String>>,
+    pub(super) chosen: Cell<Option<u8>>,
+    pub(super) conversation_error: RefCell<Option<String>>,
     /// What the last "email me this conversation" answered.
-    said: RefCell<Option<String>>,
+    pub(super) said: RefCell<Option<String>>,
 }
 
 /// Mounts the chat panel in `body` and starts it: restores the conversation, listens to the
@@ -243,7 +242,7 @@ impl Ui {
         }
     }
 
-    fn view(&self, key: u64) -> Option<Rc<MsgView>> {
+    pub(super) fn view(&self, key: u64) -> Option<Rc<MsgView>> {
         self.views.borrow().iter().find(|v| v.msg.key == key).cloned()
     }
 
@@ -312,12 +311,12 @@ impl Ui {
         });
     }
 
-    fn draw_rate_conversation(&self) {
+    pub(super) fn draw_rate_conversation(&self) {
         let error = self.conversation_error.borrow().clone();
         self.rate_conversation.show(rating::conversation_html(&self.panel, self.chosen.get(), error.as_deref()));
     }
 
-    fn draw_email(&self) {
+    pub(super) fn draw_email(&self) {
         let said = self.said.borrow().clone();
         self.email.show(rating::email_html(&self.panel, said.as_deref()));
     }
@@ -350,134 +349,6 @@ impl Ui {
         self.pending.show(html);
         if let Some(button) = &self.attach {
             flag(button, "disabled", attach::full(&self.panel));
-        }
-    }
-
-    /// Sends what the visitor wrote (and the images they chose).
-    fn submit(&self) {
-        let p = self.panel;
-        let text = value(&self.input);
-        let nothing = text.trim().is_empty() && p.pending.with(Vec::is_empty);
-        if nothing || p.busy.get() || p.current.with(Option::is_some) {
-            return;
-        }
-        dom::set_value(&self.input, "");
-        p.send(text);
-        super::scroll_to_bottom();
-    }
-
-    /// Sends a question for the visitor (a starter chip, "ask again").
-    fn ask(&self, text: String) {
-        let p = self.panel;
-        if p.busy.get() || p.current.with(Option::is_some) {
-            return;
-        }
-        p.send(text);
-        super::scroll_to_bottom();
-    }
-
-    /// One listener per kind of event for the whole panel.
-    fn listen(&'static self, root: &Element) {
-        let p = self.panel;
-        dom::on(root, "click", move |ev: Event| {
-            let Some(el) = closest(&ev, "[data-pw]") else { return };
-            let n = el.get_attribute("data-n").and_then(|n| n.parse::<usize>().ok());
-            let view = || {
-                closest(&ev, "[data-key]")
-                    .and_then(|m| m.get_attribute("data-key"))
-                    .and_then(|k| k.parse().ok())
-                    .and_then(|k| self.view(k))
-            };
-            match el.get_attribute("data-pw").unwrap_or_default().as_str() {
-                "reset" => p.reset(),
-                "close" => host::post(&p, "parley:close"),
-                "starter" => {
-                    if let Some(q) = n.and_then(|i| self.starters.get(i)) {
-                        self.ask(q.clone());
-                    }
-                }
-                "retry" => {
-                    if let Some(q) = view().and_then(|v| p.question_to_retry(v.msg.key)) {
-                        self.ask(q);
-                    }
-                }
-                "escalate" if !p.lead_open.get() => p.lead_open.set(true),
-                "send" => self.submit(),
-                "lead-cancel" => p.lead_open.set(false),
-                "up" => view().into_iter().for_each(|v| v.rate(self, 1, None)),
-                "down" => view().into_iter().for_each(|v| v.rate(self, -1, None)),
-                "star" => {
-                    self.chosen.set(n.map(|n| n as u8));
-                    self.draw_rate_conversation();
-                }
-                "email" => wasm_bindgen_futures::spawn_local(async move {
-                    if let Some(said) = p.email_transcript().await {
-                        *self.said.borrow_mut() = Some(said);
-                        self.draw_email();
-                    }
-                }),
-                "stop" => p.stop(),
-                "attach" => {
-                    if let Some(picker) = self.picker.as_ref().and_then(|e| e.dyn_ref::<web_sys::HtmlElement>()) {
-                        picker.click();
-                    }
-                }
-                "remove" => {
-                    if let Some(url) = el.get_attribute("data-url") {
-                        p.remove_pending(&url);
-                    }
-                }
-                _ => {}
-            }
-        });
-        dom::on(root, "submit", move |ev: Event| {
-            ev.prevent_default();
-            let Some(form) = closest(&ev, "form") else { return };
-            let comment = || form.query_selector("textarea").ok().flatten().map(|t| value(&t));
-            match form.get_attribute("data-pw").unwrap_or_default().as_str() {
-                "compose" => self.submit(),
-                "lead" => lead_form::submit(p, form.clone()),
-                "rate-comment" => {
-                    if let Some(view) = closest(&ev, "[data-key]")
-                        .and_then(|m| m.get_attribute("data-key"))
-                        .and_then(|k| k.parse().ok())
-                        .and_then(|k| self.view(k))
-                    {
-                        view.rate(self, -1, Some(comment().unwrap_or_default()));
-                    }
-                }
-                "rate-conversation" => {
-                    let Some(score) = self.chosen.get() else { return };
-                    let comment = comment();
-                    wasm_bindgen_futures::spawn_local(async move {
-                        let result = p.rate(None, score as i8, comment).await;
-                        *self.conversation_error.borrow_mut() = result.clone().err();
-                        match result {
-                            Ok(()) => p.conversation_rating.set(Some(score)),
-                            Err(_) => self.draw_rate_conversation(),
-                        }
-                    });
-                }
-                _ => {}
-            }
-        });
-        dom::on(&self.input, "input", move |_| p.typed());
-        dom::on(&self.input, "keydown", move |ev: Event| {
-            let Some(key) = ev.dyn_ref::<web_sys::KeyboardEvent>() else { return };
-            if key.key() == "Enter" && !key.shift_key() && !key.is_composing() {
-                ev.prevent_default();
-                self.submit();
-            }
-        });
-        if let Some(picker) = &self.picker {
-            let input = picker.clone();
-            dom::on(picker, "change", move |_| {
-                if let Some(files) = input.dyn_ref::<web_sys::HtmlInputElement>().and_then(|i| i.files()) {
-                    p.choose(&files);
-                }
-                // The same file can be chosen again.
-                dom::set_value(&input, "");
-            });
         }
     }
 }

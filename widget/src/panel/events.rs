@@ -1,0 +1,140 @@
+//! What the visitor does in the panel: one listener per kind of event for the whole panel; each
+//! button or form says what it does in `data-pw`, the message it belongs to is the closest
+//! `[data-key]`.
+
+use wasm_bindgen::JsCast;
+use web_sys::{Element, Event};
+
+use super::dom::{self, closest, value};
+use super::message::MsgView;
+use super::ui::Ui;
+use super::{host, lead_form};
+
+/// The message view an event happened in.
+fn view_of(ui: &Ui, ev: &Event) -> Option<std::rc::Rc<MsgView>> {
+    closest(ev, "[data-key]")
+        .and_then(|m| m.get_attribute("data-key"))
+        .and_then(|k| k.parse().ok())
+        .and_then(|k| ui.view(k))
+}
+
+impl Ui {
+    /// Sends what the visitor wrote (and the images they chose).
+    fn submit(&self) {
+        let p = self.panel;
+        let text = value(&self.input);
+        let nothing = text.trim().is_empty() && p.pending.with(Vec::is_empty);
+        if nothing || p.busy.get() || p.current.with(Option::is_some) {
+            return;
+        }
+        dom::set_value(&self.input, "");
+        p.send(text);
+        super::scroll_to_bottom();
+    }
+
+    /// Sends a question for the visitor (a starter chip, "ask again").
+    fn ask(&self, text: String) {
+        let p = self.panel;
+        if p.busy.get() || p.current.with(Option::is_some) {
+            return;
+        }
+        p.send(text);
+        super::scroll_to_bottom();
+    }
+
+    /// One listener per kind of event for the whole panel.
+    pub(super) fn listen(&'static self, root: &Element) {
+        let p = self.panel;
+        dom::on(root, "click", move |ev: Event| {
+            let Some(el) = closest(&ev, "[data-pw]") else { return };
+            let n = el.get_attribute("data-n").and_then(|n| n.parse::<usize>().ok());
+            let view = || view_of(self, &ev);
+            match el.get_attribute("data-pw").unwrap_or_default().as_str() {
+                "reset" => p.reset(),
+                "close" => host::post(&p, "parley:close"),
+                "starter" => {
+                    if let Some(q) = n.and_then(|i| self.starters.get(i)) {
+                        self.ask(q.clone());
+                    }
+                }
+                "retry" => {
+                    if let Some(q) = view().and_then(|v| p.question_to_retry(v.msg.key)) {
+                        self.ask(q);
+                    }
+                }
+                "escalate" if !p.lead_open.get() => p.lead_open.set(true),
+                "send" => self.submit(),
+                "lead-cancel" => p.lead_open.set(false),
+                "up" => view().into_iter().for_each(|v| v.rate(self, 1, None)),
+                "down" => view().into_iter().for_each(|v| v.rate(self, -1, None)),
+                "star" => {
+                    self.chosen.set(n.map(|n| n as u8));
+                    self.draw_rate_conversation();
+                }
+                "email" => wasm_bindgen_futures::spawn_local(async move {
+                    if let Some(said) = p.email_transcript().await {
+                        *self.said.borrow_mut() = Some(said);
+                        self.draw_email();
+                    }
+                }),
+                "stop" => p.stop(),
+                "attach" => {
+                    if let Some(picker) = self.picker.as_ref().and_then(|e| e.dyn_ref::<web_sys::HtmlElement>()) {
+                        picker.click();
+                    }
+                }
+                "remove" => {
+                    if let Some(url) = el.get_attribute("data-url") {
+                        p.remove_pending(&url);
+                    }
+                }
+                _ => {}
+            }
+        });
+        dom::on(root, "submit", move |ev: Event| {
+            ev.prevent_default();
+            let Some(form) = closest(&ev, "form") else { return };
+            let comment = || form.query_selector("textarea").ok().flatten().map(|t| value(&t));
+            match form.get_attribute("data-pw").unwrap_or_default().as_str() {
+                "compose" => self.submit(),
+                "lead" => lead_form::submit(p, form.clone()),
+                "rate-comment" => {
+                    if let Some(view) = view_of(self, &ev) {
+                        view.rate(self, -1, Some(comment().unwrap_or_default()));
+                    }
+                }
+                "rate-conversation" => {
+                    let Some(score) = self.chosen.get() else { return };
+                    let comment = comment();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let result = p.rate(None, score as i8, comment).await;
+                        *self.conversation_error.borrow_mut() = result.clone().err();
+                        match result {
+                            Ok(()) => p.conversation_rating.set(Some(score)),
+                            Err(_) => self.draw_rate_conversation(),
+                        }
+                    });
+                }
+                _ => {}
+            }
+        });
+        dom::on(&self.input, "input", move |_| p.typed());
+        dom::on(&self.input, "keydown", move |ev: Event| {
+            let Some(key) = ev.dyn_ref::<web_sys::KeyboardEvent>() else { return };
+            if key.key() == "Enter" && !key.shift_key() && !key.is_composing() {
+                ev.prevent_default();
+                self.submit();
+            }
+        });
+        if let Some(picker) = &self.picker {
+            let input = picker.clone();
+            dom::on(picker, "change", move |_| {
+                if let Some(files) = input.dyn_ref::<web_sys::HtmlInputElement>().and_then(|i| i.files()) {
+                    p.choose(&files);
+                }
+                // The same file can be chosen again.
+                dom::set_value(&input, "");
+            });
+        }
+    }
+}
