@@ -72,6 +72,12 @@ mod tests {
     use super::*;
     use crate::protocol::{EscalationButton, UnknownBlock};
 
+    /// English, at the epoch, nothing sent yet, with these capabilities.
+    fn ctx(capabilities: &[String]) -> BlockCtx<'_> {
+        let lang = Lang::En;
+        BlockCtx { capabilities, labels: lang.labels(), lang, lead_submitted: false, away: false, now_ms: 0 }
+    }
+
     #[test]
     fn renders_only_authorised_known_blocks() {
         let button = Block::EscalationButton(EscalationButton {
@@ -143,15 +149,7 @@ mod tests {
         ];
         let caps: Vec<String> =
             ["news", "knowledge_search", "payments", "ticket_escalation"].map(String::from).to_vec();
-        let lang = Lang::En;
-        let ctx = BlockCtx {
-            capabilities: &caps,
-            labels: lang.labels(),
-            lang,
-            lead_submitted: false,
-            away: false,
-            now_ms: 0,
-        };
+        let ctx = ctx(&caps);
         for block in &blocks {
             assert!(can_render(block, &caps), "{}", block.kind());
             let html = render(block, &ctx);
