@@ -44,6 +44,9 @@ pub struct BenchArgs {
     /// Port of Parley.
     #[arg(long, default_value_t = 18190)]
     pub parley_port: u16,
+    /// How long the memory is watched after the burst, in seconds.
+    #[arg(long, default_value_t = 30)]
+    pub after_burst_seconds: u64,
     /// Write every figure here as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,

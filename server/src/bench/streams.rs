@@ -16,17 +16,34 @@ pub struct StreamsResult {
     pub completed: usize,
     pub errors: usize,
     pub ttft: Series,
+    /// Each stream's longest pause between two writes, counted from its first event (as the
+    /// side-by-side harness's load generator counts it): p50, p99 and max over the streams.
     pub max_gap_p50_ms: f64,
     pub max_gap_p99_ms: f64,
     pub max_gap_max_ms: f64,
+    /// Where those pauses are, p99 over the streams: the pause before the first token (after
+    /// `message_start`: the model call's start), the longest one between the first token and the
+    /// end, and the one before `message_end` (the answer's last batch being stored).
+    pub head_gap_p99_ms: f64,
+    pub middle_gap_p99_ms: f64,
+    pub tail_gap_p99_ms: f64,
     pub seconds: f64,
-    /// Parley's resident memory before the burst, at its peak during it, and 30 s after it, MiB
-    /// (from `/proc`; absent elsewhere).
+    /// Parley's resident memory before the burst, at its peak during it, and 30 s after it (or
+    /// `--after-burst-seconds`), MiB (from `/proc`; absent elsewhere).
     pub rss_before_mib: Option<f64>,
     pub rss_peak_mib: Option<f64>,
     pub rss_after_30s_mib: Option<f64>,
-    /// Seconds after the burst until the memory was back under 96 MiB (absent: not within 30 s).
+    /// Seconds after the burst until the memory was back under 96 MiB (absent: not while watched).
     pub rss_under_96_mib_after_s: Option<f64>,
+}
+
+/// The `q` quantile of `values` in milliseconds (NaN when empty).
+fn quantile_ms(values: &mut [Duration], q: f64) -> f64 {
+    values.sort();
+    match values.len() {
+        0 => f64::NAN,
+        n => values[((n as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3,
+    }
 }
 
 /// Resident memory of process `pid` in MiB (Linux `/proc`).
@@ -88,13 +105,16 @@ pub async fn burst(
         })
         .collect();
     let mut ttfts = Vec::new();
-    let mut gaps = Vec::new();
+    let (mut gaps, mut heads, mut middles, mut tails) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut errors = 0;
     for t in tasks {
         match t.await {
-            Ok(Ok((first, gap))) => {
-                ttfts.push(first);
-                gaps.push(gap);
+            Ok(Ok(times)) => {
+                ttfts.push(times.first_token);
+                gaps.push(times.max_gap);
+                heads.push(times.head);
+                middles.push(times.middle);
+                tails.push(times.tail);
             }
             _ => errors += 1,
         }
@@ -107,7 +127,7 @@ pub async fn burst(
     let mut after = None;
     if let Some(pid) = parley_pid {
         let ended = Instant::now();
-        while ended.elapsed() < Duration::from_secs(30) {
+        while ended.elapsed() < Duration::from_secs(args.after_burst_seconds) {
             let now = rss_mib(pid);
             if under_96.is_none() && now.is_some_and(|m| m < 96.0) {
                 under_96 = Some(ended.elapsed().as_secs_f64());
@@ -116,21 +136,16 @@ pub async fn burst(
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
-    gaps.sort();
-    let gap_at = |q: f64| {
-        if gaps.is_empty() {
-            f64::NAN
-        } else {
-            gaps[((gaps.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3
-        }
-    };
     let result = StreamsResult {
         streams: args.streams,
         completed: ttfts.len(),
         errors,
-        max_gap_p50_ms: gap_at(0.5),
-        max_gap_p99_ms: gap_at(0.99),
-        max_gap_max_ms: gap_at(1.0),
+        max_gap_p50_ms: quantile_ms(&mut gaps, 0.5),
+        max_gap_p99_ms: quantile_ms(&mut gaps, 0.99),
+        max_gap_max_ms: quantile_ms(&mut gaps, 1.0),
+        head_gap_p99_ms: quantile_ms(&mut heads, 0.99),
+        middle_gap_p99_ms: quantile_ms(&mut middles, 0.99),
+        tail_gap_p99_ms: quantile_ms(&mut tails, 0.99),
         ttft: series("streams-ttft", ttfts, errors),
         seconds,
         rss_before_mib: rss_before,
@@ -140,7 +155,8 @@ pub async fn burst(
     };
     println!(
         "\nstreams: {} started at once, {} completed, {} errors in {:.1} s; TTFT p50 {:.1} ms p99 {:.1} ms; \
-         longest gap between events per stream: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (upstream spacing {} ms)",
+         longest gap between events per stream: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (upstream spacing {} ms); \
+         p99 of the pause before the first token {:.1} ms, between tokens {:.1} ms, before message_end {:.1} ms",
         result.streams,
         result.completed,
         result.errors,
@@ -150,54 +166,81 @@ pub async fn burst(
         result.max_gap_p50_ms,
         result.max_gap_p99_ms,
         result.max_gap_max_ms,
-        args.stream_token_delay_ms
+        args.stream_token_delay_ms,
+        result.head_gap_p99_ms,
+        result.middle_gap_p99_ms,
+        result.tail_gap_p99_ms,
     );
     if let (Some(before), Some(peak), Some(after)) =
         (result.rss_before_mib, result.rss_peak_mib, result.rss_after_30s_mib)
     {
         let back = match result.rss_under_96_mib_after_s {
             Some(s) => format!("under 96 MiB {s:.1} s after the burst"),
-            None => "not under 96 MiB within 30 s".into(),
+            None => format!("not under 96 MiB within {} s", args.after_burst_seconds),
         };
         println!(
             "memory: {before:.0} MiB before, peak {peak:.0} MiB during the burst ({:.1} KiB per stream over before), \
-             {after:.0} MiB 30 s after; {back}",
-            (peak - before) * 1024.0 / result.streams.max(1) as f64
+             {after:.0} MiB {} s after; {back}",
+            (peak - before) * 1024.0 / result.streams.max(1) as f64,
+            args.after_burst_seconds
         );
     }
     Ok(result)
 }
 
-async fn read_stream(response: reqwest::Response, started: Instant) -> anyhow::Result<(Duration, Duration)> {
+/// What one stream showed: when its first token came, and its longest pauses.
+struct StreamTimes {
+    first_token: Duration,
+    /// Longest pause between two writes anywhere in the stream (as the side-by-side harness
+    /// counts it: from the first event, `message_start`, on).
+    max_gap: Duration,
+    /// The pause before the first token, after `message_start` (the model call's start).
+    head: Duration,
+    /// Longest pause between writes after the first token, before the end.
+    middle: Duration,
+    /// From the write before `message_end` to `message_end` (the answer's last batch stored).
+    tail: Duration,
+}
+
+async fn read_stream(response: reqwest::Response, started: Instant) -> anyhow::Result<StreamTimes> {
     if !response.status().is_success() {
         bail!("status {}", response.status());
     }
     let mut body = response.bytes_stream();
-    let mut first = None;
+    let mut seen_any = false;
+    let mut first_token = None;
     let mut last = Instant::now();
-    let mut max_gap = Duration::ZERO;
+    let (mut max_gap, mut head, mut middle, mut tail) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut completed = false;
     while let Some(chunk) = body.next().await {
         let chunk = chunk?;
         let now = Instant::now();
         let text = String::from_utf8_lossy(&chunk);
-        match first {
+        let gap = now - last;
+        let seen_before = std::mem::replace(&mut seen_any, true);
+        if seen_before {
+            max_gap = max_gap.max(gap);
+        }
+        let ends = text.contains("event: message_end");
+        match first_token {
             None if text.contains("event: token") => {
-                first = Some(started.elapsed());
-                last = now;
+                first_token = Some(started.elapsed());
+                if seen_before {
+                    head = gap;
+                }
             }
-            Some(_) => {
-                max_gap = max_gap.max(now - last);
-                last = now;
-            }
+            Some(_) if ends => tail = gap,
+            Some(_) => middle = middle.max(gap),
             None => {}
         }
-        if text.contains("event: message_end") && text.contains("\"complete\"") {
+        last = now;
+        if ends && text.contains("\"complete\"") {
             completed = true;
         }
     }
     if !completed {
         bail!("stream did not complete");
     }
-    Ok((first.context("no token")?, max_gap))
+    Ok(StreamTimes { first_token: first_token.context("no token")?, max_gap, head, middle, tail })
 }

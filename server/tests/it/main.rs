@@ -13,6 +13,7 @@ mod api_retries;
 mod api_streams;
 mod api_transcripts;
 mod attachments;
+mod bench;
 mod console_access;
 mod console_agents;
 mod console_settings;

@@ -1,0 +1,61 @@
+//! `parley bench` end to end: its two fake upstreams and a real `parley serve` as children, and
+//! the figures a run prints and writes. Only their shape is checked, never a time.
+
+use std::net::TcpListener;
+
+use serde_json::Value;
+
+/// A free port whose next one is free too (the bench's second upstream listens there).
+fn free_pair() -> u16 {
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        if port < u16::MAX && TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn a_benchmark_run_reports_latency_and_the_bursts_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let (upstream, parley) = (free_pair(), free_port());
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))
+        .args(["bench", "--requests", "4", "--warmup", "1", "--streams", "20", "--tokens", "5"])
+        .args(["--stream-token-delay-ms", "5", "--after-burst-seconds", "1"])
+        .args(["--upstream-port", &upstream.to_string(), "--parley-port", &parley.to_string()])
+        .arg("--json")
+        .arg(&json)
+        .env_remove("DATABASE_URL")
+        .env("RUST_LOG", "warn")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("run parley bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "parley bench failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("20 started at once, 20 completed, 0 errors"), "{stdout}");
+    assert!(stdout.contains("p99 of the pause before the first token"), "{stdout}");
+
+    let figures: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let series = figures["series"].as_array().expect("series");
+    let names: Vec<&str> = series.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(names, ["direct", "parley", "direct-tool", "parley-tool"], "{figures:#}");
+    for s in series {
+        assert_eq!((s["n"].as_u64(), s["errors"].as_u64()), (Some(4), Some(0)), "{s}");
+    }
+    let streams = &figures["streams"];
+    assert_eq!((streams["completed"].as_u64(), streams["errors"].as_u64()), (Some(20), Some(0)), "{streams}");
+    let ms = |key: &str| streams[key].as_f64().unwrap_or_else(|| panic!("{key} in {streams}"));
+    // Each stream's longest pause is at least each of its parts, so the same holds for the p99s.
+    for part in ["head_gap_p99_ms", "middle_gap_p99_ms", "tail_gap_p99_ms"] {
+        assert!(ms(part) >= 0.0 && ms(part) <= ms("max_gap_p99_ms"), "{part}: {streams}");
+    }
+    assert!(ms("max_gap_p50_ms") <= ms("max_gap_p99_ms") && ms("max_gap_p99_ms") <= ms("max_gap_max_ms"), "{streams}");
+    // Linux: the server's memory, read from /proc.
+    assert!(ms("rss_before_mib") > 0.0 && ms("rss_peak_mib") > 0.0 && ms("rss_after_30s_mib") > 0.0, "{streams}");
+}
