@@ -101,15 +101,17 @@ pub struct Series {
     pub p99_us: f64,
 }
 
+/// The `q` quantile of `sorted` in seconds (NaN when empty).
+fn quantile(sorted: &[Duration], q: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        n => sorted[((n as f64 - 1.0) * q).round() as usize].as_secs_f64(),
+    }
+}
+
 fn series(name: &str, mut samples: Vec<Duration>, errors: usize) -> Series {
     samples.sort();
-    let pick = |q: f64| -> f64 {
-        if samples.is_empty() {
-            return f64::NAN;
-        }
-        let i = ((samples.len() as f64 - 1.0) * q).round() as usize;
-        samples[i].as_secs_f64() * 1e6
-    };
+    let pick = |q: f64| quantile(&samples, q) * 1e6;
     Series { name: name.into(), n: samples.len(), errors, p50_us: pick(0.5), p90_us: pick(0.9), p99_us: pick(0.99) }
 }
 

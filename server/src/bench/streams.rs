@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::{BenchArgs, Series, series};
+use super::{BenchArgs, Series, quantile, series};
 
 /// Result of the concurrent stream test.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -35,15 +35,6 @@ pub struct StreamsResult {
     pub rss_after_30s_mib: Option<f64>,
     /// Seconds after the burst until the memory was back under 96 MiB (absent: not while watched).
     pub rss_under_96_mib_after_s: Option<f64>,
-}
-
-/// The `q` quantile of `values` in milliseconds (NaN when empty).
-fn quantile_ms(values: &mut [Duration], q: f64) -> f64 {
-    values.sort();
-    match values.len() {
-        0 => f64::NAN,
-        n => values[((n as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e3,
-    }
 }
 
 /// Resident memory of process `pid` in MiB (Linux `/proc`).
@@ -136,16 +127,20 @@ pub async fn burst(
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
+    for v in [&mut gaps, &mut heads, &mut middles, &mut tails] {
+        v.sort();
+    }
+    let ms = |v: &[Duration], q: f64| quantile(v, q) * 1e3;
     let result = StreamsResult {
         streams: args.streams,
         completed: ttfts.len(),
         errors,
-        max_gap_p50_ms: quantile_ms(&mut gaps, 0.5),
-        max_gap_p99_ms: quantile_ms(&mut gaps, 0.99),
-        max_gap_max_ms: quantile_ms(&mut gaps, 1.0),
-        head_gap_p99_ms: quantile_ms(&mut heads, 0.99),
-        middle_gap_p99_ms: quantile_ms(&mut middles, 0.99),
-        tail_gap_p99_ms: quantile_ms(&mut tails, 0.99),
+        max_gap_p50_ms: ms(&gaps, 0.5),
+        max_gap_p99_ms: ms(&gaps, 0.99),
+        max_gap_max_ms: ms(&gaps, 1.0),
+        head_gap_p99_ms: ms(&heads, 0.99),
+        middle_gap_p99_ms: ms(&middles, 0.99),
+        tail_gap_p99_ms: ms(&tails, 0.99),
         ttft: series("streams-ttft", ttfts, errors),
         seconds,
         rss_before_mib: rss_before,

@@ -5,18 +5,16 @@ use std::net::TcpListener;
 
 use serde_json::Value;
 
+use crate::harness::free_port;
+
 /// A free port whose next one is free too (the bench's second upstream listens there).
 fn free_pair() -> u16 {
     loop {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = free_port();
         if port < u16::MAX && TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
             return port;
         }
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 #[tokio::test]
