@@ -35,12 +35,17 @@ pub struct SseFrame {
     pub id: Option<String>,
 }
 
-/// Feed it chunks of text as they arrive; it returns the frames completed so far.
+/// Feed it chunks of text (or bytes) as they arrive; it returns the frames completed so far.
+/// Lines are cut where they end and handled in place: a chunk costs no copy of the text beyond
+/// the unfinished line it leaves in the buffer, and a frame's fields are its only allocations.
 #[derive(Debug, Default)]
 pub struct SseParser {
-    buffer: String,
+    /// The start of a line not yet ended (bytes, so a chunk may end inside a character).
+    buffer: Vec<u8>,
     event: Option<String>,
-    data: Vec<String>,
+    /// `data:` lines joined with `\n` as they come.
+    data: String,
+    has_data: bool,
     id: Option<String>,
     has_field: bool,
 }
@@ -58,43 +63,61 @@ impl SseParser {
     }
 
     /// Adds a chunk and calls `on_frame` for every frame it completed.
-    pub fn feed_with(&mut self, chunk: &str, mut on_frame: impl FnMut(SseFrame)) {
-        self.buffer.push_str(chunk);
-        let mut consumed = 0;
-        let bytes = self.buffer.as_bytes();
+    pub fn feed_with(&mut self, chunk: &str, on_frame: impl FnMut(SseFrame)) {
+        // Whole characters in, whole lines out: every line is valid UTF-8.
+        let _ = self.feed_bytes_with(chunk.as_bytes(), on_frame);
+    }
+
+    /// Adds a chunk of bytes, which may end inside a character, and calls `on_frame` for every
+    /// frame it completed. A line that is not UTF-8 is an error (the frames before it were
+    /// dispatched; the parser is then of no further use).
+    pub fn feed_bytes_with(
+        &mut self,
+        chunk: &[u8],
+        mut on_frame: impl FnMut(SseFrame),
+    ) -> Result<(), std::str::Utf8Error> {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        // Most chunks end on a line end: then the chunk is read where it is, not copied.
+        let whole = buffer.is_empty();
+        if !whole {
+            buffer.extend_from_slice(chunk);
+        }
+        let bytes: &[u8] = if whole { chunk } else { &buffer };
         let mut start = 0;
-        let mut lines: Vec<(usize, usize)> = Vec::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'\n' => {
-                    lines.push((start, i));
-                    start = i + 1;
-                    consumed = start;
-                }
-                b'\r' => {
+        let mut result = Ok(());
+        while let Some(offset) = memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
+            let end = start + offset;
+            let next = if bytes[end] == b'\r' {
+                match bytes.get(end + 1) {
                     // A lone CR at the very end may be the first half of CRLF: wait for more.
-                    if i + 1 == bytes.len() {
-                        break;
-                    }
-                    lines.push((start, i));
-                    if bytes[i + 1] == b'\n' {
-                        i += 1;
-                    }
-                    start = i + 1;
-                    consumed = start;
+                    None => break,
+                    Some(b'\n') => end + 2,
+                    Some(_) => end + 1,
                 }
-                _ => {}
+            } else {
+                end + 1
+            };
+            match std::str::from_utf8(&bytes[start..end]) {
+                Ok(line) => {
+                    if let Some(frame) = self.line(line) {
+                        on_frame(frame);
+                    }
+                }
+                Err(e) => {
+                    result = Err(e);
+                    start = bytes.len();
+                    break;
+                }
             }
-            i += 1;
+            start = next;
         }
-        let buffer = std::mem::take(&mut self.buffer);
-        for (s, e) in lines {
-            if let Some(frame) = self.line(&buffer[s..e]) {
-                on_frame(frame);
-            }
+        if whole {
+            buffer.extend_from_slice(&chunk[start..]);
+        } else {
+            buffer.drain(..start);
         }
-        self.buffer = buffer[consumed..].to_owned();
+        self.buffer = buffer;
+        result
     }
 
     fn line(&mut self, line: &str) -> Option<SseFrame> {
@@ -103,11 +126,8 @@ impl SseParser {
                 return None;
             }
             self.has_field = false;
-            let frame = SseFrame {
-                event: self.event.take(),
-                data: std::mem::take(&mut self.data).join("\n"),
-                id: self.id.take(),
-            };
+            self.has_data = false;
+            let frame = SseFrame { event: self.event.take(), data: std::mem::take(&mut self.data), id: self.id.take() };
             return Some(frame);
         }
         if line.starts_with(':') {
@@ -119,7 +139,13 @@ impl SseParser {
         };
         match field {
             "event" => self.event = Some(value.to_owned()),
-            "data" => self.data.push(value.to_owned()),
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
             "id" => self.id = Some(value.to_owned()),
             _ => return None,
         }
@@ -164,6 +190,39 @@ mod tests {
         assert_eq!(d.push(&bytes[2..3]).unwrap(), "");
         assert_eq!(d.push(&bytes[3..]).unwrap(), "你b");
         assert!(Utf8Decoder::default().push(&[0xff, 0x41]).is_err());
+    }
+
+    #[test]
+    fn bytes_split_inside_characters_and_line_ends() {
+        let text = "event: token\r\ndata: 你好\r\ndata: é\r\n\r\ndata: x\n\n".as_bytes();
+        for split in 0..text.len() {
+            let mut p = SseParser::new();
+            let mut frames = Vec::new();
+            p.feed_bytes_with(&text[..split], |f| frames.push(f)).unwrap();
+            p.feed_bytes_with(&text[split..], |f| frames.push(f)).unwrap();
+            assert_eq!(frames.len(), 2, "split at {split}");
+            assert_eq!(frames[0].event.as_deref(), Some("token"));
+            assert_eq!(frames[0].data, "你好\né");
+            assert_eq!(frames[1].event, None);
+            assert_eq!(frames[1].data, "x");
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_an_error_after_the_frames_before_it() {
+        let mut p = SseParser::new();
+        let mut frames = Vec::new();
+        let result = p.feed_bytes_with(b"data: a\n\ndata: \xff\n\n", |f| frames.push(f));
+        assert!(result.is_err());
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0].data, "a");
+    }
+
+    #[test]
+    fn an_empty_data_line_counts() {
+        let mut p = SseParser::new();
+        let frames = p.feed("data:\ndata: b\n\ndata\n\n");
+        assert_eq!(frames.iter().map(|f| f.data.as_str()).collect::<Vec<_>>(), ["\nb", ""]);
     }
 
     #[test]
