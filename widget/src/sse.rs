@@ -77,7 +77,8 @@ impl SseParser {
         mut on_frame: impl FnMut(SseFrame),
     ) -> Result<(), std::str::Utf8Error> {
         let mut buffer = std::mem::take(&mut self.buffer);
-        // Most chunks end on a line end: then the chunk is read where it is, not copied.
+        // When the previous chunk ended on a line end (the usual case), this one is read where it
+        // is, not copied.
         let whole = buffer.is_empty();
         if !whole {
             buffer.extend_from_slice(chunk);
