@@ -461,6 +461,13 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(60)).await;
             drop(tx);
         });
+        channel_body(rx)
+    }
+
+    /// A body made of the chunks sent on `rx`; it ends when every sender is gone.
+    fn channel_body(
+        rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>,
+    ) -> impl Stream<Item = reqwest::Result<Bytes>> + Send + Unpin + 'static {
         Box::pin(futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (Ok(b), rx)) }))
     }
 
@@ -511,8 +518,7 @@ mod tests {
         // The answer waits 400 ms between two tokens (a full writer queue); the next chunk then
         // comes 50 ms after it asks: the upstream was silent 50 ms, not 450.
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
-        let body = Box::pin(futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (Ok(b), rx)) }));
-        let mut events = Box::pin(drive::<_, OpenAiWire>(body, settings(1_000, 200), Instant::now()));
+        let mut events = Box::pin(drive::<_, OpenAiWire>(channel_body(rx), settings(1_000, 200), Instant::now()));
         tx.send(token("a")).unwrap();
         assert!(matches!(events.next().await, Some(Ok(ModelEvent::Text(t))) if t == "a"));
         tokio::time::sleep(Duration::from_millis(400)).await;
