@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod demo;
 pub mod fallbacks;
 pub mod openai;
+pub mod stream;
 pub mod transport;
 
 use std::pin::Pin;

@@ -9,7 +9,8 @@ use bytes::Bytes;
 use parley_widget::sse::SseFrame;
 use serde_json::{Value, json};
 
-use super::transport::{KeyHeader, Sink, Transport, TransportSettings, WireFormat, truncate};
+use super::stream::Sink;
+use super::transport::{KeyHeader, Transport, TransportSettings, WireFormat, truncate};
 use super::{
     AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ModelToolCall,
     ProviderError, TokenUsage,
@@ -333,7 +334,8 @@ impl WireFormat for OpenAiWire {
 mod tests {
     use reqwest::StatusCode;
 
-    use super::super::transport::{Reader, classify};
+    use super::super::stream::Reader;
+    use super::super::transport::classify;
     use super::*;
 
     fn run(chunks: &[&str]) -> Vec<Result<ModelEvent, ProviderError>> {

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use parley_widget::sse::SseFrame;
 use serde_json::Value;
 
-use super::super::transport::{Sink, WireFormat, truncate};
+use super::super::stream::Sink;
+use super::super::transport::{WireFormat, truncate};
 use super::super::{FinishReason, ModelEvent, ModelToolCall, ProviderError, TokenUsage};
 
 /// An exhausted balance or quota: waiting does not help, so it is no rate limit.
@@ -314,7 +315,7 @@ impl AnthropicWire {
 mod tests {
     use serde_json::json;
 
-    use super::super::super::transport::Reader;
+    use super::super::super::stream::Reader;
     use super::*;
 
     fn state() -> Reader<AnthropicWire> {
