@@ -2,28 +2,6 @@
 //! `event`, `data`, `id` fields, comments, CRLF or LF line ends, frames split anywhere). Used by
 //! the panel in the browser, by the server's OpenAI-compatible client and by the tests.
 
-/// Turns a byte stream into text, keeping a multi-byte character that is split across chunks
-/// until its remaining bytes arrive.
-#[derive(Debug, Default)]
-pub struct Utf8Decoder {
-    carry: Vec<u8>,
-}
-
-impl Utf8Decoder {
-    /// The text completed by `bytes`; an error for bytes that can never be UTF-8.
-    pub fn push(&mut self, bytes: &[u8]) -> Result<String, std::str::Utf8Error> {
-        self.carry.extend_from_slice(bytes);
-        let valid = match std::str::from_utf8(&self.carry) {
-            Ok(s) => s.len(),
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
-            Err(e) => return Err(e),
-        };
-        let rest = self.carry.split_off(valid);
-        let text = String::from_utf8(std::mem::replace(&mut self.carry, rest)).unwrap_or_default();
-        Ok(text)
-    }
-}
-
 /// One dispatched SSE frame.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SseFrame {
@@ -60,6 +38,14 @@ impl SseParser {
         let mut frames = Vec::new();
         self.feed_with(chunk, |f| frames.push(f));
         frames
+    }
+
+    /// Adds a chunk of bytes, which may end inside a character, and returns every frame it
+    /// completed; an error for a line that is not UTF-8 (see [`SseParser::feed_bytes_with`]).
+    pub fn feed_bytes(&mut self, chunk: &[u8]) -> Result<Vec<SseFrame>, std::str::Utf8Error> {
+        let mut frames = Vec::new();
+        self.feed_bytes_with(chunk, |f| frames.push(f))?;
+        Ok(frames)
     }
 
     /// Adds a chunk and calls `on_frame` for every frame it completed.
@@ -181,16 +167,6 @@ mod tests {
         assert_eq!(frames.len(), 2);
         assert_eq!(frames[0].event, None);
         assert_eq!(frames[1].data, "[DONE]");
-    }
-
-    #[test]
-    fn decoder_waits_for_split_characters() {
-        let bytes = "a你b".as_bytes();
-        let mut d = Utf8Decoder::default();
-        assert_eq!(d.push(&bytes[..2]).unwrap(), "a");
-        assert_eq!(d.push(&bytes[2..3]).unwrap(), "");
-        assert_eq!(d.push(&bytes[3..]).unwrap(), "你b");
-        assert!(Utf8Decoder::default().push(&[0xff, 0x41]).is_err());
     }
 
     #[test]

@@ -311,8 +311,9 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
 /// The console's live feed (`GET /admin/feed`) of a signed-in browser, read as it comes.
 struct Feed {
     body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
-    text: String,
-    decoder: parley_widget::sse::Utf8Decoder,
+    parser: parley_widget::sse::SseParser,
+    /// The `data` of every event read so far.
+    changes: Vec<String>,
 }
 
 async fn console_feed(base: &str, cookie: &str) -> Feed {
@@ -324,7 +325,7 @@ async fn console_feed(base: &str, cookie: &str) -> Feed {
         .await
         .unwrap();
     assert_eq!(r.status(), 200, "the console feed");
-    Feed { body: Box::pin(r.bytes_stream()), text: String::new(), decoder: Default::default() }
+    Feed { body: Box::pin(r.bytes_stream()), parser: Default::default(), changes: Vec::new() }
 }
 
 impl Feed {
@@ -333,13 +334,15 @@ impl Feed {
         use futures::StreamExt;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
-            let changes: Vec<&str> = self.text.lines().filter(|l| l.starts_with("data:")).collect();
+            let changes: Vec<&str> = self.changes.iter().map(String::as_str).collect();
             if stop(&changes) {
                 return;
             }
             match tokio::time::timeout_at(deadline, self.body.next()).await {
-                Ok(Some(Ok(bytes))) => self.text.push_str(&self.decoder.push(&bytes).expect("utf-8")),
-                other => panic!("the console feed ended or stalled: {other:?}; got {}", self.text),
+                Ok(Some(Ok(bytes))) => {
+                    self.changes.extend(self.parser.feed_bytes(&bytes).expect("utf-8").into_iter().map(|f| f.data))
+                }
+                other => panic!("the console feed ended or stalled: {other:?}; got {:?}", self.changes),
             }
         }
     }

@@ -9,7 +9,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortSignal, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response};
 
 use crate::protocol::{ApiCode, ApiError, StreamEvent};
-use crate::sse::{SseParser, Utf8Decoder};
+use crate::sse::SseParser;
 
 /// A failed call.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,7 +123,6 @@ pub async fn stream(
     let response = fetch(method, url, Some(token), body, &extra, signal).await?;
     let Some(body) = response.body() else { return Ok(StreamEnd::Closed) };
     let reader: ReadableStreamDefaultReader = body.get_reader().dyn_into().map_err(|e| js_err(e.into()))?;
-    let mut decoder = Utf8Decoder::default();
     let mut parser = SseParser::new();
     loop {
         let chunk = match JsFuture::from(reader.read()).await {
@@ -136,8 +135,7 @@ pub async fn stream(
         }
         let value = Reflect::get(&chunk, &JsValue::from_str("value")).map_err(js_err)?;
         let bytes = Uint8Array::new(&value).to_vec();
-        let text = decoder.push(&bytes).map_err(|e| ClientError::Network(e.to_string()))?;
-        parser.feed_with(&text, |frame| {
+        let parsed = parser.feed_bytes_with(&bytes, |frame| {
             // Events without an `id:` (typing indicators) are passed on with sequence number 0.
             let seq = match frame.id.as_deref() {
                 Some(id) => id.parse().ok(),
@@ -148,6 +146,7 @@ pub async fn stream(
                 on_event(seq, event);
             }
         });
+        parsed.map_err(|e| ClientError::Network(e.to_string()))?;
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use parley_widget::protocol::{Block, StreamEvent, ToolCall, ToolCallStatus, Usage};
-use parley_widget::sse::{SseFrame, SseParser, Utf8Decoder};
+use parley_widget::sse::{SseFrame, SseParser};
 use reqwest::header::CONTENT_TYPE;
 use serde_json::Value;
 
@@ -26,13 +26,12 @@ pub const ESCALATED: [&str; 5] = [
 pub async fn read_events(r: reqwest::Response) -> Events {
     let mut out = Vec::new();
     let mut parser = SseParser::new();
-    let mut text = Utf8Decoder::default();
     let mut body = r.bytes_stream();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         match tokio::time::timeout_at(deadline, body.next()).await {
             Ok(Some(Ok(bytes))) => {
-                for f in parser.feed(&text.push(&bytes).expect("utf-8")) {
+                for f in parser.feed_bytes(&bytes).expect("utf-8") {
                     out.push(parse_frame(&f));
                 }
             }
@@ -47,7 +46,6 @@ pub async fn read_events(r: reqwest::Response) -> Events {
 pub struct Live {
     body: Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
     parser: SseParser,
-    text: Utf8Decoder,
     pub events: Events,
 }
 
@@ -62,12 +60,7 @@ impl Live {
 
     /// Like [`Live::new`], without looking at the status or the content type.
     pub fn unchecked(r: reqwest::Response) -> Live {
-        Live {
-            body: Box::pin(r.bytes_stream()),
-            parser: SseParser::new(),
-            text: Utf8Decoder::default(),
-            events: Vec::new(),
-        }
+        Live { body: Box::pin(r.bytes_stream()), parser: SseParser::new(), events: Vec::new() }
     }
 
     /// Reads events until `stop` says so (10 s at most).
@@ -81,7 +74,7 @@ impl Live {
         while !stop(&self.events) {
             match tokio::time::timeout_at(deadline, self.body.next()).await {
                 Ok(Some(Ok(bytes))) => {
-                    for f in self.parser.feed(&self.text.push(&bytes).expect("utf-8")) {
+                    for f in self.parser.feed_bytes(&bytes).expect("utf-8") {
                         self.events.push(parse_frame(&f));
                     }
                 }

@@ -7,34 +7,26 @@ use super::*;
 /// Reads the events of an SSE response as (event name, data) pairs.
 struct SseReader {
     response: reqwest::Response,
-    buffer: String,
-    text: parley_widget::sse::Utf8Decoder,
+    parser: parley_widget::sse::SseParser,
+    frames: std::collections::VecDeque<parley_widget::sse::SseFrame>,
 }
 
 impl SseReader {
+    fn new(response: reqwest::Response) -> Self {
+        SseReader { response, parser: Default::default(), frames: Default::default() }
+    }
+
     async fn next(&mut self) -> (String, String) {
         loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let block: String = self.buffer.drain(..end + 2).collect();
-                let (mut event, mut data) = (String::from("message"), Vec::new());
-                for line in block.lines() {
-                    if let Some(v) = line.strip_prefix("event:") {
-                        event = v.trim().to_owned();
-                    } else if let Some(v) = line.strip_prefix("data:") {
-                        data.push(v.strip_prefix(' ').unwrap_or(v).to_owned());
-                    }
-                }
-                if data.is_empty() {
-                    continue; // a keep-alive comment
-                }
-                return (event, data.join("\n"));
+            if let Some(frame) = self.frames.pop_front() {
+                return (frame.event.unwrap_or_else(|| "message".into()), frame.data);
             }
             let chunk = tokio::time::timeout(std::time::Duration::from_secs(10), self.response.chunk())
                 .await
                 .expect("an event within 10 s")
                 .expect("the stream reads")
                 .expect("the stream is still open");
-            self.buffer.push_str(&self.text.push(&chunk).expect("utf-8").replace("\r\n", "\n"));
+            self.frames.extend(self.parser.feed_bytes(&chunk).expect("utf-8"));
         }
     }
 
@@ -58,7 +50,7 @@ async fn mcp_sse_transport_serves_the_tools_of_a_session() {
     let opened = app.client.get(app.url(&format!("/sse/mcp?token={t}&output=text"))).send().await.unwrap();
     assert_eq!(opened.status(), 200);
     assert!(opened.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
-    let mut stream = SseReader { response: opened, buffer: String::new(), text: Default::default() };
+    let mut stream = SseReader::new(opened);
     let (event, endpoint) = stream.next().await;
     assert_eq!(event, "endpoint");
     assert!(endpoint.starts_with("/sse/mcp/message?sessionId="), "{endpoint}");
