@@ -5,176 +5,10 @@ use serde::{Deserialize, Serialize};
 use super::block::Block;
 use super::codes::ApiCode;
 use super::event::{MessageStatus, Role, ToolCallStatus};
+use super::look::{LanguageSetting, Theme};
 
 /// Largest visitor message the server accepts, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 4000;
-
-/// Narrowest and widest panel the owner may choose, in CSS pixels.
-pub const PANEL_WIDTHS: std::ops::RangeInclusive<u32> = 320..=480;
-/// Lowest and tallest panel the owner may choose, in CSS pixels.
-pub const PANEL_HEIGHTS: std::ops::RangeInclusive<u32> = 400..=800;
-/// Starter questions an agent may offer.
-pub const MAX_STARTERS: usize = 4;
-/// Longest starter question and launcher label, in characters.
-pub const MAX_STARTER_CHARS: usize = 80;
-pub const MAX_LAUNCHER_LABEL_CHARS: usize = 24;
-
-/// Light, dark, or as the visitor's system says (`prefers-color-scheme`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ColorScheme {
-    /// Also what an unknown value from a newer server means.
-    #[default]
-    Light,
-    Dark,
-    Auto,
-}
-
-impl ColorScheme {
-    pub const ALL: [ColorScheme; 3] = [ColorScheme::Light, ColorScheme::Dark, ColorScheme::Auto];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ColorScheme::Light => "light",
-            ColorScheme::Dark => "dark",
-            ColorScheme::Auto => "auto",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        ColorScheme::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-}
-
-/// The picture on the launcher button.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LauncherIcon {
-    /// A speech bubble; also what an unknown value means.
-    #[default]
-    Chat,
-    /// A question mark.
-    Help,
-    /// A sparkle.
-    Sparkle,
-    /// No picture: the launcher shows its label alone.
-    None,
-}
-
-impl LauncherIcon {
-    pub const ALL: [LauncherIcon; 4] =
-        [LauncherIcon::Chat, LauncherIcon::Help, LauncherIcon::Sparkle, LauncherIcon::None];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LauncherIcon::Chat => "chat",
-            LauncherIcon::Help => "help",
-            LauncherIcon::Sparkle => "sparkle",
-            LauncherIcon::None => "none",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        LauncherIcon::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-}
-
-/// The language of the panel's own words: the agent's choice, or `auto` (the visitor's browser
-/// languages decide, see [`crate::i18n::choose`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LanguageSetting {
-    /// Also what an unknown value means.
-    #[default]
-    Auto,
-    En,
-    ZhHans,
-    ZhHant,
-}
-
-impl LanguageSetting {
-    pub const ALL: [LanguageSetting; 4] =
-        [LanguageSetting::Auto, LanguageSetting::En, LanguageSetting::ZhHans, LanguageSetting::ZhHant];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LanguageSetting::Auto => "auto",
-            LanguageSetting::En => "en",
-            LanguageSetting::ZhHans => "zh-Hans",
-            LanguageSetting::ZhHant => "zh-Hant",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        LanguageSetting::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-}
-
-/// Enumerated settings travel as their names; a name this build does not know (a newer
-/// server's) reads as the default, so the configuration still parses.
-macro_rules! by_name {
-    ($($t:ty),*) => {$(
-        impl Serialize for $t {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let name = std::borrow::Cow::<'de, str>::deserialize(d)?;
-                Ok(<$t>::parse(&name).unwrap_or_default())
-            }
-        }
-    )*};
-}
-
-by_name!(ColorScheme, LauncherIcon, LanguageSetting);
-
-fn default_width() -> u32 {
-    380
-}
-
-fn default_height() -> u32 {
-    640
-}
-
-/// Launcher and panel look. Every field after `position` came later and has a default, so a
-/// configuration cached from an older server still parses.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Theme {
-    /// CSS colour of the launcher and accents, `#rrggbb`.
-    pub color: String,
-    /// `right` or `left` (bottom corner of the host page).
-    pub position: String,
-    /// Colour of text on `color`, `#rrggbb`; `None`: black or white, whichever contrasts more.
-    #[serde(default)]
-    pub text_color: Option<String>,
-    #[serde(default)]
-    pub scheme: ColorScheme,
-    #[serde(default)]
-    pub launcher_icon: LauncherIcon,
-    /// Text beside the launcher's icon; empty: none.
-    #[serde(default)]
-    pub launcher_label: String,
-    /// The open panel's size on a wide screen, in CSS pixels (phones get the whole screen).
-    #[serde(default = "default_width")]
-    pub width: u32,
-    #[serde(default = "default_height")]
-    pub height: u32,
-}
-
-impl Default for Theme {
-    fn default() -> Self {
-        Theme {
-            color: "#4f46e5".into(),
-            position: "right".into(),
-            text_color: None,
-            scheme: ColorScheme::Light,
-            launcher_icon: LauncherIcon::Chat,
-            launcher_label: String::new(),
-            width: default_width(),
-            height: default_height(),
-        }
-    }
-}
 
 /// What the browser may know about an agent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -197,7 +31,7 @@ pub struct PublicAgentConfig {
     /// The input's placeholder; empty: the panel's own ("Type a message…").
     #[serde(default)]
     pub placeholder: String,
-    /// Questions offered as chips before the first message (at most [`MAX_STARTERS`]).
+    /// Questions offered as chips before the first message (at most [`MAX_STARTERS`](super::MAX_STARTERS)).
     #[serde(default)]
     pub starters: Vec<String>,
     /// Whether people are in now, for an agent with business hours (`None`: it has none).
@@ -409,110 +243,6 @@ pub struct Rate {
 /// The longest rating comment, in characters.
 pub const MAX_RATING_COMMENT_CHARS: usize = 1000;
 
-/// `POST /api/v1/conversations/{id}/lead`: the visitor asks a person to get in touch.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LeadForm {
-    pub name: String,
-    #[serde(default)]
-    pub email: Option<String>,
-    #[serde(default)]
-    pub phone: Option<String>,
-    pub message: String,
-}
-
-/// What can be wrong with a lead form (the panel says it in the visitor's language).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeadProblem {
-    NameMissing,
-    NameTooLong,
-    NoContact,
-    BadEmail,
-    BadPhone,
-    MessageTooLong,
-}
-
-impl LeadProblem {
-    /// The form field it belongs to.
-    pub fn field(self) -> &'static str {
-        match self {
-            LeadProblem::NameMissing | LeadProblem::NameTooLong => "name",
-            LeadProblem::NoContact | LeadProblem::BadEmail => "email",
-            LeadProblem::BadPhone => "phone",
-            LeadProblem::MessageTooLong => "message",
-        }
-    }
-
-    /// In English (the API's answers).
-    pub fn english(self) -> &'static str {
-        match self {
-            LeadProblem::NameMissing => "Please enter your name.",
-            LeadProblem::NameTooLong => "The name is too long (100 characters at most).",
-            LeadProblem::NoContact => "Please give an email address or a phone number.",
-            LeadProblem::BadEmail => "That email address does not look right.",
-            LeadProblem::BadPhone => "That phone number does not look right.",
-            LeadProblem::MessageTooLong => "The message is too long (2000 characters at most).",
-        }
-    }
-}
-
-/// Everything wrong with a lead form, empty when it is valid.
-pub fn lead_problems(form: &LeadForm) -> Vec<LeadProblem> {
-    let mut problems = Vec::new();
-    let name = form.name.trim();
-    if name.is_empty() {
-        problems.push(LeadProblem::NameMissing);
-    } else if name.chars().count() > 100 {
-        problems.push(LeadProblem::NameTooLong);
-    }
-    let email = form.email.as_deref().map(str::trim).filter(|e| !e.is_empty());
-    let phone = form.phone.as_deref().map(str::trim).filter(|p| !p.is_empty());
-    if email.is_none() && phone.is_none() {
-        problems.push(LeadProblem::NoContact);
-    }
-    if let Some(email) = email
-        && !looks_like_email(email)
-    {
-        problems.push(LeadProblem::BadEmail);
-    }
-    if let Some(phone) = phone
-        && !looks_like_phone(phone)
-    {
-        problems.push(LeadProblem::BadPhone);
-    }
-    if form.message.chars().count() > 2000 {
-        problems.push(LeadProblem::MessageTooLong);
-    }
-    problems
-}
-
-/// Field-level problems with a lead form, in English, empty when it is valid.
-pub fn validate_lead(form: &LeadForm) -> Vec<(&'static str, &'static str)> {
-    lead_problems(form).into_iter().map(|p| (p.field(), p.english())).collect()
-}
-
-fn looks_like_email(s: &str) -> bool {
-    if s.len() > 254 || s.chars().any(char::is_whitespace) {
-        return false;
-    }
-    match s.split_once('@') {
-        Some((local, domain)) => {
-            !local.is_empty()
-                && !domain.contains('@')
-                && domain.contains('.')
-                && !domain.starts_with('.')
-                && !domain.ends_with('.')
-        }
-        None => false,
-    }
-}
-
-fn looks_like_phone(s: &str) -> bool {
-    let digits = s.chars().filter(char::is_ascii_digit).count();
-    (6..=20).contains(&digits)
-        && s.chars().all(|c| c.is_ascii_digit() || matches!(c, '+' | ' ' | '-' | '(' | ')' | '.'))
-}
-
 /// The JSON body of every 4xx/5xx answer of the API.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApiError {
@@ -534,20 +264,6 @@ pub struct FieldError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn form(name: &str, email: Option<&str>, phone: Option<&str>) -> LeadForm {
-        LeadForm { name: name.into(), email: email.map(Into::into), phone: phone.map(Into::into), message: "hi".into() }
-    }
-
-    #[test]
-    fn lead_needs_name_and_a_way_to_reach() {
-        assert!(validate_lead(&form("Ann", Some("ann@example.com"), None)).is_empty());
-        assert!(validate_lead(&form("Ann", None, Some("+852 1234 5678"))).is_empty());
-        let fields: Vec<_> = validate_lead(&form(" ", None, None)).into_iter().map(|p| p.0).collect();
-        assert_eq!(fields, vec!["name", "email"]);
-        assert_eq!(validate_lead(&form("Ann", Some("ann@"), None))[0].0, "email");
-        assert_eq!(validate_lead(&form("Ann", None, Some("call me"))).len(), 1);
-    }
 
     #[test]
     fn send_message_rejects_unknown_fields() {
@@ -572,27 +288,5 @@ mod tests {
         // ... and one from before the look settings: every new field has its default.
         assert_eq!(c.theme, Theme { color: "#000000".into(), ..Theme::default() });
         assert_eq!((c.language, c.placeholder.as_str(), c.starters.len()), (LanguageSetting::Auto, "", 0));
-    }
-
-    #[test]
-    fn look_settings_travel_by_name_and_unknown_ones_fall_back() {
-        let theme: Theme = serde_json::from_str(
-            r##"{"color":"#123456","position":"left","scheme":"dark","launcher_icon":"sparkle","width":400,"height":500}"##,
-        )
-        .unwrap();
-        assert_eq!(
-            (theme.scheme, theme.launcher_icon, theme.width, theme.height),
-            (ColorScheme::Dark, LauncherIcon::Sparkle, 400, 500)
-        );
-        let newer: Theme = serde_json::from_str(
-            r##"{"color":"#123456","position":"left","scheme":"sepia","launcher_icon":"rocket"}"##,
-        )
-        .unwrap();
-        assert_eq!((newer.scheme, newer.launcher_icon), (ColorScheme::Light, LauncherIcon::Chat));
-        assert_eq!(serde_json::to_string(&LanguageSetting::ZhHant).unwrap(), "\"zh-Hant\"");
-        assert_eq!(serde_json::from_str::<LanguageSetting>("\"klingon\"").unwrap(), LanguageSetting::Auto);
-        for l in LanguageSetting::ALL {
-            assert_eq!(LanguageSetting::parse(l.as_str()), Some(l));
-        }
     }
 }

@@ -6,8 +6,12 @@ mod api;
 mod block;
 mod codes;
 mod event;
+mod lead;
+mod look;
 
 pub use api::*;
 pub use block::*;
 pub use codes::*;
 pub use event::*;
+pub use lead::*;
+pub use look::*;
