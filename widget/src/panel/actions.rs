@@ -1,5 +1,6 @@
 //! What the panel does: boot (restore the conversation), send, follow a stream after a drop,
-//! stop, reset, leave a lead. All of it runs in the browser only.
+//! stop, reset, leave a lead (signing in and out is in `identity`). All of it runs in the
+//! browser only.
 
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -9,10 +10,7 @@ use super::attach::Uploads;
 use super::client::{self, ClientError, StreamEnd};
 use super::model::Panel;
 use super::storage;
-use crate::protocol::{
-    ApiCode, CreateVisitor, Identified, Identify, LeadForm, MessageStatus, Role, SendMessage, Transcript,
-    VisitorCreated,
-};
+use crate::protocol::{ApiCode, CreateVisitor, LeadForm, MessageStatus, Role, SendMessage, Transcript, VisitorCreated};
 
 pub(super) const API: &str = "/api/v1";
 
@@ -55,7 +53,7 @@ impl Panel {
         .to_owned()
     }
 
-    async fn ensure_token(&self) -> Result<String, ClientError> {
+    pub(super) async fn ensure_token(&self) -> Result<String, ClientError> {
         // One visitor per browser, even when a send and an identify both need one at once.
         while self.token_pending.get() {
             sleep_ms(25).await;
@@ -75,7 +73,7 @@ impl Panel {
         Ok(created.token)
     }
 
-    fn forget_conversation(&self) {
+    pub(super) fn forget_conversation(&self) {
         storage::remove(&self.agent.get(), "conversation");
         self.clear();
     }
@@ -88,7 +86,7 @@ impl Panel {
     }
 
     /// Loads the conversation kept in storage (if any) into the panel.
-    fn show_stored_conversation(self) {
+    pub(super) fn show_stored_conversation(self) {
         spawn_local(async move {
             let agent = self.agent.get();
             let (Some(token), Some(conversation)) = (self.token.get(), storage::get(&agent, "conversation")) else {
@@ -126,96 +124,6 @@ impl Panel {
                 Err(e) => self.notice.set(Some(self.error_text(&e))),
             }
         });
-    }
-
-    /// The website's token for its signed-in user (`Parley.identify`): verified by the server,
-    /// which links this browser to the user. Their newest conversation is shown (it may come from
-    /// another device); a refused token leaves the panel anonymous.
-    pub fn identify(self, user_token: String) {
-        self.identifying.set_value(true);
-        spawn_local(async move {
-            self.identify_now(user_token).await;
-            self.identifying.set_value(false);
-        });
-    }
-
-    async fn identify_now(self, user_token: String) {
-        {
-            let agent = self.agent.get();
-            let mut attempts = 0;
-            let identified = loop {
-                attempts += 1;
-                let token = match self.ensure_token().await {
-                    Ok(t) => t,
-                    Err(e) => break Err(e),
-                };
-                let body = Identify { agent: agent.clone(), token: user_token.clone() };
-                match client::json::<Identify, Identified>(
-                    "POST",
-                    &format!("{API}/visitors/identify"),
-                    Some(&token),
-                    Some(&body),
-                )
-                .await
-                {
-                    // A token revoked or expired meanwhile: a new visitor, then again.
-                    Err(e) if e.status() == Some(401) && !is_identity_refusal(&e) && attempts < 2 => {
-                        storage::remove(&agent, "token");
-                        self.token.set_value(None);
-                    }
-                    other => break other,
-                }
-            };
-            match identified {
-                Ok(who) => {
-                    if let Some(token) = &who.token {
-                        storage::set(&agent, "token", token);
-                        self.token.set_value(Some(token.clone()));
-                    }
-                    let shown = self.conversation.get();
-                    self.user.set(Some(who.user.clone()));
-                    super::host::post_event(&self, "identified", &serde_json::json!({ "id": who.user.id }));
-                    // Show the user's newest conversation unless this one is being written or
-                    // is it already.
-                    if who.conversation_id.is_some()
-                        && who.conversation_id != shown
-                        && self.current.get().is_none()
-                        && !self.busy.get()
-                    {
-                        if let Some(id) = &who.conversation_id {
-                            storage::set(&agent, "conversation", id);
-                        }
-                        self.clear();
-                        self.show_stored_conversation();
-                    } else if who.token.is_some() && shown.is_some() {
-                        // The other user's conversation is not this one's to see.
-                        self.forget_conversation();
-                    }
-                }
-                Err(e) => {
-                    let code = match &e {
-                        ClientError::Api { error, .. } => error.error.as_str().to_owned(),
-                        ClientError::Network(_) => "network".to_owned(),
-                    };
-                    super::host::post_event(&self, "identity_error", &serde_json::json!({ "code": code }));
-                }
-            }
-        }
-    }
-
-    /// `Parley.logout()`: this browser signs out and starts again as a new anonymous visitor.
-    pub fn logout(self) {
-        if self.current.get().is_some() {
-            self.stop();
-        }
-        let agent = self.agent.get();
-        if let Some(token) = self.token.get() {
-            client::fire_and_forget("DELETE", &format!("{API}/visitors/me"), &token);
-        }
-        storage::remove(&agent, "token");
-        self.token.set_value(None);
-        self.user.set(None);
-        self.forget_conversation();
     }
 
     /// Sends the visitor's message and streams the answer in.
@@ -479,9 +387,4 @@ impl Panel {
             Err(e) => Err(vec![("form".into(), self.error_text(&e))]),
         }
     }
-}
-
-/// A refusal of the website's identity token (as opposed to this browser's own token).
-fn is_identity_refusal(e: &ClientError) -> bool {
-    matches!(e, ClientError::Api { error, .. } if error.error.as_str().starts_with("identity_"))
 }

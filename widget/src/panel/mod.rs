@@ -5,12 +5,14 @@
 //! the markup is HTML text (the catalogues' words escaped).
 
 mod actions;
+mod apply;
 mod attach;
 pub mod client;
 pub mod colors;
 mod dom;
 mod events;
 mod host;
+mod identity;
 mod lead_form;
 mod message;
 pub mod model;
