@@ -6,18 +6,16 @@ use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 use parley_widget::blocks::{self, BlockCtx};
 
-use super::answers::{SaveAsArticle, slash_matches};
+use super::answers::SaveAsArticle;
 use super::api::agents::agent_names;
-use super::api::answers::conversation_replies;
-use super::api::conversations::{
-    claim, close_conversation, conversation, conversations, operator_typing, release, reply,
-};
+use super::api::conversations::{claim, close_conversation, conversation, conversations, release};
 use super::api::identity::delete_person;
 use super::error::ConsoleError;
 use super::fields::ErrorLine;
 use super::layout::console_ctx;
 use super::lists::{AgentOptions, Badge, Pager, page_param, query, when};
 use super::loaded::Loaded;
+use super::reply_box::ReplyBox;
 use super::types::{ConsoleMessage, ConsultingState, ConversationDetail, ConversationItem};
 
 const STATUSES: &[(&str, &str)] = &[
@@ -385,129 +383,5 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>, save: Option<SaveC
                 </ul>
             })}
         </li>
-    }
-}
-
-#[component]
-fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
-    // Read in the browser once the box is shown (a resource here, inside the transcript's own,
-    // would break hydration).
-    let replies = RwSignal::new(Vec::new());
-    let id = StoredValue::new(id);
-    Effect::new(move |_| {
-        leptos::task::spawn_local(async move {
-            if let Ok(list) = conversation_replies(id.get_value()).await {
-                replies.set(list);
-            }
-        });
-    });
-    let text = RwSignal::new(String::new());
-    let error = RwSignal::new(None::<String>);
-    let typing_sent = StoredValue::new(0.0_f64);
-    // The `/` menu: the replies matching what follows the slash, the one picked, and whether
-    // Escape closed it (until the text changes).
-    let active = RwSignal::new(0usize);
-    let dismissed = RwSignal::new(false);
-    let matches = move || {
-        if dismissed.get() {
-            return Vec::new();
-        }
-        replies.with(|all| {
-            text.with(|t| slash_matches(t, all).map(|m| m.into_iter().cloned().collect()).unwrap_or_default())
-        })
-    };
-    let pick = move |body: String| {
-        text.set(body);
-        dismissed.set(true);
-    };
-    let on_input = move |ev| {
-        text.set(event_target_value(&ev));
-        dismissed.set(false);
-        active.set(0);
-        let now = now_ms();
-        // At most one "typing" notice every 3 seconds.
-        if now - typing_sent.get_value() > 3000.0 {
-            typing_sent.set_value(now);
-            leptos::task::spawn_local(async move {
-                let _ = operator_typing(id.get_value(), true).await;
-            });
-        }
-    };
-    let on_keydown = move |ev: leptos::ev::KeyboardEvent| {
-        let found = matches();
-        if found.is_empty() {
-            return;
-        }
-        match ev.key().as_str() {
-            "ArrowDown" => {
-                ev.prevent_default();
-                active.update(|a| *a = (*a + 1) % found.len());
-            }
-            "ArrowUp" => {
-                ev.prevent_default();
-                active.update(|a| *a = (*a + found.len() - 1) % found.len());
-            }
-            "Enter" | "Tab" => {
-                ev.prevent_default();
-                if let Some(r) = found.get(active.get_untracked().min(found.len() - 1)) {
-                    pick(r.body.clone());
-                }
-            }
-            "Escape" => dismissed.set(true),
-            _ => {}
-        }
-    };
-    let send = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        let body = text.get_untracked();
-        if body.trim().is_empty() {
-            return;
-        }
-        error.set(None);
-        leptos::task::spawn_local(async move {
-            match reply(id.get_value(), body).await {
-                Ok(_) => {
-                    text.set(String::new());
-                    typing_sent.set_value(0.0);
-                    let _ = operator_typing(id.get_value(), false).await;
-                    version.update(|v| *v += 1);
-                }
-                Err(e) => error.set(Some(e.to_string())),
-            }
-        });
-    };
-    let open = move || !matches().is_empty();
-    view! {
-        <form class="c-reply" on:submit=send>
-            <label for="reply">"Your reply to the visitor"</label>
-            <p class="c-hint" id="reply-hint">"Type / to insert a saved reply."</p>
-            <textarea id="reply" rows="3" prop:value=text on:input=on_input on:keydown=on_keydown maxlength="4000"
-                aria-describedby="reply-hint" aria-autocomplete="list" aria-controls="reply-menu"
-                aria-activedescendant=move || open().then(|| format!("reply-option-{}", active.get()))></textarea>
-            <ul id="reply-menu" class="c-reply-menu" role="listbox" aria-label="Saved replies" hidden=move || !open()>
-                {move || matches().into_iter().enumerate().map(|(i, r)| {
-                    let body = r.body.clone();
-                    view! {
-                        <li id=format!("reply-option-{i}") role="option" aria-selected=move || (active.get() == i).to_string()
-                            on:mousedown=move |ev| { ev.prevent_default(); pick(body.clone()); }>
-                            <code>{format!("/{}", r.shortcut)}</code>" "{r.body.chars().take(80).collect::<String>()}
-                        </li>
-                    }
-                }).collect_view()}
-            </ul>
-            <ErrorLine error />
-            <button type="submit" class="c-primary">"Send"</button>
-        </form>
-    }
-}
-
-fn now_ms() -> f64 {
-    #[cfg(feature = "hydrate")]
-    {
-        js_sys::Date::now()
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        0.0
     }
 }

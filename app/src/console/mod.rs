@@ -25,6 +25,7 @@ pub mod login;
 pub mod look_preview;
 pub mod models;
 pub mod records;
+mod reply_box;
 pub mod tokens;
 pub mod types;
 pub mod webhooks;
