@@ -2,6 +2,7 @@
 //! "typing" notice to the visitor at most every three seconds.
 
 use leptos::prelude::*;
+use parley_widget::blocks;
 
 use super::answers::slash_matches;
 use super::api::answers::conversation_replies;
@@ -23,7 +24,7 @@ pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
     });
     let text = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
-    let typing_sent = StoredValue::new(0.0_f64);
+    let typing_sent = StoredValue::new(0_i64);
     // The `/` menu: the replies matching what follows the slash, the one picked, and whether
     // Escape closed it (until the text changes).
     let active = RwSignal::new(0usize);
@@ -44,9 +45,9 @@ pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
         text.set(event_target_value(&ev));
         dismissed.set(false);
         active.set(0);
-        let now = now_ms();
+        let now = blocks::now_ms();
         // At most one "typing" notice every 3 seconds.
-        if now - typing_sent.get_value() > 3000.0 {
+        if now - typing_sent.get_value() > 3000 {
             typing_sent.set_value(now);
             leptos::task::spawn_local(async move {
                 let _ = operator_typing(id.get_value(), true).await;
@@ -88,7 +89,7 @@ pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
             match reply(id.get_value(), body).await {
                 Ok(_) => {
                     text.set(String::new());
-                    typing_sent.set_value(0.0);
+                    typing_sent.set_value(0);
                     let _ = operator_typing(id.get_value(), false).await;
                     version.update(|v| *v += 1);
                 }
@@ -118,16 +119,5 @@ pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
             <ErrorLine error />
             <button type="submit" class="c-primary">"Send"</button>
         </form>
-    }
-}
-
-fn now_ms() -> f64 {
-    #[cfg(feature = "hydrate")]
-    {
-        js_sys::Date::now()
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        0.0
     }
 }
