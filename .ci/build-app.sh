@@ -30,8 +30,10 @@ export LEPTOS_OUTPUT_NAME=parley LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DI
 
 # The two builds use different target directories, so they run side by side as under cargo-leptos
 # (one links while the other compiles).
-cargo build --package=parley-app --lib --target-dir="$PWD/target/front" --target=wasm32-unknown-unknown \
-  --no-default-features --features=hydrate --profile=wasm-release &
+# `cargo rustc --crate-type=cdylib`: the app is an rlib for the server; only this build links it
+# as the browser's module.
+cargo rustc --package=parley-app --lib --crate-type=cdylib --target-dir="$PWD/target/front" \
+  --target=wasm32-unknown-unknown --no-default-features --features=hydrate --profile=wasm-release &
 front=$!
 server_ok=0
 if [ -z "$browser_only" ]; then

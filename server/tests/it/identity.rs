@@ -24,6 +24,7 @@ fn user_token(app: &TestApp, secret: &str, aud: &str, sub: &str) -> String {
 }
 
 fn sign(secret: &str, claims: Value) -> String {
+    parley_app::server::engine::jwt_crypto::install();
     jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(secret.as_bytes())).unwrap()
 }
 
@@ -107,6 +108,7 @@ async fn every_bad_token_is_refused_with_its_own_code_and_changes_nothing() {
         use base64::Engine as _;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
     };
+    parley_app::server::engine::jwt_crypto::install();
     let hs512 = jsonwebtoken::encode(
         &Header::new(Algorithm::HS512),
         &claims(&|_| {}),

@@ -47,6 +47,7 @@ async fn mentions(app: &TestApp, needle: &str) -> Vec<String> {
 fn user_token(app: &TestApp, secret: &str, aud: &str, sub: &str) -> String {
     let now = app.engine().now_ms() / 1000;
     let claims = json!({"sub": sub, "aud": aud, "iat": now, "exp": now + 600, "name": "Zelda Quux", "email": "zelda@quux.example"});
+    parley_app::server::engine::jwt_crypto::install();
     jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(secret.as_bytes())).unwrap()
 }
 

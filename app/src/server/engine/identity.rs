@@ -117,6 +117,7 @@ pub fn verify(
     if secrets.is_empty() {
         return Err(IdentityError::NotConfigured);
     }
+    super::jwt_crypto::install();
     let token = token.trim();
     let alg = header_alg(token)?;
     if alg != "HS256" {
@@ -258,6 +259,7 @@ mod tests {
     const NOW: i64 = 1_800_000_000;
 
     fn sign(claims: serde_json::Value, secret: &str) -> String {
+        crate::server::engine::jwt_crypto::install();
         jsonwebtoken::encode(&Header::default(), &claims, &EncodingKey::from_secret(secret.as_bytes())).unwrap()
     }
 
@@ -316,6 +318,7 @@ mod tests {
         let b64 = |v: serde_json::Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
         let none = format!("{}.{}.", b64(json!({"alg": "none", "typ": "JWT"})), b64(good()));
         assert_eq!(check(&none), Err(IdentityError::Algorithm("none".into())));
+        crate::server::engine::jwt_crypto::install();
         let hs512 = jsonwebtoken::encode(
             &Header::new(jsonwebtoken::Algorithm::HS512),
             &good(),

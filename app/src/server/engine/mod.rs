@@ -14,6 +14,7 @@ pub mod hours;
 pub mod hub;
 pub mod identity;
 pub mod jobs;
+pub mod jwt_crypto;
 pub mod knowledge;
 pub mod lang;
 mod lookup;

@@ -2,18 +2,19 @@
 //! they were sent with (none until then).
 
 use parley_widget::protocol::AttachmentRef;
-use sqlx::FromRow;
 
 use super::messages::NewTurn;
 use super::script::{Arg, Stmt};
 use super::{Db, DbError};
 
-/// An upload with its bytes.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct StoredImage {
-    pub id: String,
-    pub mime: String,
-    pub data: Vec<u8>,
+crate::server::store::row_struct! {
+    /// An upload with its bytes.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct StoredImage {
+        pub id: String,
+        pub mime: String,
+        pub data: Vec<u8>,
+    }
 }
 
 /// `$from`, `$from+1`, … for `n` values.

@@ -1,19 +1,19 @@
 //! The audit log: what console users (and the CLI) did that changes or reveals data.
 
-use sqlx::FromRow;
-
 use super::{Db, DbError, new_id};
 
-/// One recorded action.
-#[derive(Clone, Debug, PartialEq, FromRow, serde::Serialize)]
-pub struct Entry {
-    pub id: String,
-    pub at: i64,
-    pub actor_id: Option<String>,
-    pub actor: String,
-    pub action: String,
-    pub target: Option<String>,
-    pub detail: String,
+crate::server::store::row_struct! {
+    /// One recorded action.
+    #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+    pub struct Entry {
+        pub id: String,
+        pub at: i64,
+        pub actor_id: Option<String>,
+        pub actor: String,
+        pub action: String,
+        pub target: Option<String>,
+        pub detail: String,
+    }
 }
 
 /// Records an action.

@@ -4,13 +4,15 @@
 
 use super::{Db, DbError};
 
-/// A chunk waiting for its vector: its id and the text embedded for it (title, then passage, as
-/// when an article is stored).
-#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
-pub struct Waiting {
-    pub id: String,
-    pub title: String,
-    pub text: String,
+crate::server::store::row_struct! {
+    /// A chunk waiting for its vector: its id and the text embedded for it (title, then passage, as
+    /// when an article is stored).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Waiting {
+        pub id: String,
+        pub title: String,
+        pub text: String,
+    }
 }
 
 /// Up to `limit` chunks without a vector, oldest articles first.

@@ -1,29 +1,31 @@
 //! Read models of the admin console: conversation lists, dashboard figures, orders. Portable
 //! SQL; anything date-shaped is computed in Rust from Unix milliseconds.
 
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 use super::{Db, DbError};
 
-/// A conversation with its agent's and holder's names and its counts.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct ConversationRow {
-    pub id: String,
-    pub agent_id: String,
-    pub agent_name: String,
-    pub visitor_id: String,
-    pub status: String,
-    pub claimed_by: Option<String>,
-    pub claimed_by_name: Option<String>,
-    pub lead_submitted: i64,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub last_message: Option<String>,
-    pub messages: i64,
-    /// The host site's user, when it identified the visitor: id, name, email.
-    pub user_subject: Option<String>,
-    pub user_name: Option<String>,
-    pub user_email: Option<String>,
+crate::server::store::row_struct! {
+    /// A conversation with its agent's and holder's names and its counts.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ConversationRow {
+        pub id: String,
+        pub agent_id: String,
+        pub agent_name: String,
+        pub visitor_id: String,
+        pub status: String,
+        pub claimed_by: Option<String>,
+        pub claimed_by_name: Option<String>,
+        pub lead_submitted: i64,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub last_message: Option<String>,
+        pub messages: i64,
+        /// The host site's user, when it identified the visitor: id, name, email.
+        pub user_subject: Option<String>,
+        pub user_name: Option<String>,
+        pub user_email: Option<String>,
+    }
 }
 
 /// The identified user of a conversation's visitor (joined as `eu`).

@@ -1,7 +1,6 @@
 //! Conversations between one visitor and one agent.
 
 use parley_widget::protocol::ConversationStatus;
-use sqlx::FromRow;
 
 use super::{Db, DbError, webhooks};
 
@@ -16,15 +15,16 @@ pub struct Conversation {
     pub updated_at: i64,
 }
 
-#[derive(FromRow)]
-struct Row {
-    id: String,
-    agent_id: String,
-    visitor_id: String,
-    status: String,
-    lead_submitted: i64,
-    created_at: i64,
-    updated_at: i64,
+crate::server::store::row_struct! {
+    struct Row {
+        id: String,
+        agent_id: String,
+        visitor_id: String,
+        status: String,
+        lead_submitted: i64,
+        created_at: i64,
+        updated_at: i64,
+    }
 }
 
 impl From<Row> for Conversation {

@@ -24,18 +24,19 @@ pub struct Expert {
     pub based_on: Option<String>,
 }
 
-#[derive(sqlx::FromRow)]
-struct Row {
-    name: String,
-    description: String,
-    input_schema: String,
-    system_prompt: String,
-    tools: String,
-    model: Option<String>,
-    max_tokens: i64,
-    enabled: i64,
-    agent_id: Option<String>,
-    based_on: Option<String>,
+crate::server::store::row_struct! {
+    struct Row {
+        name: String,
+        description: String,
+        input_schema: String,
+        system_prompt: String,
+        tools: String,
+        model: Option<String>,
+        max_tokens: i64,
+        enabled: i64,
+        agent_id: Option<String>,
+        based_on: Option<String>,
+    }
 }
 
 pub async fn list(db: &Db) -> Result<Vec<Expert>, DbError> {

@@ -58,19 +58,20 @@ impl SaveError {
     }
 }
 
-#[derive(sqlx::FromRow)]
-struct Row {
-    id: String,
-    name: String,
-    description: String,
-    capability: String,
-    parameters: String,
-    method: String,
-    url: String,
-    headers: Option<String>,
-    timeout_ms: i64,
-    created_at: i64,
-    updated_at: i64,
+crate::server::store::row_struct! {
+    struct Row {
+        id: String,
+        name: String,
+        description: String,
+        capability: String,
+        parameters: String,
+        method: String,
+        url: String,
+        headers: Option<String>,
+        timeout_ms: i64,
+        created_at: i64,
+        updated_at: i64,
+    }
 }
 
 const COLUMNS: &str = "id, name, description, capability, parameters, method, url, headers, timeout_ms, created_at, \

@@ -7,22 +7,22 @@
 //! visitor id works unchanged, on every device. What the browser had before it was identified is
 //! moved onto the user's row (the merge).
 
-use sqlx::FromRow;
-
 use super::visitors::{insert, new_token};
 use super::{Db, DbError, new_id};
 
 /// Tables whose rows belong to a visitor, moved to the user on a merge.
 pub const VISITOR_TABLES: [&str; 6] = ["conversations", "memories", "leads", "orders", "attachments", "usage_ledger"];
 
-/// An identity secret as listed (never the secret itself).
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct SecretInfo {
-    pub id: String,
-    pub prefix: String,
-    pub created_at: i64,
-    /// `None`: the current secret; otherwise accepted until then.
-    pub expires_at: Option<i64>,
+crate::server::store::row_struct! {
+    /// An identity secret as listed (never the secret itself).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SecretInfo {
+        pub id: String,
+        pub prefix: String,
+        pub created_at: i64,
+        /// `None`: the current secret; otherwise accepted until then.
+        pub expires_at: Option<i64>,
+    }
 }
 
 /// A new random identity secret (`pis_` + 43 characters of base64url, 256 bits).
@@ -89,19 +89,21 @@ pub async fn valid_secrets(db: &Db, agent_id: &str, now: i64) -> Result<Vec<Stri
     sealed.into_iter().map(|(s,)| secrets.open(&s).map_err(|e| DbError::Decode(Box::new(e)))).collect()
 }
 
-/// A user of the host site, as an agent knows them.
-#[derive(Clone, Debug, PartialEq, FromRow, serde::Serialize)]
-pub struct EndUser {
-    pub id: String,
-    pub agent_id: String,
-    /// The host site's user id (the token's `sub`).
-    pub subject: String,
-    pub name: Option<String>,
-    pub email: Option<String>,
-    /// The visitor row holding the user's data.
-    pub visitor_id: String,
-    pub created_at: i64,
-    pub last_seen_at: i64,
+crate::server::store::row_struct! {
+    /// A user of the host site, as an agent knows them.
+    #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+    pub struct EndUser {
+        pub id: String,
+        pub agent_id: String,
+        /// The host site's user id (the token's `sub`).
+        pub subject: String,
+        pub name: Option<String>,
+        pub email: Option<String>,
+        /// The visitor row holding the user's data.
+        pub visitor_id: String,
+        pub created_at: i64,
+        pub last_seen_at: i64,
+    }
 }
 
 const USER_COLUMNS: &str = "id, agent_id, subject, name, email, visitor_id, created_at, last_seen_at";
@@ -257,15 +259,17 @@ pub async fn latest_conversation(db: &Db, agent_id: &str, visitor_id: &str) -> R
     Ok(row.map(|(id,)| id))
 }
 
-/// A user with how many conversations they have (the console's list).
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct UserSummary {
-    pub subject: String,
-    pub name: Option<String>,
-    pub email: Option<String>,
-    pub created_at: i64,
-    pub last_seen_at: i64,
-    pub conversations: i64,
+crate::server::store::row_struct! {
+    /// A user with how many conversations they have (the console's list).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct UserSummary {
+        pub subject: String,
+        pub name: Option<String>,
+        pub email: Option<String>,
+        pub created_at: i64,
+        pub last_seen_at: i64,
+        pub conversations: i64,
+    }
 }
 
 /// An agent's users, most recently seen first (the console).

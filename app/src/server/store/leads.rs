@@ -61,20 +61,22 @@ pub async fn submit(
     Ok(id)
 }
 
-/// A stored lead.
-#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
-pub struct Lead {
-    pub id: String,
-    pub agent_id: String,
-    pub conversation_id: String,
-    pub name: String,
-    pub email: Option<String>,
-    pub phone: Option<String>,
-    pub message: String,
-    /// `new`, `contacted` or `closed`.
-    pub status: String,
-    pub notes: String,
-    pub created_at: i64,
+crate::server::store::row_struct! {
+    /// A stored lead.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Lead {
+        pub id: String,
+        pub agent_id: String,
+        pub conversation_id: String,
+        pub name: String,
+        pub email: Option<String>,
+        pub phone: Option<String>,
+        pub message: String,
+        /// `new`, `contacted` or `closed`.
+        pub status: String,
+        pub notes: String,
+        pub created_at: i64,
+    }
 }
 
 const COLUMNS: &str = "id, agent_id, conversation_id, name, email, phone, message, status, notes, created_at";

@@ -1,8 +1,6 @@
 //! The mail outbox (issue 17): messages written with the change they report (or when a visitor
 //! asks for their transcript), sent at least once by any process, retried like webhooks.
 
-use sqlx::FromRow;
-
 use super::{Db, DbError, new_id};
 
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
@@ -85,15 +83,17 @@ pub async fn set_notifications(db: &Db, user_id: &str, events: &[&str]) -> Resul
     Ok(())
 }
 
-/// A message claimed for sending.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct DueMail {
-    pub id: String,
-    pub to_address: String,
-    pub subject: String,
-    pub text_body: String,
-    pub html_body: String,
-    pub attempts: i64,
+crate::server::store::row_struct! {
+    /// A message claimed for sending.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct DueMail {
+        pub id: String,
+        pub to_address: String,
+        pub subject: String,
+        pub text_body: String,
+        pub html_body: String,
+        pub attempts: i64,
+    }
 }
 
 /// Locks up to `limit` messages due at `now` for `lease_ms` (see the webhooks' `claim_due`).

@@ -2,8 +2,6 @@
 //! set and output format; only its SHA-256 hash is stored, so the token is shown once, when it is
 //! created. The admin console and the CLI call these functions directly.
 
-use sqlx::FromRow;
-
 use super::visitors::hash_token;
 use super::{Db, DbError, new_id};
 
@@ -145,19 +143,20 @@ impl McpToken {
     }
 }
 
-#[derive(FromRow)]
-struct Row {
-    id: String,
-    agent_id: String,
-    agent_key: String,
-    name: String,
-    token_prefix: String,
-    feature_set: String,
-    output_format: String,
-    modules: Option<String>,
-    created_at: i64,
-    last_used_at: Option<i64>,
-    revoked_at: Option<i64>,
+crate::server::store::row_struct! {
+    struct Row {
+        id: String,
+        agent_id: String,
+        agent_key: String,
+        name: String,
+        token_prefix: String,
+        feature_set: String,
+        output_format: String,
+        modules: Option<String>,
+        created_at: i64,
+        last_used_at: Option<i64>,
+        revoked_at: Option<i64>,
+    }
 }
 
 impl From<Row> for McpToken {

@@ -1,21 +1,21 @@
 //! What a visitor told the agent, kept across conversations (the visitor returns with the same
 //! token). Never shared between visitors.
 
-use sqlx::FromRow;
-
 use super::{Db, DbError, new_id};
 
 /// The kinds of memory and their importance when saved by the visitor's own words.
 pub const KINDS: &[(&str, i64)] = &[("FACT", 70), ("INTENT", 80), ("PREFERENCE", 60)];
 
-#[derive(Clone, Debug, PartialEq, FromRow, serde::Serialize)]
-pub struct Memory {
-    pub id: String,
-    pub kind: String,
-    pub content: String,
-    pub category: Option<String>,
-    pub importance: i64,
-    pub created_at: i64,
+crate::server::store::row_struct! {
+    #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+    pub struct Memory {
+        pub id: String,
+        pub kind: String,
+        pub content: String,
+        pub category: Option<String>,
+        pub importance: i64,
+        pub created_at: i64,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -1,7 +1,6 @@
 //! Messages of a conversation: what the visitor wrote, what the assistant or an operator answered.
 
 use parley_widget::protocol::{Block, ConversationStatus, MessageStatus, Role};
-use sqlx::FromRow;
 
 use super::script::{Arg, Stmt};
 use super::{Db, DbError, from_json_text, insert_rows};
@@ -21,19 +20,20 @@ pub struct Message {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct Row {
-    id: String,
-    conversation_id: String,
-    role: String,
-    content: String,
-    blocks: String,
-    status: String,
-    client_message_id: Option<String>,
-    reply_to: Option<String>,
-    author: Option<String>,
-    start_seq: i64,
-    created_at: i64,
+crate::server::store::row_struct! {
+    struct Row {
+        id: String,
+        conversation_id: String,
+        role: String,
+        content: String,
+        blocks: String,
+        status: String,
+        client_message_id: Option<String>,
+        reply_to: Option<String>,
+        author: Option<String>,
+        start_seq: i64,
+        created_at: i64,
+    }
 }
 
 impl From<Row> for Message {

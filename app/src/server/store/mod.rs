@@ -24,6 +24,7 @@ pub mod mail;
 pub mod mcp_tokens;
 pub mod memories;
 pub mod messages;
+mod migrations;
 pub mod news;
 pub mod orders;
 pub mod prices;
@@ -62,6 +63,31 @@ const READERS: u32 = 8;
 const KEPT_UNTESTED: Duration = Duration::from_secs(2);
 
 pub use sqlx::Error as DbError;
+
+/// A row type read with `query_as`: the struct as written, plus sqlx's `FromRow` for `AnyRow`,
+/// each field read by its name. (sqlx's derive needs its `macros` feature, which builds tokio,
+/// sqlx and SQLite a second time for the compiler's host; see `migrations.rs`.)
+macro_rules! row_struct {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $( $(#[$field_meta:meta])* $field_vis:vis $field:ident : $ty:ty ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $( $(#[$field_meta])* $field_vis $field: $ty ),*
+        }
+
+        impl<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> for $name {
+            fn from_row(row: &'r sqlx::any::AnyRow) -> Result<Self, sqlx::Error> {
+                use sqlx::Row as _;
+                Ok(Self { $( $field: row.try_get(stringify!($field))? ),* })
+            }
+        }
+    };
+}
+pub(crate) use row_struct;
 
 /// The database cannot be reached or is overloaded right now (as opposed to refusing the data):
 /// connection lost or refused, pool exhausted or closed, server shutting down, SQLite busy. Such
@@ -216,7 +242,7 @@ impl Db {
                 // One connection for the stream writer, one for the occasional other write.
                 let write = sqlite(2, false).connect_with(options.clone()).await?;
                 // The schema must exist before readers look at it.
-                sqlx::migrate!("../migrations").run(&write).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
+                migrations::migrator().run(&write).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
                 let read = sqlite(READERS, true).connect_with(options).await?;
                 let db = Db::assemble(read, write, kind, None);
                 db.spawn_checkpoints();
@@ -228,7 +254,7 @@ impl Db {
                     .acquire_timeout(Duration::from_secs(10))
                     .connect_with(options)
                     .await?;
-                sqlx::migrate!("../migrations").run(&pool).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
+                migrations::migrator().run(&pool).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
                 Db::assemble(pool.clone(), pool, kind, Some(ListenUrl(Arc::from(url))))
             }
         };

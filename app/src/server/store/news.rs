@@ -1,22 +1,23 @@
 //! News items the `fetch_immigration_news` tool serves (importable from a JSON file).
 
 use serde::{Deserialize, Serialize};
-use sqlx::FromRow;
 
 use super::{Db, DbError, new_id};
 
-#[derive(Clone, Debug, PartialEq, FromRow, Serialize, Deserialize)]
-pub struct NewsItem {
-    #[serde(default)]
-    pub id: String,
-    pub category: String,
-    pub title: String,
-    pub summary: String,
-    #[serde(rename = "date")]
-    pub published_on: String,
-    pub source: String,
-    #[serde(default)]
-    pub url: Option<String>,
+crate::server::store::row_struct! {
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    pub struct NewsItem {
+        #[serde(default)]
+        pub id: String,
+        pub category: String,
+        pub title: String,
+        pub summary: String,
+        #[serde(rename = "date")]
+        pub published_on: String,
+        pub source: String,
+        #[serde(default)]
+        pub url: Option<String>,
+    }
 }
 
 /// Stores items (for every agent when `agent_id` is `None`). Returns how many were added.

@@ -3,33 +3,33 @@
 //! them: the ids of webhook calls already accepted (`payment_webhooks`) and the key that signs pay
 //! links (`payment_keys`).
 
-use sqlx::FromRow;
-
 use super::{Db, DbError, webhooks};
 
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
 
-#[derive(Clone, Debug, PartialEq, FromRow, serde::Serialize)]
-pub struct Order {
-    pub id: String,
-    pub agent_id: String,
-    pub conversation_id: String,
-    pub visitor_id: String,
-    pub message_id: String,
-    pub service_type: String,
-    pub category: String,
-    pub amount_minor: i64,
-    pub currency: String,
-    pub method: String,
-    /// `pending`, `paid` or `expired`.
-    pub status: String,
-    pub provider: String,
-    pub pay_url: String,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub paid_at: Option<i64>,
-    /// The assessment facts collected in the conversation when the order was made (JSON object).
-    pub facts: Option<String>,
+crate::server::store::row_struct! {
+    #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+    pub struct Order {
+        pub id: String,
+        pub agent_id: String,
+        pub conversation_id: String,
+        pub visitor_id: String,
+        pub message_id: String,
+        pub service_type: String,
+        pub category: String,
+        pub amount_minor: i64,
+        pub currency: String,
+        pub method: String,
+        /// `pending`, `paid` or `expired`.
+        pub status: String,
+        pub provider: String,
+        pub pay_url: String,
+        pub created_at: i64,
+        pub expires_at: i64,
+        pub paid_at: Option<i64>,
+        /// The assessment facts collected in the conversation when the order was made (JSON object).
+        pub facts: Option<String>,
+    }
 }
 
 const COLUMNS: &str = "id, agent_id, conversation_id, visitor_id, message_id, service_type, category, amount_minor, \

@@ -14,14 +14,15 @@ pub struct ModelPrice {
     pub vision: bool,
 }
 
-#[derive(sqlx::FromRow)]
-struct Row {
-    model_prefix: String,
-    input_per_mtok: f64,
-    cached_per_mtok: f64,
-    output_per_mtok: f64,
-    context_window: i64,
-    vision: i64,
+crate::server::store::row_struct! {
+    struct Row {
+        model_prefix: String,
+        input_per_mtok: f64,
+        cached_per_mtok: f64,
+        output_per_mtok: f64,
+        context_window: i64,
+        vision: i64,
+    }
 }
 
 pub async fn list(db: &Db) -> Result<Vec<ModelPrice>, DbError> {

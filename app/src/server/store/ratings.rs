@@ -83,16 +83,18 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Ratin
         .await
 }
 
-/// One agent's ratings over a period.
-#[derive(Clone, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
-pub struct Tally {
-    pub agent_id: String,
-    /// Answers rated helpful and not.
-    pub up: i64,
-    pub down: i64,
-    /// Conversations rated, and the sum of their scores.
-    pub conversations: i64,
-    pub conversation_score: i64,
+crate::server::store::row_struct! {
+    /// One agent's ratings over a period.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Tally {
+        pub agent_id: String,
+        /// Answers rated helpful and not.
+        pub up: i64,
+        pub down: i64,
+        /// Conversations rated, and the sum of their scores.
+        pub conversations: i64,
+        pub conversation_score: i64,
+    }
 }
 
 /// Every agent's ratings last changed in `[from, to)`.

@@ -1,17 +1,17 @@
 //! Operators' saved replies (issue 17): per agent, each with a shortcut typed after `/` in the
 //! reply box.
 
-use sqlx::FromRow;
-
 use super::{Db, DbError, new_id};
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct SavedReply {
-    pub id: String,
-    pub agent_id: String,
-    pub shortcut: String,
-    pub body: String,
-    pub updated_at: i64,
+crate::server::store::row_struct! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SavedReply {
+        pub id: String,
+        pub agent_id: String,
+        pub shortcut: String,
+        pub body: String,
+        pub updated_at: i64,
+    }
 }
 
 /// Longest shortcut and body.

@@ -80,20 +80,21 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<(Stri
 
 /// Everything recorded about the tool calls of one message (for tests and the console).
 pub async fn of_message(db: &Db, message_id: &str) -> Result<Vec<ToolCallRecord>, DbError> {
-    #[derive(sqlx::FromRow)]
-    struct Row {
-        message_id: String,
-        conversation_id: String,
-        call_id: String,
-        hop: i64,
-        name: String,
-        arguments: String,
-        result: Option<String>,
-        status: String,
-        error: Option<String>,
-        duration_ms: Option<i64>,
-        created_at: i64,
-        parent_call_id: Option<String>,
+    crate::server::store::row_struct! {
+        struct Row {
+            message_id: String,
+            conversation_id: String,
+            call_id: String,
+            hop: i64,
+            name: String,
+            arguments: String,
+            result: Option<String>,
+            status: String,
+            error: Option<String>,
+            duration_ms: Option<i64>,
+            created_at: i64,
+            parent_call_id: Option<String>,
+        }
     }
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT message_id, conversation_id, call_id, hop, name, arguments, result, status, error, \

@@ -62,21 +62,22 @@ pub fn insert_stmts(records: &[UsageRecord]) -> Vec<Stmt> {
 
 /// The ledger rows of a conversation, oldest first.
 pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<UsageRecord>, DbError> {
-    #[derive(sqlx::FromRow)]
-    struct Row {
-        agent_id: String,
-        message_id: Option<String>,
-        visitor_id: Option<String>,
-        provider: String,
-        model: String,
-        outcome: String,
-        input_tokens: i64,
-        output_tokens: i64,
-        cached_tokens: i64,
-        cost_usd: f64,
-        estimated: i64,
-        latency_ms: i64,
-        created_at: i64,
+    crate::server::store::row_struct! {
+        struct Row {
+            agent_id: String,
+            message_id: Option<String>,
+            visitor_id: Option<String>,
+            provider: String,
+            model: String,
+            outcome: String,
+            input_tokens: i64,
+            output_tokens: i64,
+            cached_tokens: i64,
+            cost_usd: f64,
+            estimated: i64,
+            latency_ms: i64,
+            created_at: i64,
+        }
     }
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT agent_id, message_id, visitor_id, provider, model, outcome, input_tokens, output_tokens, \

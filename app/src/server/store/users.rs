@@ -1,7 +1,5 @@
 //! People who sign in to the console. Passwords are stored as Argon2 hashes only.
 
-use sqlx::FromRow;
-
 use super::{Db, DbError, new_id};
 
 /// What a signed-in person may do.
@@ -39,13 +37,14 @@ pub struct User {
     pub role: Role,
 }
 
-#[derive(FromRow)]
-struct Row {
-    id: String,
-    email: String,
-    name: String,
-    role: String,
-    password_hash: String,
+crate::server::store::row_struct! {
+    struct Row {
+        id: String,
+        email: String,
+        name: String,
+        role: String,
+        password_hash: String,
+    }
 }
 
 impl Row {

@@ -3,27 +3,28 @@
 //! user's visitor row (see [`super::identity`]).
 
 use sha2::{Digest, Sha256};
-use sqlx::FromRow;
 
 use super::{Db, DbError, new_id};
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Visitor {
-    /// The visitor whose data this token reaches: the token's own row, or the user's row for a
-    /// browser of an identified user.
-    pub id: String,
-    /// The token's own row (its use, its revocation).
-    pub token_id: String,
-    pub agent_id: String,
-    pub host_origin: Option<String>,
-    /// When the token was last used (moved forward at most once a minute).
-    pub last_seen_at: i64,
-    /// When the token was revoked; a revoked token is refused.
-    pub revoked_at: Option<i64>,
-    /// The host site's user, when the visitor is identified: their id (`sub`), name and email.
-    pub user_subject: Option<String>,
-    pub user_name: Option<String>,
-    pub user_email: Option<String>,
+crate::server::store::row_struct! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Visitor {
+        /// The visitor whose data this token reaches: the token's own row, or the user's row for a
+        /// browser of an identified user.
+        pub id: String,
+        /// The token's own row (its use, its revocation).
+        pub token_id: String,
+        pub agent_id: String,
+        pub host_origin: Option<String>,
+        /// When the token was last used (moved forward at most once a minute).
+        pub last_seen_at: i64,
+        /// When the token was revoked; a revoked token is refused.
+        pub revoked_at: Option<i64>,
+        /// The host site's user, when the visitor is identified: their id (`sub`), name and email.
+        pub user_subject: Option<String>,
+        pub user_name: Option<String>,
+        pub user_email: Option<String>,
+    }
 }
 
 impl Visitor {

@@ -3,7 +3,6 @@
 
 use parley_widget::protocol::{ColorScheme, LanguageSetting, LauncherIcon, Theme};
 use serde::{Deserialize, Serialize};
-use sqlx::FromRow;
 
 use super::super::{Db, DbError, from_json_text};
 use super::{Agent, AgentLimits, IdentitySettings, NewAgent, ProviderConfig, ProviderKind};
@@ -47,33 +46,34 @@ impl LookColumn {
     }
 }
 
-#[derive(FromRow)]
-pub(super) struct AgentRow {
-    id: String,
-    public_key: String,
-    name: String,
-    vertical: String,
-    capabilities: String,
-    enabled_tools: Option<String>,
-    provider: String,
-    base_url: Option<String>,
-    api_key: Option<String>,
-    model: String,
-    fallback_model: Option<String>,
-    system_prompt: String,
-    greeting: String,
-    theme_color: String,
-    launcher_position: String,
-    language: String,
-    look: String,
-    allowed_origins: String,
-    budget_usd: f64,
-    max_turns: Option<i64>,
-    daily_cap_usd: Option<f64>,
-    max_tokens: Option<i64>,
-    identity_required: i64,
-    identity_max_age_secs: i64,
-    retention_days: Option<i64>,
+crate::server::store::row_struct! {
+    pub(super) struct AgentRow {
+        id: String,
+        public_key: String,
+        name: String,
+        vertical: String,
+        capabilities: String,
+        enabled_tools: Option<String>,
+        provider: String,
+        base_url: Option<String>,
+        api_key: Option<String>,
+        model: String,
+        fallback_model: Option<String>,
+        system_prompt: String,
+        greeting: String,
+        theme_color: String,
+        launcher_position: String,
+        language: String,
+        look: String,
+        allowed_origins: String,
+        budget_usd: f64,
+        max_turns: Option<i64>,
+        daily_cap_usd: Option<f64>,
+        max_tokens: Option<i64>,
+        identity_required: i64,
+        identity_max_age_secs: i64,
+        retention_days: Option<i64>,
+    }
 }
 
 impl AgentRow {

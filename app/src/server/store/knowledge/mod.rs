@@ -1,22 +1,22 @@
 //! Knowledge bases and their articles. Articles are split into chunks when they are written; the
 //! engine's search index is built from the chunks.
 
-use sqlx::FromRow;
-
 use super::{Db, DbError, new_id};
 
 mod text;
 pub use text::{CHUNK_CHARS, excerpt, parse_markdown, split};
 
-#[derive(Clone, Debug, PartialEq, FromRow, serde::Serialize)]
-pub struct KnowledgeBase {
-    pub id: String,
-    pub agent_id: String,
-    pub name: String,
-    pub description: String,
-    /// Words and phrases that mark a question as belonging to this base's field (comma or line
-    /// separated), for the off-topic check.
-    pub topics: String,
+crate::server::store::row_struct! {
+    #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+    pub struct KnowledgeBase {
+        pub id: String,
+        pub agent_id: String,
+        pub name: String,
+        pub description: String,
+        /// Words and phrases that mark a question as belonging to this base's field (comma or line
+        /// separated), for the off-topic check.
+        pub topics: String,
+    }
 }
 
 /// What a knowledge base is: its name, description and topics, as the console and the CLI set them.
@@ -39,16 +39,18 @@ pub fn topic_list(topics: &str) -> Vec<String> {
     out
 }
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Article {
-    pub id: String,
-    pub knowledge_base_id: String,
-    pub title: String,
-    pub category: Option<String>,
-    /// `article` or `experience`.
-    pub kind: String,
-    pub body: String,
-    pub source_url: Option<String>,
+crate::server::store::row_struct! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Article {
+        pub id: String,
+        pub knowledge_base_id: String,
+        pub title: String,
+        pub category: Option<String>,
+        /// `article` or `experience`.
+        pub kind: String,
+        pub body: String,
+        pub source_url: Option<String>,
+    }
 }
 
 /// An article to write.
@@ -61,19 +63,21 @@ pub struct NewArticle {
     pub source_url: Option<String>,
 }
 
-/// A stored chunk with its article's metadata, as the index needs it.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct ChunkRow {
-    pub id: String,
-    pub article_id: String,
-    pub knowledge_base_id: String,
-    pub agent_id: String,
-    pub title: String,
-    pub category: Option<String>,
-    pub kind: String,
-    pub source_url: Option<String>,
-    pub text: String,
-    pub embedding: Option<String>,
+crate::server::store::row_struct! {
+    /// A stored chunk with its article's metadata, as the index needs it.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ChunkRow {
+        pub id: String,
+        pub article_id: String,
+        pub knowledge_base_id: String,
+        pub agent_id: String,
+        pub title: String,
+        pub category: Option<String>,
+        pub kind: String,
+        pub source_url: Option<String>,
+        pub text: String,
+        pub embedding: Option<String>,
+    }
 }
 
 pub async fn create_base(db: &Db, agent_id: &str, fields: &BaseFields<'_>, now: i64) -> Result<KnowledgeBase, DbError> {
@@ -164,16 +168,18 @@ pub async fn insert_article(
     Ok(id)
 }
 
-/// A knowledge base with its agent's name and how many articles it holds (console lists).
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct BaseSummary {
-    pub id: String,
-    pub agent_id: String,
-    pub agent_name: String,
-    pub name: String,
-    pub description: String,
-    pub topics: String,
-    pub articles: i64,
+crate::server::store::row_struct! {
+    /// A knowledge base with its agent's name and how many articles it holds (console lists).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct BaseSummary {
+        pub id: String,
+        pub agent_id: String,
+        pub agent_name: String,
+        pub name: String,
+        pub description: String,
+        pub topics: String,
+        pub articles: i64,
+    }
 }
 
 /// A base with its agent's name and article count (one row per base).
@@ -197,14 +203,16 @@ pub async fn base(db: &Db, id: &str) -> Result<Option<KnowledgeBase>, DbError> {
         .await
 }
 
-/// A row of an article list.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct ArticleSummary {
-    pub id: String,
-    pub title: String,
-    pub category: Option<String>,
-    pub kind: String,
-    pub updated_at: i64,
+crate::server::store::row_struct! {
+    /// A row of an article list.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ArticleSummary {
+        pub id: String,
+        pub title: String,
+        pub category: Option<String>,
+        pub kind: String,
+        pub updated_at: i64,
+    }
 }
 
 /// One page of a knowledge base's articles, filtered by words of the title or body.

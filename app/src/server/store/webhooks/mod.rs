@@ -8,7 +8,6 @@
 //! out): delivery is at least once, and the `webhook-id` lets the receiver drop repeats.
 
 use serde_json::{Value, json};
-use sqlx::FromRow;
 
 use super::{Db, DbError, new_id};
 
@@ -29,19 +28,21 @@ pub const EVENTS: [&str; 8] = [
     "conversation.rated",
 ];
 
-/// An agent's endpoint (never its secret).
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Endpoint {
-    pub id: String,
-    pub agent_id: String,
-    pub url: String,
-    /// As stored: `,a,b,` (see [`Endpoint::events`]).
-    pub events: String,
-    pub prefix: String,
-    pub enabled: i64,
-    pub disabled_reason: Option<String>,
-    pub last_success_at: Option<i64>,
-    pub created_at: i64,
+crate::server::store::row_struct! {
+    /// An agent's endpoint (never its secret).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Endpoint {
+        pub id: String,
+        pub agent_id: String,
+        pub url: String,
+        /// As stored: `,a,b,` (see [`Endpoint::events`]).
+        pub events: String,
+        pub prefix: String,
+        pub enabled: i64,
+        pub disabled_reason: Option<String>,
+        pub last_success_at: Option<i64>,
+        pub created_at: i64,
+    }
 }
 
 impl Endpoint {

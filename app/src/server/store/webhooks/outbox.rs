@@ -2,21 +2,21 @@
 //! across replicas), recording each attempt and what comes next, the console's views of
 //! deliveries and attempts, sending one again, and pruning the old ones.
 
-use sqlx::FromRow;
-
 use super::super::{Db, DbError, new_id};
 
-/// A delivery claimed for sending.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Due {
-    pub id: String,
-    pub endpoint_id: String,
-    pub url: String,
-    pub event: String,
-    pub payload: String,
-    /// Attempts made before this one.
-    pub attempts: i64,
-    pub first_attempt_at: Option<i64>,
+crate::server::store::row_struct! {
+    /// A delivery claimed for sending.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Due {
+        pub id: String,
+        pub endpoint_id: String,
+        pub url: String,
+        pub event: String,
+        pub payload: String,
+        /// Attempts made before this one.
+        pub attempts: i64,
+        pub first_attempt_at: Option<i64>,
+    }
 }
 
 /// Locks up to `limit` deliveries due at `now` (pending, their endpoint enabled, not locked by a
@@ -144,20 +144,22 @@ pub async fn record(db: &Db, due: &Due, attempt: &Attempt, next: &Next, now: i64
     Ok(())
 }
 
-/// A delivery as the log lists it.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct DeliveryRow {
-    pub id: String,
-    pub event: String,
-    pub conversation_id: Option<String>,
-    pub status: String,
-    pub attempts: i64,
-    pub next_attempt_at: i64,
-    pub last_attempt_at: Option<i64>,
-    pub last_status: Option<i64>,
-    pub last_error: Option<String>,
-    pub created_at: i64,
-    pub payload: String,
+crate::server::store::row_struct! {
+    /// A delivery as the log lists it.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct DeliveryRow {
+        pub id: String,
+        pub event: String,
+        pub conversation_id: Option<String>,
+        pub status: String,
+        pub attempts: i64,
+        pub next_attempt_at: i64,
+        pub last_attempt_at: Option<i64>,
+        pub last_status: Option<i64>,
+        pub last_error: Option<String>,
+        pub created_at: i64,
+        pub payload: String,
+    }
 }
 
 /// An endpoint's newest deliveries.
