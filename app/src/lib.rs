@@ -9,6 +9,8 @@ pub mod console;
 pub mod pages;
 
 #[cfg(feature = "ssr")]
+pub mod serve;
+#[cfg(feature = "ssr")]
 pub mod server;
 
 use leptos::prelude::*;

@@ -17,16 +17,13 @@ mod widget_js;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use leptos_axum::{LeptosRoutes, generate_route_list};
 use parley_app::server::state::AppState;
 use parley_app::server::store::sessions::DbSessionStore;
-use parley_app::{App, shell};
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
 
 /// The whole HTTP surface of Parley.
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(App);
     let api = Router::new()
         .merge(visitors::router())
         .merge(chat::router())
@@ -44,16 +41,12 @@ pub fn router(state: AppState) -> Router {
     let app = Router::new()
         .merge(console::router())
         .merge(embed_page::router(&state))
-        .leptos_routes_with_context(&state, routes, csp::provide_nonce, {
-            let options = state.leptos_options.clone();
-            move || shell(options.clone())
-        })
+        .merge(parley_app::serve::pages(&state, csp::provide_nonce))
         .layer(axum::middleware::from_fn_with_state(state.clone(), console::gate))
         .layer(sessions)
         .layer(axum::middleware::from_fn_with_state(state.clone(), csp::page_policy));
     // The app's files and its 404 page: the same page policy, no sessions.
-    let files_and_not_found = Router::new()
-        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(csp::provide_nonce, shell))
+    let files_and_not_found = parley_app::serve::files_and_not_found(csp::provide_nonce)
         .layer(axum::middleware::from_fn_with_state(state.clone(), csp::page_policy))
         .with_state(state.clone());
     Router::new()
