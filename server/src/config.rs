@@ -7,6 +7,35 @@ use std::time::Duration;
 
 use parley_app::server::engine::budget::SpendSettings;
 use parley_app::server::limits::LimitSettings;
+use parley_app::server::secret::ApiKey;
+
+/// A secret setting (a provider's key, the sealing key, a webhook or SMTP secret), held as an
+/// [`ApiKey`] from the moment it is read, so that no `Debug` of the configuration, no log line and
+/// no error message can print it. Blank (unset, or set to an empty value) means none.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SecretArg(Option<ApiKey>);
+
+impl SecretArg {
+    /// clap's parser: never fails; surrounding blanks are trimmed, nothing left means none.
+    pub fn parse(text: &str) -> Result<SecretArg, std::convert::Infallible> {
+        Ok(SecretArg(ApiKey::new(text)))
+    }
+
+    pub fn key(&self) -> Option<&ApiKey> {
+        self.0.as_ref()
+    }
+
+    /// The secret itself, for the one place that uses it.
+    pub fn expose(&self) -> Option<&str> {
+        self.0.as_ref().map(ApiKey::expose)
+    }
+}
+
+impl From<&str> for SecretArg {
+    fn from(text: &str) -> SecretArg {
+        SecretArg(ApiKey::new(text))
+    }
+}
 
 /// Settings of `parley serve` (also used by tests through [`crate::spawn`]).
 #[derive(clap::Args, Clone, Debug)]
@@ -42,12 +71,12 @@ pub struct Config {
     #[arg(long, global = true, env = "PARLEY_OPENAI_BASE_URL")]
     pub openai_base_url: Option<String>,
     /// API key for that provider.
-    #[arg(long, global = true, env = "PARLEY_OPENAI_API_KEY", hide_env_values = true)]
-    pub openai_api_key: Option<String>,
+    #[arg(long, global = true, env = "PARLEY_OPENAI_API_KEY", hide_env_values = true, value_parser = SecretArg::parse, default_value = "", hide_default_value = true)]
+    pub openai_api_key: SecretArg,
     /// Secret that payment webhooks are signed with, Standard Webhooks style: `whsec_<base64 of 24
     /// to 64 random bytes>`. Without it the webhook route is not mounted.
-    #[arg(long, global = true, env = "PARLEY_PAYMENT_WEBHOOK_SECRET", hide_env_values = true)]
-    pub payment_webhook_secret: Option<String>,
+    #[arg(long, global = true, env = "PARLEY_PAYMENT_WEBHOOK_SECRET", hide_env_values = true, value_parser = SecretArg::parse, default_value = "", hide_default_value = true)]
+    pub payment_webhook_secret: SecretArg,
     /// Model for that provider.
     #[arg(long, global = true, env = "PARLEY_MODEL", default_value = "gpt-4o-mini")]
     pub model: String,
@@ -68,8 +97,8 @@ pub struct Config {
     #[arg(long, global = true, env = "PARLEY_EMBEDDINGS_BASE_URL")]
     pub embeddings_base_url: Option<String>,
     /// API key of the embeddings endpoint.
-    #[arg(long, global = true, env = "PARLEY_EMBEDDINGS_API_KEY", hide_env_values = true)]
-    pub embeddings_api_key: Option<String>,
+    #[arg(long, global = true, env = "PARLEY_EMBEDDINGS_API_KEY", hide_env_values = true, value_parser = SecretArg::parse, default_value = "", hide_default_value = true)]
+    pub embeddings_api_key: SecretArg,
     /// Embeddings model.
     #[arg(long, global = true, env = "PARLEY_EMBEDDINGS_MODEL", default_value = "text-embedding-3-small")]
     pub embeddings_model: String,
@@ -85,8 +114,8 @@ pub struct Config {
     pub mail: MailArgs,
     /// The key that encrypts provider keys at rest: 32 bytes as base64 or hex. Unset: the file
     /// `secret.key` in the data directory, created (mode 0600) on the first start.
-    #[arg(long, global = true, env = "PARLEY_SECRET_KEY", hide_env_values = true)]
-    pub secret_key: Option<String>,
+    #[arg(long, global = true, env = "PARLEY_SECRET_KEY", hide_env_values = true, value_parser = SecretArg::parse, default_value = "", hide_default_value = true)]
+    pub secret_key: SecretArg,
     /// Console sign-in attempts allowed per client IP per minute (a burst of as many, then one
     /// every 60/N seconds); more answer 429.
     #[arg(long, global = true, env = "PARLEY_SIGNIN_PER_IP_PER_MINUTE", default_value_t = 10)]
@@ -212,8 +241,8 @@ pub struct MailArgs {
     pub smtp_tls: Option<String>,
     #[arg(long, global = true, env = "PARLEY_SMTP_USER")]
     pub smtp_user: Option<String>,
-    #[arg(long, global = true, env = "PARLEY_SMTP_PASSWORD", hide_env_values = true)]
-    pub smtp_password: Option<String>,
+    #[arg(long, global = true, env = "PARLEY_SMTP_PASSWORD", hide_env_values = true, value_parser = SecretArg::parse, default_value = "", hide_default_value = true)]
+    pub smtp_password: SecretArg,
     /// The sender, e.g. `Parley <parley@example.com>` (required with a host).
     #[arg(long, global = true, env = "PARLEY_MAIL_FROM")]
     pub mail_from: Option<String>,
@@ -245,7 +274,7 @@ impl MailArgs {
             port,
             tls,
             user: self.smtp_user.clone().filter(|u| !u.is_empty()),
-            password: self.smtp_password.clone().filter(|p| !p.is_empty()),
+            password: self.smtp_password.expose().map(str::to_owned),
             from,
         }))
     }
@@ -326,7 +355,7 @@ impl Config {
         http: reqwest::Client,
     ) -> Option<parley_app::server::engine::knowledge::embeddings::Embedder> {
         let base = self.embeddings_base_url.as_deref().map(str::trim).filter(|b| !b.is_empty())?;
-        let key = self.embeddings_api_key.clone().filter(|k| !k.trim().is_empty());
+        let key = self.embeddings_api_key.expose().map(str::to_owned);
         Some(parley_app::server::engine::knowledge::embeddings::Embedder::new(http, base, key, &self.embeddings_model))
     }
 
@@ -343,8 +372,8 @@ impl Config {
             demo_token_delay_ms: 0,
             tool_timeout_ms: 2_000,
             openai_base_url: None,
-            openai_api_key: None,
-            payment_webhook_secret: Some(TEST_WEBHOOK_SECRET.into()),
+            openai_api_key: SecretArg::default(),
+            payment_webhook_secret: SecretArg::from(TEST_WEBHOOK_SECRET),
             model: "gpt-4o-mini".into(),
             // No default fallback: each test says which model takes over.
             fallback_models: String::new(),
@@ -355,9 +384,9 @@ impl Config {
             payments_sandbox: false,
             allow_private_endpoints: false,
             embeddings_base_url: None,
-            embeddings_api_key: None,
+            embeddings_api_key: SecretArg::default(),
             embeddings_model: "text-embedding-3-small".into(),
-            secret_key: None,
+            secret_key: SecretArg::default(),
             signin_per_ip_per_minute: 10,
             signin_concurrency: 4,
             visitor_idle_hours: 720,
@@ -387,6 +416,28 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         config: Config,
+    }
+
+    /// Secrets are held as keys from the start: a `Debug` of the configuration (a log line, a
+    /// panic) shows only hints; blank values mean none.
+    #[test]
+    fn secrets_never_print_and_blank_means_none() {
+        let cli = Cli::try_parse_from([
+            "parley",
+            "--openai-api-key",
+            "sk-live-0123456789abcdef",
+            "--secret-key",
+            "  ",
+            "--smtp-password",
+            "hunter2-hunter2-hunter2",
+        ])
+        .unwrap();
+        let shown = format!("{:?}", cli.config);
+        assert!(!shown.contains("sk-live-0123456789abcdef") && !shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("••••cdef"), "{shown}");
+        assert_eq!(cli.config.openai_api_key.expose(), Some("sk-live-0123456789abcdef"));
+        assert_eq!(cli.config.secret_key.key(), None);
+        assert_eq!(cli.config.payment_webhook_secret.key(), None);
     }
 
     #[test]

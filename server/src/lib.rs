@@ -145,7 +145,7 @@ pub async fn build_state(
     let provider = config.openai_base_url.as_ref().map(|base| ProviderConfig {
         kind: ProviderKind::OpenAi,
         base_url: Some(base.clone()),
-        api_key: config.openai_api_key.clone().and_then(parley_app::server::secret::ApiKey::new),
+        api_key: config.openai_api_key.key().cloned(),
         model: config.model.clone(),
         fallback_model: None,
     });
@@ -281,7 +281,7 @@ pub async fn open_database(config: &Config, now: i64) -> anyhow::Result<Db> {
 /// 0600) when the database has never been sealed; never a new key for a sealed database.
 async fn secret_key(config: &Config, db: &Db) -> anyhow::Result<parley_app::server::secret::SecretBox> {
     use parley_app::server::secret::SecretBox;
-    if let Some(text) = config.secret_key.as_deref().filter(|t| !t.trim().is_empty()) {
+    if let Some(text) = config.secret_key.expose() {
         return SecretBox::parse(text).map_err(|e| anyhow::anyhow!("PARLEY_SECRET_KEY: {e}"));
     }
     let path = config.data_dir.join("secret.key");
@@ -320,9 +320,9 @@ async fn secret_key(config: &Config, db: &Db) -> anyhow::Result<parley_app::serv
 /// Payments as configured: the sandbox provider only when asked for; webhooks only with a secret
 /// (a malformed one stops the start with the reason); pay links signed with the database's key.
 pub async fn payments(config: &Config, db: &Db, public_url: &str, now: i64) -> anyhow::Result<Payments> {
-    let secret = match config.payment_webhook_secret.as_deref().map(str::trim) {
-        Some(text) if !text.is_empty() => Some(WebhookSecret::parse(text).map_err(anyhow::Error::msg)?),
-        _ => None,
+    let secret = match config.payment_webhook_secret.expose() {
+        Some(text) => Some(WebhookSecret::parse(text).map_err(anyhow::Error::msg)?),
+        None => None,
     };
     let key = parley_app::server::store::orders::link_key(db, &rand::random::<[u8; 32]>(), now)
         .await

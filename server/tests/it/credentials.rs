@@ -71,7 +71,7 @@ async fn a_wrong_secret_key_stops_the_start_and_changes_nothing() {
     let before = (stored_key(&app, "keyed").await, stored_key(&app, "plain").await);
     let start = |secret: Option<&str>| {
         let mut config = parley_server::Config::for_tests(app.database_url.clone(), app.dir.path().to_path_buf());
-        config.secret_key = secret.map(str::to_owned);
+        config.secret_key = secret.map(parley_server::config::SecretArg::from).unwrap_or_default();
         config.allow_second_sqlite_process = true;
         parley_server::spawn(config)
     };

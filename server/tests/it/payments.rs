@@ -296,7 +296,7 @@ async fn without_a_secret_there_is_no_webhook_route() {
 async fn a_malformed_webhook_secret_stops_the_start() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = parley_server::Config::for_tests(fresh_database(dir.path()).await, dir.path().to_path_buf());
-    config.payment_webhook_secret = Some("test-webhook-secret".into());
+    config.payment_webhook_secret = "test-webhook-secret".into();
     let err = parley_server::spawn(config).await.err().expect("refused");
     assert!(format!("{err:#}").contains("whsec_"), "{err:#}");
 }

@@ -11,6 +11,7 @@ use parley_app::server::store::agents::{self, Agent, AgentLimits};
 use parley_app::server::store::messages::{self, Message};
 use parley_app::server::store::users;
 use parley_app::server::store::{Db, tool_calls, usage};
+use parley_server::config::SecretArg;
 use parley_server::fake_anthropic::FakeAnthropic;
 use parley_server::fake_openai::FakeOpenAi;
 use parley_server::{Config, Running, spawn_with};
@@ -113,7 +114,7 @@ impl TestAppBuilder {
         let registry = self.registry.unwrap_or_else(|| Registry::builtin(&reqwest::Client::new()));
         let mut config = Config::for_tests(database_url.clone(), dir.path().to_path_buf());
         config.payments_sandbox = self.payments_sandbox;
-        config.payment_webhook_secret = self.webhook_secret;
+        config.payment_webhook_secret = self.webhook_secret.as_deref().map(SecretArg::from).unwrap_or_default();
         for change in self.configure {
             change(&mut config);
         }
@@ -122,7 +123,7 @@ impl TestAppBuilder {
         if let Ok(key) = std::fs::read_to_string(dir.path().join("secret.key")) {
             logs.secret(key.trim());
         }
-        if let Some(key) = &config.secret_key {
+        if let Some(key) = config.secret_key.expose() {
             logs.secret(key);
         }
         if let Ok(text) = std::fs::read_to_string(dir.path().join("first-admin-password.txt")) {
