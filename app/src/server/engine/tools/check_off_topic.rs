@@ -18,21 +18,52 @@ pub fn coverage(question: &str, passages: &[String]) -> f64 {
     passages.iter().map(|p| knowledge::coverage(question, p)).fold(0.0, f64::max)
 }
 
+/// What the decision rested on: a topic word in the question, the question's coverage by the
+/// best-matching passages (the score itself, 0..1), or too little to go on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Basis {
+    /// The question names one of the agent's topics (this one).
+    Topic(String),
+    /// The share of the question's terms the best passage contains.
+    Coverage(f64),
+    /// Fewer than four terms: a few always match somewhere by chance.
+    TooShort,
+    /// The knowledge could not be asked.
+    NoKnowledge,
+}
+
+/// Coverage at or above this: on topic. Below [`OFF_BELOW`]: off topic. Between: let through.
+pub const ON_FROM: f64 = 0.5;
+pub const OFF_BELOW: f64 = 0.3;
+
 /// The decision from the question, the words that make a question on-topic (lower case) and its
-/// best coverage by the knowledge (pure).
-pub fn decide(question: &str, topics: &[String], coverage: Option<f64>) -> (bool, f64) {
+/// best coverage by the knowledge (pure). When it cannot tell, it is not off-topic.
+pub fn decide(question: &str, topics: &[String], coverage: Option<f64>) -> (bool, Basis) {
     let lower = question.to_lowercase();
-    if topics.iter().any(|t| !t.is_empty() && lower.contains(t.as_str())) {
-        return (false, 0.9);
+    if let Some(topic) = topics.iter().find(|t| !t.is_empty() && lower.contains(t.as_str())) {
+        return (false, Basis::Topic(topic.clone()));
     }
-    let terms = knowledge::tokenizer::terms(question).len();
+    if knowledge::tokenizer::terms(question).len() < 4 {
+        return (false, Basis::TooShort);
+    }
     match coverage {
-        // Too little to go on, or the knowledge could not be asked: let it through.
-        _ if terms < 4 => (false, 0.3),
-        None => (false, 0.3),
-        Some(c) if c >= 0.5 => (false, 0.75),
-        Some(c) if c < 0.3 => (true, ((0.9 - c) * 100.0).round() / 100.0),
-        Some(_) => (false, 0.4),
+        None => (false, Basis::NoKnowledge),
+        Some(c) => (c < OFF_BELOW, Basis::Coverage(c)),
+    }
+}
+
+/// The tool's account of its decision: what it rested on and, for coverage, the score and the
+/// thresholds it was compared with (the model and the console's unanswered list read it).
+fn basis_json(basis: &Basis) -> Value {
+    match basis {
+        Basis::Topic(topic) => json!({"decidedBy": "topic", "topic": topic}),
+        Basis::Coverage(c) => json!({
+            "decidedBy": "coverage",
+            "coverage": (c * 100.0).round() / 100.0,
+            "offTopicBelow": OFF_BELOW,
+        }),
+        Basis::TooShort => json!({"decidedBy": "too_short"}),
+        Basis::NoKnowledge => json!({"decidedBy": "no_knowledge"}),
     }
 }
 
@@ -129,12 +160,15 @@ impl Tool for CheckOffTopic {
                 None
             }
         };
-        let (off_topic, confidence) = decide(question, &scope.topics, covered);
-        Ok(ToolOutput::result(json!({
+        let (off_topic, basis) = decide(question, &scope.topics, covered);
+        let mut result = json!({
             "isOffTopic": off_topic,
-            "confidence": confidence,
             "suggestion": if off_topic { suggestion(question, &scope) } else { String::new() },
-        })))
+        });
+        if let (Value::Object(out), Value::Object(why)) = (&mut result, basis_json(&basis)) {
+            out.extend(why);
+        }
+        Ok(ToolOutput::result(result))
     }
 }
 
@@ -151,17 +185,23 @@ mod tests {
     #[test]
     fn decisions() {
         let topics = demo_topics();
-        assert_eq!(decide("优才计划要多少分？", &topics, None), (false, 0.9));
-        assert_eq!(decide("How do I get a Hong Kong work visa?", &topics, None), (false, 0.9));
-        assert!(decide("怎么做红烧肉比较好吃", &topics, Some(0.0)).0);
-        assert!(decide("推荐一部好看的电影吧", &topics, Some(0.22)).0);
-        assert!(!decide("获许投资资产包括哪些", &topics, Some(0.6)).0);
+        let topic = |q: &str, t: &[String]| decide(q, t, None);
+        assert!(matches!(topic("优才计划要多少分？", &topics), (false, Basis::Topic(_))));
+        assert!(matches!(topic("How do I get a Hong Kong work visa?", &topics), (false, Basis::Topic(_))));
+        assert_eq!(decide("怎么做红烧肉比较好吃", &topics, Some(0.0)), (true, Basis::Coverage(0.0)));
+        assert_eq!(decide("推荐一部好看的电影吧", &topics, Some(0.22)), (true, Basis::Coverage(0.22)));
+        assert_eq!(decide("获许投资资产包括哪些", &topics, Some(0.6)), (false, Basis::Coverage(0.6)));
+        // Between the thresholds: let through, and say on what score.
+        assert_eq!(decide("获许投资资产包括哪些", &topics, Some(0.4)), (false, Basis::Coverage(0.4)));
         // Too short to tell, or no knowledge to ask: not off-topic.
-        assert_eq!(decide("嗯", &topics, Some(0.0)), (false, 0.3));
-        assert_eq!(decide("怎么做红烧肉比较好吃", &topics, None), (false, 0.3));
+        assert_eq!(decide("嗯", &topics, Some(0.0)), (false, Basis::TooShort));
+        assert_eq!(decide("怎么做红烧肉比较好吃", &topics, None), (false, Basis::NoKnowledge));
         // The words are the agent's: immigration words mean nothing to another agent.
         assert!(decide("How do I get a Hong Kong work visa?", &["refund".into()], Some(0.0)).0);
-        assert_eq!(decide("Can I get a refund for my order?", &["refund".into()], Some(0.0)), (false, 0.9));
+        assert_eq!(
+            decide("Can I get a refund for my order?", &["refund".into()], Some(0.0)),
+            (false, Basis::Topic("refund".into()))
+        );
     }
 
     #[test]
@@ -210,7 +250,10 @@ mod tests {
         let out = CheckOffTopic.execute(&t.ctx, json!({"question": "推荐一部好看的科幻电影吧"})).await.unwrap();
         assert_eq!(out.result["isOffTopic"], true);
         assert!(out.result["suggestion"].as_str().unwrap().contains("香港移民"));
-        assert!(out.result["confidence"].as_f64().unwrap() > 0.5);
+        // The score it decided on, not a made-up confidence.
+        assert_eq!(out.result["decidedBy"], "coverage", "{}", out.result);
+        let score = out.result["coverage"].as_f64().unwrap();
+        assert!((0.0..OFF_BELOW).contains(&score), "{}", out.result);
     }
 
     #[tokio::test]
