@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
-# Runs every test: Rust unit and integration tests on SQLite and on PostgreSQL, then the
-# Playwright end-to-end tests in Debian's Chromium. Installs what is missing first.
+# Runs every test: Rust unit and integration tests on SQLite and on PostgreSQL, the MCP server
+# against the official Python SDK, then the Playwright end-to-end tests in Debian's Chromium.
+# Installs what is missing first. Every phase has a time limit (`timeout`), and every Rust test
+# one of its own (cargo-nextest, .config/nextest.toml), so a hang fails with its name.
 set -euo pipefail
 cd "$(dirname "$0")"
 source .ci/ensure-tools.sh
 
+# phase MINUTES NAME COMMAND...: runs COMMAND, failing the run if it fails or outlives MINUTES.
+phase() {
+  local minutes=$1 name=$2
+  shift 2
+  say "$name"
+  local rc=0
+  timeout --kill-after=20s "${minutes}m" "$@" || rc=$?
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    echo "test.sh: \"$name\" did not finish within $minutes minutes" >&2
+    exit 1
+  elif [ "$rc" -ne 0 ]; then
+    echo "test.sh: \"$name\" failed (exit $rc)" >&2
+    exit "$rc"
+  fi
+}
+
 apt_updated=""
 apt_install() {
-  [ -n "$apt_updated" ] || { apt-get update -qq; apt_updated=1; }
+  [ -n "$apt_updated" ] || { timeout 5m apt-get update -qq; apt_updated=1; }
   # RUNLEVEL=1: the package's service is not started (the tests start their own, on 127.0.0.1).
-  RUNLEVEL=1 apt-get install -y -qq "$@" >/dev/null
+  RUNLEVEL=1 timeout 10m apt-get install -y -qq "$@" >/dev/null
 }
 if [ ! -x /usr/bin/chromium ]; then
   say "installing Chromium (Debian)"
@@ -25,64 +43,62 @@ fi
 pg_url="${PARLEY_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test}"
 if command -v pg_isready >/dev/null && ! pg_isready -q -h 127.0.0.1 -p 5432; then
   say "starting PostgreSQL"
-  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
+  timeout 60 pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
   for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 0.5; done
 fi
 
-# The server binary (target/release/parley, which the MCP check and Playwright run) is built by
-# the first `cargo test` below, with the features its dev-dependencies add; building it here too
-# would compile the app crate twice.
-say "building the app's browser bundle (release)"
-.ci/build-app.sh --browser-only
-say "building the widget's own bundle (the embed page's panel, without the console)"
-.ci/build-widget.sh
+# The browser bundles are only needed by Playwright: they build in the background, at a lower
+# priority, while cargo compiles the tests (both wasm builds use their own target directories).
+mkdir -p target/logs
+say "building the browser bundles in the background (log: target/logs/bundles.log)"
+(
+  nice -n 10 timeout 25m .ci/build-app.sh --browser-only \
+    && nice -n 10 timeout 15m .ci/build-widget.sh
+) >target/logs/bundles.log 2>&1 &
+bundles=$!
+trap 'kill "$bundles" 2>/dev/null || true' EXIT
 
-# The MCP server is also checked with a client that is not ours: the official Python SDK from
-# PyPI. With it installed, the Rust MCP tests run it (and fail rather than skip if it breaks).
-say "installing the Python MCP SDK (pip install mcp) for the MCP client check"
-if python3 -m pip install --quiet --disable-pip-version-check mcp >/dev/null 2>&1 && python3 -c "import mcp" 2>/dev/null; then
+# Checked with clients that are not ours: the official Python MCP SDK and a real SMTP server
+# (aiosmtpd). With them installed the tests that use them fail rather than skip if they break.
+pip_install() {
+  timeout 5m python3 -m pip install --quiet --disable-pip-version-check "$1" >/dev/null 2>&1 \
+    && python3 -c "import $1" 2>/dev/null
+}
+say "installing the Python MCP SDK and aiosmtpd (pip)"
+if pip_install mcp; then
   export PARLEY_PYTHON_MCP=required
 else
   say "could not install the Python MCP SDK: the Python MCP client check is SKIPPED"
 fi
-
-# Mail is checked against a real SMTP server, Python's aiosmtpd from PyPI.
-say "installing aiosmtpd (pip install aiosmtpd) for the mail checks"
-if python3 -m pip install --quiet --disable-pip-version-check aiosmtpd >/dev/null 2>&1 && python3 -c "import aiosmtpd" 2>/dev/null; then
+if pip_install aiosmtpd; then
   export PARLEY_AIOSMTPD=required
 else
   say "could not install aiosmtpd: the mail checks are SKIPPED"
 fi
 
-say "Rust tests (SQLite)"
-cargo test --release --workspace
+# The tests, compiled once (release: the same build as run.sh's server, so `./run.sh` after
+# this rebuilds nothing), then run on each database. cargo-nextest gives every test its own time
+# limit; without it, plain `cargo test` runs them under the phase limits only.
+if cargo nextest --version >/dev/null 2>&1; then
+  phase 45 "compiling the Rust tests (release)" cargo nextest run --release --workspace --no-run
+  rust_tests() { cargo nextest run --release --workspace --no-fail-fast; }
+else
+  say "cargo-nextest is not installed: running cargo test (no per-test time limit)"
+  phase 45 "compiling the Rust tests (release)" cargo test --release --workspace --no-run
+  rust_tests() { cargo test --release --workspace --no-fail-fast; }
+fi
+export -f rust_tests
+phase 20 "Rust tests (SQLite)" bash -c rust_tests
 
 if [ "${PARLEY_PYTHON_MCP:-}" = required ]; then
-  # As a user would: the release server, a token from the CLI, the URL it prints, a Python client.
-  say "MCP: the Python SDK client against the release server, with a token made by the CLI"
-  mcp_dir="$(mktemp -d)"
-  mcp_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  export PARLEY_DATA_DIR="$mcp_dir" PARLEY_ADDR="127.0.0.1:$mcp_port"
-  target/release/parley serve >"$mcp_dir/server.log" 2>&1 &
-  mcp_pid=$!
-  for _ in $(seq 1 60); do
-    python3 -c "import urllib.request; urllib.request.urlopen('http://$PARLEY_ADDR/healthz')" 2>/dev/null && break
-    sleep 0.5
-  done
-  mcp_url="$(target/release/parley mcp-token create --agent demo-immigration --name test.sh | sed -n 's/^URL: //p')"
-  mcp_ok=0
-  python3 server/tests/mcp_client.py "$mcp_url" "优才计划" || mcp_ok=$?
-  kill "$mcp_pid" 2>/dev/null || true
-  wait "$mcp_pid" 2>/dev/null || true
-  unset PARLEY_DATA_DIR PARLEY_ADDR
-  rm -rf "$mcp_dir"
-  [ "$mcp_ok" -eq 0 ] || { echo "the Python MCP client check failed" >&2; exit 1; }
+  phase 3 "MCP: the Python SDK client against the release server, with a token made by the CLI" \
+    .ci/mcp-python-check.sh
 fi
 
 if command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then
-  say "Rust integration tests (PostgreSQL)"
-  # The same selection as above, so nothing is compiled again.
-  PARLEY_TEST_POSTGRES="$pg_url" cargo test --release --workspace
+  export PARLEY_TEST_POSTGRES="$pg_url"
+  phase 20 "Rust tests (PostgreSQL)" bash -c rust_tests
+  unset PARLEY_TEST_POSTGRES
   # Each test made its own database; drop them.
   psql "$pg_url" -Atc "SELECT datname FROM pg_database WHERE datname LIKE 'parley_t_%'" \
     | while read -r db; do psql "$pg_url" -qc "DROP DATABASE IF EXISTS $db" >/dev/null || true; done
@@ -90,8 +106,15 @@ else
   say "PostgreSQL is not available on 127.0.0.1:5432: the PostgreSQL run is SKIPPED"
 fi
 
-say "end-to-end tests (Playwright, Chromium)"
-(
+say "waiting for the browser bundles"
+if ! wait "$bundles"; then
+  cat target/logs/bundles.log >&2
+  echo "test.sh: building the browser bundles failed" >&2
+  exit 1
+fi
+trap - EXIT
+
+e2e() {
   cd end2end
   if [ ! -d node_modules/@playwright/test ]; then
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund
@@ -101,4 +124,8 @@ say "end-to-end tests (Playwright, Chromium)"
     export PARLEY_E2E_POSTGRES="$pg_url"
   fi
   npx playwright test
-)
+}
+export -f e2e
+export pg_url
+phase 30 "end-to-end tests (Playwright, Chromium)" bash -c e2e
+say "all tests passed"

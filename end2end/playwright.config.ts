@@ -36,6 +36,8 @@ export default defineConfig({
   workers: 1,
   retries: 0,
   timeout: 30_000,
+  // The whole run, so a stuck server or browser fails the suite instead of holding CI.
+  globalTimeout: 25 * 60_000,
   expect: { timeout: 10_000 },
   forbidOnly: !!process.env.CI,
   reporter: 'list',
