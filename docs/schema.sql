@@ -1,6 +1,6 @@
 -- The current schema of every table, as the migrations in migrations/ leave it on SQLite
 -- (PostgreSQL has the same tables and columns). Generated: do not edit; a test in
--- app/src/server/store/schema_doc.rs checks it (PARLEY_WRITE_SCHEMA=1 rewrites it).
+-- app/engine/src/store/schema_doc.rs checks it (PARLEY_WRITE_SCHEMA=1 rewrites it).
 
 CREATE TABLE agents (
     id TEXT PRIMARY KEY,

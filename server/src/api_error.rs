@@ -6,9 +6,9 @@ use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use parley_app::server::engine::chat::ChatError;
-use parley_app::server::limits::Refused;
-use parley_app::server::store::DbError;
+use parley_engine::engine::chat::ChatError;
+use parley_engine::limits::Refused;
+use parley_engine::store::DbError;
 use parley_widget::protocol::{ApiCode, ApiError, FieldError};
 
 /// `Retry-After` of a 503: long enough for a load balancer to notice, short for a visitor.
@@ -94,7 +94,7 @@ impl IntoResponse for ApiFailure {
 
 impl From<DbError> for ApiFailure {
     fn from(e: DbError) -> Self {
-        if parley_app::server::store::is_unavailable(&e) {
+        if parley_engine::store::is_unavailable(&e) {
             tracing::warn!(error = %e, "database unavailable");
             return ApiFailure::unavailable();
         }

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
-use parley_app::server::engine::budget::SpendSettings;
-use parley_app::server::limits::LimitSettings;
-use parley_app::server::secret::ApiKey;
+use parley_engine::engine::budget::SpendSettings;
+use parley_engine::limits::LimitSettings;
+use parley_engine::secret::ApiKey;
 
 /// A secret setting (a provider's key, the sealing key, a webhook or SMTP secret), held as an
 /// [`ApiKey`] from the moment it is read, so that no `Debug` of the configuration, no log line and
@@ -82,7 +82,7 @@ pub struct Config {
     pub model: String,
     /// The fallback model of agents that name none, per provider: `provider=model` pairs,
     /// comma-separated (`anthropic=claude-3-5-haiku-latest,openai=gpt-4o-mini`); empty: none.
-    #[arg(long, global = true, env = "PARLEY_FALLBACK_MODELS", default_value = parley_app::server::engine::provider::fallbacks::DEFAULT_FALLBACK_MODELS)]
+    #[arg(long, global = true, env = "PARLEY_FALLBACK_MODELS", default_value = parley_engine::engine::provider::fallbacks::DEFAULT_FALLBACK_MODELS)]
     pub fallback_models: String,
     /// Proxies (addresses or CIDR ranges, comma-separated) whose `X-Forwarded-For` header names
     /// the client; without it the client is the socket's peer and the header is ignored.
@@ -250,8 +250,8 @@ pub struct MailArgs {
 
 impl MailArgs {
     /// The settings, or `None` without a host; an error says what is wrong.
-    pub fn settings(&self) -> anyhow::Result<Option<parley_app::server::engine::mail::MailSettings>> {
-        use parley_app::server::engine::mail::{MailSettings, MailTls};
+    pub fn settings(&self) -> anyhow::Result<Option<parley_engine::engine::mail::MailSettings>> {
+        use parley_engine::engine::mail::{MailSettings, MailTls};
         let Some(host) = self.smtp_host.as_deref().map(str::trim).filter(|h| !h.is_empty()) else { return Ok(None) };
         let tls = match self.smtp_tls.as_deref() {
             None => MailTls::StartTls,
@@ -350,13 +350,10 @@ pub const TEST_WEBHOOK_SECRET: &str = "whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIzNDU
 
 impl Config {
     /// The embeddings client, when an endpoint is configured.
-    pub fn embedder(
-        &self,
-        http: reqwest::Client,
-    ) -> Option<parley_app::server::engine::knowledge::embeddings::Embedder> {
+    pub fn embedder(&self, http: reqwest::Client) -> Option<parley_engine::engine::knowledge::embeddings::Embedder> {
         let base = self.embeddings_base_url.as_deref().map(str::trim).filter(|b| !b.is_empty())?;
         let key = self.embeddings_api_key.expose().map(str::to_owned);
-        Some(parley_app::server::engine::knowledge::embeddings::Embedder::new(http, base, key, &self.embeddings_model))
+        Some(parley_engine::engine::knowledge::embeddings::Embedder::new(http, base, key, &self.embeddings_model))
     }
 
     /// Defaults for tests: port 0, the given database, no demo host, a fast demo model.

@@ -5,8 +5,8 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use parley_app::server::state::AppState;
-use parley_app::server::store::agents::Agent;
-use parley_app::server::store::visitors::Visitor;
+use parley_engine::store::agents::Agent;
+use parley_engine::store::visitors::Visitor;
 use serde::de::DeserializeOwned;
 
 use crate::api_error::ApiFailure;
@@ -59,7 +59,7 @@ fn has_nul(body: &[u8]) -> bool {
 }
 
 /// The client's IP address: the socket's peer, or the `X-Forwarded-For` hop named by the trusted
-/// proxies (see [`parley_app::server::net`]).
+/// proxies (see [`parley_engine::net`]).
 pub struct ClientIp(pub std::net::IpAddr);
 
 impl FromRequestParts<AppState> for ClientIp {

@@ -22,21 +22,21 @@ use std::time::Duration;
 
 use anyhow::Context;
 use leptos::config::{Env, LeptosOptions};
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::engine::jobs::Job;
-use parley_app::server::engine::knowledge::Knowledge;
-use parley_app::server::engine::outbound::OutboundSettings;
-use parley_app::server::engine::payments::{PayLinks, Payments, WebhookSecret};
-use parley_app::server::engine::provider::fallbacks::DefaultFallbacks;
-use parley_app::server::engine::shutdown::ShutdownReport;
-use parley_app::server::engine::tools::registry::Registry;
-use parley_app::server::engine::{Engine, EngineSettings, Services};
-use parley_app::server::limits::Limits;
-use parley_app::server::net::TrustedProxies;
 use parley_app::server::state::{AppState, HttpSettings};
-use parley_app::server::store::Db;
-use parley_app::server::store::agents::{ProviderConfig, ProviderKind};
-use parley_app::server::{auth, seed};
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::engine::jobs::Job;
+use parley_engine::engine::knowledge::Knowledge;
+use parley_engine::engine::outbound::OutboundSettings;
+use parley_engine::engine::payments::{PayLinks, Payments, WebhookSecret};
+use parley_engine::engine::provider::fallbacks::DefaultFallbacks;
+use parley_engine::engine::shutdown::ShutdownReport;
+use parley_engine::engine::tools::registry::Registry;
+use parley_engine::engine::{Engine, EngineSettings, Services};
+use parley_engine::limits::Limits;
+use parley_engine::net::TrustedProxies;
+use parley_engine::store::Db;
+use parley_engine::store::agents::{ProviderConfig, ProviderKind};
+use parley_engine::{auth, seed};
 use tokio_util::sync::CancellationToken;
 
 pub use config::Config;
@@ -161,7 +161,7 @@ pub async fn build_state(
     // across replicas).
     {
         // Session expiry is wall-clock time (tower-sessions), whatever clock the engine uses.
-        let store = parley_app::server::store::sessions::DbSessionStore::new(db.clone());
+        let store = parley_engine::store::sessions::DbSessionStore::new(db.clone());
         let engine = engine.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Job::DeleteExpiredSessions.tick());
@@ -180,7 +180,7 @@ pub async fn build_state(
     {
         let limits = Arc::downgrade(&limits);
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(parley_app::server::limits::PRUNE_EVERY);
+            let mut tick = tokio::time::interval(parley_engine::limits::PRUNE_EVERY);
             loop {
                 tick.tick().await;
                 match limits.upgrade() {
@@ -259,7 +259,7 @@ pub async fn build_state(
 /// checked against what the database holds (a wrong key stops here, changing nothing) and keys
 /// still stored as plain text are sealed.
 pub async fn open_database(config: &Config, now: i64) -> anyhow::Result<Db> {
-    use parley_app::server::store::credentials;
+    use parley_engine::store::credentials;
     if config.database_url.is_none() {
         std::fs::create_dir_all(&config.data_dir)
             .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
@@ -267,7 +267,7 @@ pub async fn open_database(config: &Config, now: i64) -> anyhow::Result<Db> {
     let url = config.database_url();
     let db = Db::connect(&url)
         .await
-        .with_context(|| format!("opening the database {}", parley_app::server::store::redact(&url)))?;
+        .with_context(|| format!("opening the database {}", parley_engine::store::redact(&url)))?;
     let secrets = secret_key(config, &db).await?;
     let db = db.with_secrets(secrets);
     let sealed = credentials::prepare(&db, now).await.context("checking the secret key (PARLEY_SECRET_KEY)")?;
@@ -279,8 +279,8 @@ pub async fn open_database(config: &Config, now: i64) -> anyhow::Result<Db> {
 
 /// The secret key: `PARLEY_SECRET_KEY`, else the data directory's `secret.key`, created (mode
 /// 0600) when the database has never been sealed; never a new key for a sealed database.
-async fn secret_key(config: &Config, db: &Db) -> anyhow::Result<parley_app::server::secret::SecretBox> {
-    use parley_app::server::secret::SecretBox;
+async fn secret_key(config: &Config, db: &Db) -> anyhow::Result<parley_engine::secret::SecretBox> {
+    use parley_engine::secret::SecretBox;
     if let Some(text) = config.secret_key.expose() {
         return SecretBox::parse(text).map_err(|e| anyhow::anyhow!("PARLEY_SECRET_KEY: {e}"));
     }
@@ -292,7 +292,7 @@ async fn secret_key(config: &Config, db: &Db) -> anyhow::Result<parley_app::serv
         }
         Err(_) => {}
     }
-    if parley_app::server::store::credentials::sealed_before(db).await? {
+    if parley_engine::store::credentials::sealed_before(db).await? {
         anyhow::bail!(
             "this database holds provider keys encrypted with a secret key, but neither PARLEY_SECRET_KEY nor {} \
              is there: give the key used before",
@@ -324,7 +324,7 @@ pub async fn payments(config: &Config, db: &Db, public_url: &str, now: i64) -> a
         Some(text) => Some(WebhookSecret::parse(text).map_err(anyhow::Error::msg)?),
         None => None,
     };
-    let key = parley_app::server::store::orders::link_key(db, &rand::random::<[u8; 32]>(), now)
+    let key = parley_engine::store::orders::link_key(db, &rand::random::<[u8; 32]>(), now)
         .await
         .context("reading the key that signs pay links")?;
     let links = PayLinks::new(public_url, &key);

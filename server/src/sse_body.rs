@@ -9,7 +9,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
-use parley_app::server::engine::hub::Frame;
+use parley_engine::engine::hub::Frame;
 use tokio_util::sync::CancellationToken;
 
 /// How long a closing stream still writes the frames already on their way.

@@ -170,8 +170,8 @@ impl FromServerFnError for ConsoleError {
 }
 
 #[cfg(feature = "ssr")]
-impl From<crate::server::store::DbError> for ConsoleError {
-    fn from(e: crate::server::store::DbError) -> Self {
+impl From<parley_engine::store::DbError> for ConsoleError {
+    fn from(e: parley_engine::store::DbError) -> Self {
         ConsoleError::internal(e)
     }
 }

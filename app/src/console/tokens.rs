@@ -33,7 +33,7 @@ fn chosen_modules(ticked: &[&'static str]) -> String {
 #[cfg(all(test, feature = "ssr"))]
 mod tests {
     use super::*;
-    use crate::server::store::mcp_tokens::Module;
+    use parley_engine::store::mcp_tokens::Module;
 
     #[test]
     fn the_forms_modules_are_the_servers() {

@@ -1,55 +1,6 @@
-//! Everything that runs only on the server: the engine (providers, tools, the turn loop, live
-//! channels), storage, seeding of the demo agents, and the state shared by every request.
+//! The console's server side that needs the web framework: the state every request shares (it
+//! holds Leptos's options) and the MCP service (rmcp). Everything else on the server is the
+//! engine crate (`parley-engine`, app/engine/).
 
-pub mod auth;
-pub mod demo_data;
-pub mod engine;
-pub mod limits;
 pub mod mcp;
-pub mod net;
-pub mod secret;
-pub mod seed;
 pub mod state;
-pub mod store;
-
-use parley_widget::protocol::{MAX_MESSAGE_CHARS, PublicAgentConfig};
-
-use engine::Engine;
-use store::agents::{Agent, ProviderKind};
-
-/// What the browser may know about an agent: never keys, prompts or provider URLs.
-pub fn public_config(engine: &Engine, agent: &Agent) -> PublicAgentConfig {
-    PublicAgentConfig {
-        key: agent.public_key.clone(),
-        name: agent.name.clone(),
-        greeting: agent.greeting.clone(),
-        theme: agent.theme.clone(),
-        capabilities: agent.capabilities.clone(),
-        demo_model: agent.provider.kind == ProviderKind::Demo || agent.provider.base_url.is_none(),
-        max_message_chars: MAX_MESSAGE_CHARS,
-        accepts_images: engine.accepts_images(agent),
-        language: agent.language,
-        placeholder: agent.placeholder.clone(),
-        starters: agent.starters.clone(),
-        availability: None,
-        mail_transcripts: engine.mail_enabled(),
-    }
-}
-
-/// [`public_config`] with whether people are in now (the agent's business hours).
-pub async fn public_config_now(engine: &Engine, agent: &Agent) -> PublicAgentConfig {
-    use crate::server::engine::hours::Availability as Now;
-    let mut config = public_config(engine, agent);
-    config.availability = match engine.availability(&agent.id).await {
-        Ok(Some((_, Now::Open))) => Some(parley_widget::protocol::Availability { open: true, reopens_at: None }),
-        Ok(Some((_, Now::Closed { reopens_at }))) => {
-            Some(parley_widget::protocol::Availability { open: false, reopens_at })
-        }
-        Ok(None) => None,
-        Err(e) => {
-            tracing::warn!(error = %e, "reading business hours for the panel");
-            None
-        }
-    };
-    config
-}

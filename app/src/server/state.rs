@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 
-use super::engine::Engine;
+use parley_engine::engine::Engine;
 
 /// Settings the HTTP layer needs besides the engine.
 #[derive(Clone, Debug)]
@@ -15,7 +15,7 @@ pub struct HttpSettings {
     /// Largest request body, in bytes.
     pub max_body_bytes: usize,
     /// Proxies whose `X-Forwarded-For` names the client.
-    pub trusted_proxies: super::net::TrustedProxies,
+    pub trusted_proxies: parley_engine::net::TrustedProxies,
     /// Where the panel's own bundle is (`.ci/build-widget.sh` writes it).
     pub widget_dir: std::path::PathBuf,
 }
@@ -30,9 +30,9 @@ pub struct AppState {
     /// HTTP-level settings.
     pub http: Arc<HttpSettings>,
     /// Console sign-in: throttling of failed attempts.
-    pub auth: Arc<super::auth::Auth>,
+    pub auth: Arc<parley_engine::auth::Auth>,
     /// Abuse limits of the public API.
-    pub limits: Arc<super::limits::Limits>,
+    pub limits: Arc<parley_engine::limits::Limits>,
 }
 
 impl FromRef<AppState> for LeptosOptions {

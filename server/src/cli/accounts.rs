@@ -1,8 +1,8 @@
 //! `create-agent` and `create-user`.
 
 use anyhow::Context;
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::store::agents::{self, AgentInput, NewAgent};
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::store::agents::{self, AgentInput, NewAgent};
 use parley_server::Config;
 use parley_widget::protocol::Theme;
 
@@ -79,7 +79,7 @@ pub async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()>
         ..AgentInput::default()
     };
     let db = open_db(config).await?;
-    let catalogue = parley_app::server::seed::tool_catalogue(&db).await.context("reading the experts")?;
+    let catalogue = parley_engine::seed::tool_catalogue(&db).await.context("reading the experts")?;
     let new = NewAgent::parse(&input, &catalogue).map_err(|errors| {
         let lines: Vec<String> =
             errors.iter().map(|e| format!("  --{}: {}", e.field.replace('_', "-"), e.message)).collect();
@@ -94,7 +94,7 @@ pub async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()>
 }
 
 pub async fn create_user(config: &Config, a: CreateUser) -> anyhow::Result<()> {
-    use parley_app::server::{auth, store::users};
+    use parley_engine::{auth, store::users};
     let role = users::Role::parse(&a.role).context("--role must be `admin` or `operator`")?;
     if !a.email.contains('@') {
         anyhow::bail!("--email must be an email address");
@@ -129,7 +129,7 @@ pub struct RevokeVisitor {
 }
 
 pub async fn revoke_visitor(config: &Config, a: RevokeVisitor) -> anyhow::Result<()> {
-    use parley_app::server::store::visitors;
+    use parley_engine::store::visitors;
     let db = open_db(config).await?;
     if !visitors::revoke(&db, &a.id, SystemClock.now_ms()).await? {
         anyhow::bail!("no visitor with id {} whose token is still valid", a.id);
@@ -145,7 +145,7 @@ pub struct IdentitySecret {
     pub agent: String,
     /// Hours the secret it replaces is still accepted (0 to 720), so the site's servers can
     /// switch without signing anyone out.
-    #[arg(long, default_value_t = parley_app::server::engine::identity::DEFAULT_GRACE_HOURS)]
+    #[arg(long, default_value_t = parley_engine::engine::identity::DEFAULT_GRACE_HOURS)]
     pub grace_hours: i64,
     /// Only identified visitors may chat with the agent from now on (`--require false` lifts it).
     #[arg(long)]
@@ -154,8 +154,8 @@ pub struct IdentitySecret {
 
 /// Creates (or rotates) an agent's identity secret and prints it, once.
 pub async fn identity_secret(config: &Config, a: IdentitySecret) -> anyhow::Result<()> {
-    use parley_app::server::engine::identity::MAX_GRACE_HOURS;
-    use parley_app::server::store::identity;
+    use parley_engine::engine::identity::MAX_GRACE_HOURS;
+    use parley_engine::store::identity;
     if !(0..=MAX_GRACE_HOURS).contains(&a.grace_hours) {
         anyhow::bail!("--grace-hours must be between 0 and {MAX_GRACE_HOURS}");
     }
@@ -170,16 +170,8 @@ pub async fn identity_secret(config: &Config, a: IdentitySecret) -> anyhow::Resu
         agents::set_identity(&db, &agent.id, &settings, now).await?;
     }
     let detail = format!("{}… (the previous one accepted {} h more)", info.prefix, a.grace_hours);
-    parley_app::server::store::audit::record(
-        &db,
-        None,
-        "cli",
-        "identity.secret",
-        Some(&agent.public_key),
-        &detail,
-        now,
-    )
-    .await?;
+    parley_engine::store::audit::record(&db, None, "cli", "identity.secret", Some(&agent.public_key), &detail, now)
+        .await?;
     println!("identity secret {} for agent {} (shown only now): {secret}", info.id, agent.public_key);
     if replaced {
         println!("the previous secret is still accepted for {} hours", a.grace_hours);

@@ -1,8 +1,8 @@
 //! `import-knowledge` and `import-news`.
 
 use anyhow::Context;
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::store::agents;
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::store::agents;
 use parley_server::Config;
 
 use super::open_db;
@@ -36,8 +36,8 @@ pub struct ImportNews {
 }
 
 pub async fn import_knowledge(config: Config, a: ImportKnowledge) -> anyhow::Result<()> {
-    use parley_app::server::engine::knowledge::Knowledge;
-    use parley_app::server::store::knowledge;
+    use parley_engine::engine::knowledge::Knowledge;
+    use parley_engine::store::knowledge;
     let db = open_db(&config).await?;
     let agent =
         agents::by_public_key(&db, &a.agent).await?.with_context(|| format!("no agent with key {}", a.agent))?;
@@ -86,7 +86,7 @@ pub async fn import_knowledge(config: Config, a: ImportKnowledge) -> anyhow::Res
 }
 
 pub async fn import_news(config: &Config, a: ImportNews) -> anyhow::Result<()> {
-    use parley_app::server::store::news;
+    use parley_engine::store::news;
     let db = open_db(config).await?;
     let agent_id = match &a.agent {
         Some(key) => {

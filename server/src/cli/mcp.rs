@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Subcommand;
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::store::agents;
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::store::agents;
 use parley_server::Config;
 
 use super::open_db;
@@ -55,7 +55,7 @@ pub struct McpStdio {
 }
 
 pub async fn mcp_token(config: &Config, command: McpTokenCommand) -> anyhow::Result<()> {
-    use parley_app::server::store::mcp_tokens::{self, FeatureSet, OutputFormat};
+    use parley_engine::store::mcp_tokens::{self, FeatureSet, OutputFormat};
     let db = open_db(config).await?;
     let now = SystemClock.now_ms();
     match command {
@@ -126,9 +126,9 @@ pub async fn mcp_token(config: &Config, command: McpTokenCommand) -> anyhow::Res
 pub async fn mcp_stdio(config: Config, a: McpStdio) -> anyhow::Result<()> {
     use std::sync::Arc;
 
-    use parley_app::server::engine::knowledge::Knowledge;
-    use parley_app::server::engine::tools::registry::Registry;
-    use parley_app::server::engine::{Engine, EngineSettings, Services};
+    use parley_engine::engine::knowledge::Knowledge;
+    use parley_engine::engine::tools::registry::Registry;
+    use parley_engine::engine::{Engine, EngineSettings, Services};
     // Not `build_state`: it also recovers interrupted answers and seeds demo agents, which is the
     // server's business; this process may run beside a server on the same database.
     let db = open_db(&config).await?;
@@ -140,9 +140,7 @@ pub async fn mcp_stdio(config: Config, a: McpStdio) -> anyhow::Result<()> {
         Services { knowledge: Knowledge::new(db.clone(), config.embedder(http.clone())), payments, public_url };
     let settings = EngineSettings {
         tool_timeout: Duration::from_millis(config.tool_timeout_ms),
-        outbound: parley_app::server::engine::outbound::OutboundSettings {
-            allow_private: config.allow_private_endpoints,
-        },
+        outbound: parley_engine::engine::outbound::OutboundSettings { allow_private: config.allow_private_endpoints },
         ..EngineSettings::default()
     };
     let registry = Registry::builtin(&http);

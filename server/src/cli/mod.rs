@@ -6,11 +6,11 @@ pub mod mcp;
 pub mod people;
 pub mod reach;
 
-use parley_app::server::store::Db;
+use parley_engine::store::Db;
 use parley_server::Config;
 
 /// Opens the configured database with its secret key (see [`parley_server::open_database`]).
 pub async fn open_db(config: &Config) -> anyhow::Result<Db> {
-    use parley_app::server::engine::clock::{Clock, SystemClock};
+    use parley_engine::engine::clock::{Clock, SystemClock};
     parley_server::open_database(config, SystemClock.now_ms()).await
 }

@@ -2,9 +2,9 @@
 //! gone (issue 16). Both are recorded in the audit log (actor `cli`).
 
 use anyhow::Context;
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::engine::privacy::Person;
-use parley_app::server::store::{Db, agents, audit, identity, privacy, visitors};
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::engine::privacy::Person;
+use parley_engine::store::{Db, agents, audit, identity, privacy, visitors};
 use parley_server::Config;
 
 use super::open_db;

@@ -1,10 +1,10 @@
 //! `add-webhook`: an outbound webhook endpoint from the command line (scripts, set-up).
 
 use anyhow::Context;
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::engine::outbound::OutboundSettings;
-use parley_app::server::engine::webhooks::add_endpoint;
-use parley_app::server::store::{agents, audit};
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::engine::outbound::OutboundSettings;
+use parley_engine::engine::webhooks::add_endpoint;
+use parley_engine::store::{agents, audit};
 use parley_server::Config;
 
 use super::open_db;

@@ -16,6 +16,6 @@ pub fn router() -> Router<AppState> {
 
 async fn config(State(state): State<AppState>, Path(key): Path<String>) -> Result<impl IntoResponse, ApiFailure> {
     let agent = state.engine.agent_by_key(&key).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
-    let config = parley_app::server::public_config_now(&state.engine, &agent).await;
+    let config = parley_engine::public_config_now(&state.engine, &agent).await;
     Ok(([(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"), (header::CACHE_CONTROL, "public, max-age=60")], Json(config)))
 }

@@ -10,9 +10,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use parley_app::server::engine::attachments::UploadError;
-use parley_app::server::limits::Action;
 use parley_app::server::state::AppState;
+use parley_engine::engine::attachments::UploadError;
+use parley_engine::limits::Action;
 use parley_widget::protocol::{ATTACHMENT_TYPES, ApiCode, AttachmentCreated, MAX_ATTACHMENT_BYTES};
 
 use crate::api_error::ApiFailure;

@@ -9,7 +9,7 @@ use parley_app::server::state::AppState;
 use parley_widget::protocol::{ApiCode, MAX_PAGE_CONTEXT_BYTES, SendMessage};
 
 use crate::api_error::ApiFailure;
-use parley_app::server::limits::Action;
+use parley_engine::limits::Action;
 
 use crate::extract::{ApiJson, ClientIp, VisitorAuth, check_origin};
 use crate::sse_body::{held_while_open, sse_response};

@@ -13,8 +13,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::StreamExt;
-use parley_app::server::auth::{AuthError, authorize};
 use parley_app::server::state::AppState;
+use parley_engine::auth::{AuthError, authorize};
 use serde::Deserialize;
 use tokio_stream::wrappers::BroadcastStream;
 use tower_sessions::Session;
@@ -48,7 +48,7 @@ async fn sign_in_form(
     axum::Form(form): axum::Form<SignInForm>,
 ) -> Response {
     use axum::response::Redirect;
-    use parley_app::server::auth::{is_cross_site, sign_in};
+    use parley_engine::auth::{is_cross_site, sign_in};
     if is_cross_site(&headers) {
         return refused(AuthError::CrossSite).into_response();
     }
@@ -82,7 +82,7 @@ pub async fn gate(State(state): State<AppState>, session: Session, request: Requ
         && (path == "/admin" || path.starts_with("/admin/"))
         && !matches!(path, "/admin/login" | "/admin/feed" | "/admin/leads.csv" | "/admin/export.json")
         && !path.starts_with("/admin/attachments/");
-    if page && parley_app::server::auth::current_user(&state.engine, &session).await.is_none() {
+    if page && parley_engine::auth::current_user(&state.engine, &session).await.is_none() {
         return axum::response::Redirect::to("/admin/login").into_response();
     }
     next.run(request).await
@@ -98,7 +98,7 @@ async fn feed(State(state): State<AppState>, session: Session, headers: HeaderMa
         let engine = state.engine.clone();
         tokio::spawn(async move {
             loop {
-                if let Err(e) = parley_app::server::store::hours::seen(engine.db(), &user.id, engine.now_ms()).await {
+                if let Err(e) = parley_engine::store::hours::seen(engine.db(), &user.id, engine.now_ms()).await {
                     tracing::debug!(error = %e, "marking a console user as seen");
                 }
                 tokio::select! {
@@ -135,7 +135,7 @@ async fn attachment(
     Path(id): Path<String>,
 ) -> Result<Response, ApiFailure> {
     authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
-    let (mime, data) = parley_app::server::store::attachments::by_id(state.engine.db(), &id)
+    let (mime, data) = parley_engine::store::attachments::by_id(state.engine.db(), &id)
         .await?
         .ok_or_else(|| ApiFailure::not_found("Image"))?;
     Ok(super::attachments::image_response(&mime, data))
@@ -159,7 +159,7 @@ async fn leads_csv(
     Query(filter): Query<CsvFilter>,
 ) -> Result<Response, ApiFailure> {
     authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
-    let leads = parley_app::server::store::leads::all(state.engine.db(), filter.status.as_deref()).await?;
+    let leads = parley_engine::store::leads::all(state.engine.db(), filter.status.as_deref()).await?;
     let mut out = String::from("created_at,name,email,phone,message,status,notes,conversation_id\n");
     for l in leads {
         let row = [
@@ -207,8 +207,8 @@ async fn export_json(
     headers: HeaderMap,
     Query(q): Query<PersonQuery>,
 ) -> Result<Response, ApiFailure> {
-    use parley_app::server::engine::privacy::Person;
-    use parley_app::server::store::users::Role;
+    use parley_engine::engine::privacy::Person;
+    use parley_engine::store::users::Role;
     let me = authorize(&state.engine, &session, &headers, Some(Role::Admin)).await.map_err(refused)?;
     let who = Person::named(&q.agent_id, &q.user, &q.visitor)
         .ok_or_else(|| ApiFailure::new(ApiCode::InvalidBody, "Name a visitor, or a user of an agent."))?;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api_error::ApiFailure;
-use parley_app::server::limits::Action;
+use parley_engine::limits::Action;
 
 use crate::extract::{ApiJson, ClientIp, VisitorAuth};
 use crate::sse_body::{held_while_open, sse_response};
@@ -120,7 +120,7 @@ async fn email_transcript(
     VisitorAuth(visitor): VisitorAuth,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<Value>), ApiFailure> {
-    use parley_app::server::engine::mail::TranscriptMailError as E;
+    use parley_engine::engine::mail::TranscriptMailError as E;
     match state.engine.email_transcript(&visitor.id, &id).await {
         Ok(to) => Ok((StatusCode::ACCEPTED, Json(json!({ "sent_to": to })))),
         Err(E::NotFound) => Err(ApiFailure::not_found("Conversation")),

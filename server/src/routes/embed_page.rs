@@ -91,7 +91,7 @@ async fn page(
             return (StatusCode::SERVICE_UNAVAILABLE, "Something went wrong.").into_response();
         }
     };
-    let config = parley_app::server::public_config_now(&state.engine, &agent).await;
+    let config = parley_engine::public_config_now(&state.engine, &agent).await;
     let host_origin = query.origin.map(|o| o.trim_end_matches('/').to_owned()).unwrap_or_default();
     let html = render(&config, &host_origin, (*assets).as_ref());
     ([(header::CACHE_CONTROL, "no-cache")], Html(html)).into_response()

@@ -26,7 +26,7 @@ async fn health(State(state): State<AppState>) -> impl IntoResponse {
     let probe = async move {
         let mut conn = db.read().await?;
         sqlx::query("SELECT 1").execute(&mut *conn).await?;
-        Ok::<(), parley_app::server::store::DbError>(())
+        Ok::<(), parley_engine::store::DbError>(())
     };
     let outcome = tokio::time::timeout(std::time::Duration::from_secs(2), probe).await;
     match outcome {

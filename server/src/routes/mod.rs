@@ -18,7 +18,7 @@ mod widget_js;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use parley_app::server::state::AppState;
-use parley_app::server::store::sessions::DbSessionStore;
+use parley_engine::store::sessions::DbSessionStore;
 use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
 

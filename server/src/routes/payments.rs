@@ -9,10 +9,10 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use parley_app::server::auth::is_cross_site;
-use parley_app::server::engine::payments::{LinkError, Payments, WebhookError, WebhookFailure};
 use parley_app::server::state::AppState;
-use parley_app::server::store::orders::{self, Order};
+use parley_engine::auth::is_cross_site;
+use parley_engine::engine::payments::{LinkError, Payments, WebhookError, WebhookFailure};
+use parley_engine::store::orders::{self, Order};
 use parley_widget::protocol::{ApiCode, format_amount};
 use serde_json::json;
 

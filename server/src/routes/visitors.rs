@@ -6,12 +6,12 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, post};
 use axum::{Json, Router};
-use parley_app::server::engine::identity::IdentifyError;
 use parley_app::server::state::AppState;
+use parley_engine::engine::identity::IdentifyError;
 use parley_widget::protocol::{ApiCode, CreateVisitor, Identified, Identify, VisitorCreated};
 
 use crate::api_error::ApiFailure;
-use parley_app::server::limits::Action;
+use parley_engine::limits::Action;
 
 use crate::extract::{ApiJson, ClientIp, VisitorAuth, check_origin};
 

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::harness::*;
-use parley_app::server::store::{messages, usage};
+use parley_engine::store::{messages, usage};
 use parley_server::fake_anthropic::Reply;
 use parley_widget::protocol::{MessageStatus, StreamEvent, ToolCallStatus};
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::harness::fixtures::words;
 use crate::harness::*;
-use parley_app::server::store::messages;
+use parley_engine::store::messages;
 use parley_server::fake_openai::Reply;
 use parley_widget::protocol::{MessageEnd, MessageStatus, Role, StreamEvent, Transcript};
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! messages go to the model as history.
 
 use crate::harness::*;
-use parley_app::server::store::leads;
+use parley_engine::store::leads;
 use parley_widget::protocol::{Handoff, MessageStatus, Role, StreamEvent, ToolCallStatus, Transcript};
 use serde_json::{Value, json};
 

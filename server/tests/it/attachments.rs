@@ -4,8 +4,8 @@
 //! refused for a model that does not, listed in the transcript, shown in the console.
 
 use crate::harness::*;
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::store::users::{self, Role};
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::store::users::{self, Role};
 use parley_widget::protocol::{AttachmentRef, MAX_ATTACHMENT_BYTES, Transcript};
 use serde_json::{Value, json};
 
@@ -267,7 +267,7 @@ async fn the_anthropic_request_has_the_image_block_before_the_text() {
 #[tokio::test]
 async fn the_demo_model_says_it_received_the_image() {
     let app = spawn_app().await;
-    let key = parley_app::server::seed::HELP_AGENT_KEY;
+    let key = parley_engine::seed::HELP_AGENT_KEY;
     let config: Value =
         app.client.get(app.url(&format!("/api/v1/agents/{key}/config"))).send().await.unwrap().json().await.unwrap();
     assert_eq!((config["demo_model"].clone(), config["accepts_images"].clone()), (json!(true), json!(true)));

@@ -59,7 +59,7 @@ async fn agents_are_validated_field_by_field_and_keys_never_come_back() {
     let (_, body) =
         b.call_json(a::SaveAgent::PATH, json!({ "form": AgentForm { name: "Shop 2".into(), ..form } })).await;
     assert!(body.contains(&id), "{body}");
-    let stored = parley_app::server::store::agents::by_id(app.db(), &id).await.unwrap().unwrap();
+    let stored = parley_engine::store::agents::by_id(app.db(), &id).await.unwrap().unwrap();
     assert_eq!(stored.provider.api_key.as_ref().map(|k| k.expose()), Some("sk-secret-key-abcd1234"));
     assert_eq!(stored.name, "Shop 2");
     let config = reqwest::get(app.url("/api/v1/agents/shop/config")).await.unwrap().text().await.unwrap();
@@ -131,8 +131,8 @@ async fn knowledge_articles_are_created_edited_searched_and_deleted() {
     assert_eq!(chunks, 0);
 }
 
-fn search<'a>(agent_id: &'a str, q: &'a str) -> parley_app::server::engine::knowledge::SearchQuery<'a> {
-    parley_app::server::engine::knowledge::SearchQuery {
+fn search<'a>(agent_id: &'a str, q: &'a str) -> parley_engine::engine::knowledge::SearchQuery<'a> {
+    parley_engine::engine::knowledge::SearchQuery {
         agent_id,
         knowledge_base_ids: None,
         text: q,

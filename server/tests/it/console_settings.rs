@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 /// The price table and the experts as stored, and what the engine charges for a model.
 async fn models_and_experts(app: &TestApp) -> (Vec<String>, Vec<String>, f64) {
-    use parley_app::server::store::{experts, prices};
+    use parley_engine::store::{experts, prices};
     let rows = prices::list(app.db()).await.unwrap().iter().map(|p| format!("{p:?}")).collect();
     let experts = experts::list(app.db()).await.unwrap().iter().map(|e| format!("{e:?}")).collect();
     (rows, experts, app.engine().prices().cost_usd("gpt-4o-mini", 1_000_000, 0, 0))
@@ -60,7 +60,7 @@ async fn prices_and_experts_are_refused_to_strangers_and_operators() {
 
 #[tokio::test]
 async fn an_administrator_edits_the_price_table_and_the_engine_follows() {
-    use parley_app::server::store::prices;
+    use parley_engine::store::prices;
     let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;
     let mut b = app.signed_in(&ADMIN).await;
     let engine = &app.engine();
@@ -147,7 +147,7 @@ async fn an_administrator_edits_the_price_table_and_the_engine_follows() {
 
 #[tokio::test]
 async fn an_administrator_edits_an_expert_and_the_engine_follows() {
-    use parley_app::server::store::experts;
+    use parley_engine::store::experts;
     let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;
     let mut b = app.signed_in(&ADMIN).await;
     let engine = &app.engine();

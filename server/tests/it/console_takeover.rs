@@ -95,7 +95,7 @@ async fn takeover_is_exclusive_stored_and_keeps_the_model_off() {
 
 #[tokio::test]
 async fn the_conversation_shows_the_consulting_state_as_text() {
-    use parley_app::server::store::conversations::set_consulting_state;
+    use parley_engine::store::conversations::set_consulting_state;
     let app = TestApp::builder().with_users(&[OLIVE]).spawn().await;
     app.agent("shop", &[]).await;
     let mut olive = app.signed_in(&OLIVE).await;

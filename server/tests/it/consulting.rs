@@ -5,8 +5,8 @@
 use crate::harness::fixtures::ADMIN;
 use crate::harness::*;
 use leptos::server_fn::ServerFn;
-use parley_app::server::engine::clock::{Clock, ManualClock};
-use parley_app::server::store::orders;
+use parley_engine::engine::clock::{Clock, ManualClock};
+use parley_engine::store::orders;
 use parley_widget::protocol::{Block, PaymentStatus, StreamEvent, ToolCallStatus, Transcript};
 use serde_json::{Value, json};
 
@@ -121,8 +121,8 @@ async fn the_seeded_agent_completes_a_chain_of_four_tools_in_one_turn() {
     assert_eq!(shape(&events).last().unwrap(), "message_end:complete");
     assert_eq!(text(&events), "您符合优才计划的基本条件，请扫码支付评估费。");
     assert_eq!(app.fake.served(), 5, "four tool hops and the answer");
-    let agent = parley_app::server::store::agents::by_public_key(app.db(), AGENT).await.unwrap().unwrap();
-    assert_eq!(agent.max_turns(), parley_app::server::seed::IMMIGRATION_TOOL_HOPS);
+    let agent = parley_engine::store::agents::by_public_key(app.db(), AGENT).await.unwrap().unwrap();
+    assert_eq!(agent.max_turns(), parley_engine::seed::IMMIGRATION_TOOL_HOPS);
 
     // The facts collected on the way are attached to the assessment order, and shown with it.
     let order_id = blocks(&events)
@@ -144,7 +144,7 @@ async fn the_seeded_agent_completes_a_chain_of_four_tools_in_one_turn() {
     app.fake.push_content("已更新。");
     let conversation = conversation_id(&events);
     app.send(&token, AGENT, Some(&conversation), "其实我36岁").await;
-    let now = parley_app::server::store::conversations::assessment_facts(app.db(), &conversation).await.unwrap();
+    let now = parley_engine::store::conversations::assessment_facts(app.db(), &conversation).await.unwrap();
     assert_eq!(now, Some(json!({"category": "QMAS", "age": 36, "education": "硕士"})));
     let order = orders::by_id(app.db(), &order_id).await.unwrap().unwrap();
     assert!(order.facts.unwrap().contains("\"age\":35"));

@@ -3,9 +3,9 @@
 //! (memories, consulting state) given as quoted data.
 
 use crate::harness::*;
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::engine::pricing::ModelPrice;
-use parley_app::server::store::{conversations, memories, messages, prices, usage};
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::engine::pricing::ModelPrice;
+use parley_engine::store::{conversations, memories, messages, prices, usage};
 use parley_widget::protocol::StreamEvent;
 use serde_json::Value;
 

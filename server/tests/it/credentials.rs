@@ -8,8 +8,8 @@ use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::agents as a;
 use parley_app::console::types::AgentForm;
-use parley_app::server::engine::clock::ManualClock;
-use parley_app::server::store::agents;
+use parley_engine::engine::clock::ManualClock;
+use parley_engine::store::agents;
 use serde_json::{Value, json};
 
 async fn stored_key(app: &TestApp, key: &str) -> String {
@@ -169,7 +169,7 @@ async fn idle_and_revoked_visitor_tokens_are_refused() {
     assert!(body.contains("bad_token"), "{body}");
     // Refused when read from the database too (after the token cache).
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM visitors WHERE last_seen_at >= $1")
-        .bind(parley_app::server::engine::clock::Clock::now_ms(&*clock) - 1000)
+        .bind(parley_engine::engine::clock::Clock::now_ms(&*clock) - 1000)
         .fetch_one(app.db().pool())
         .await
         .unwrap();

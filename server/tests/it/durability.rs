@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use parley_app::server::engine::writer::expand;
-use parley_app::server::store::Db;
-use parley_app::server::store::events::EventRow;
+use parley_engine::engine::writer::expand;
+use parley_engine::store::Db;
+use parley_engine::store::events::EventRow;
 use parley_server::fake_openai::{FakeOpenAi, Reply};
 use parley_widget::protocol::{Block, MessageStatus, StreamEvent, ToolCallStatus, Transcript};
 use prometheus_parse::{Scrape, Value as Metric};
@@ -262,7 +262,7 @@ async fn a_database_cut_mid_stream_loses_nothing_and_health_comes_back() {
     let kept: Vec<u64> = stored.iter().map(|(s, _)| *s).filter(|s| streamed.contains(s)).collect();
     assert_eq!(kept, streamed);
     assert_eq!(text(&stored), words(40).concat());
-    let messages = parley_app::server::store::messages::list(app.db(), &conversation).await.unwrap();
+    let messages = parley_engine::store::messages::list(app.db(), &conversation).await.unwrap();
     assert_eq!(
         (messages[1].status, messages[1].content.as_str()),
         (MessageStatus::Complete, words(40).concat().as_str())
@@ -287,7 +287,7 @@ async fn nul_from_the_visitor_is_refused_and_from_the_model_sinks_no_other_answe
         let conversation = conversation_id(events);
         let stored: Vec<u64> = seqs(&stored_events(app.db(), &conversation).await);
         assert_eq!(stored[1..], seqs(events), "every event of {conversation} stored (after the visitor's)");
-        let messages = parley_app::server::store::messages::list(app.db(), &conversation).await.unwrap();
+        let messages = parley_engine::store::messages::list(app.db(), &conversation).await.unwrap();
         // PostgreSQL stores no NUL in text: the writer replaced it; SQLite keeps it.
         assert_eq!(messages[1].content.replace('\u{fffd}', "\u{0}"), text(events));
         assert_eq!(messages[1].status, MessageStatus::Complete);

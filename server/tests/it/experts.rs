@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::harness::*;
-use parley_app::server::store::agents::AgentLimits;
-use parley_app::server::store::{tool_calls, usage};
+use parley_engine::store::agents::AgentLimits;
+use parley_engine::store::{tool_calls, usage};
 use parley_server::fake_openai::Reply;
 use parley_widget::protocol::StreamEvent;
 use serde_json::json;
@@ -209,9 +209,9 @@ async fn enabled_tools_narrow_the_experts_offered() {
 async fn an_experts_tool_calls_are_recorded_and_its_citations_reach_the_visitor() {
     use crate::harness::fixtures::ADMIN;
     use leptos::server_fn::ServerFn;
-    use parley_app::server::engine::clock::{Clock, SystemClock};
-    use parley_app::server::store::knowledge::{self, NewArticle};
-    use parley_app::server::store::messages;
+    use parley_engine::engine::clock::{Clock, SystemClock};
+    use parley_engine::store::knowledge::{self, NewArticle};
+    use parley_engine::store::messages;
     use parley_widget::protocol::Block;
 
     let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;

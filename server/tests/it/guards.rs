@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::harness::*;
-use parley_app::server::engine::clock::Clock;
-use parley_app::server::engine::tools::ToolOutput;
-use parley_app::server::store::agents::AgentLimits;
-use parley_app::server::store::{conversations, messages, usage};
+use parley_engine::engine::clock::Clock;
+use parley_engine::engine::tools::ToolOutput;
+use parley_engine::store::agents::AgentLimits;
+use parley_engine::store::{conversations, messages, usage};
 use parley_server::fake_openai::Reply;
 use parley_widget::protocol::{Block, MessageStatus, StreamEvent};
 use serde_json::json;
@@ -68,8 +68,7 @@ async fn two_sends_at_the_daily_cap_edge_only_one_goes_ahead() {
     let cap = 0.01;
     app.set_limits(&agent.id, AgentLimits { daily_cap_usd: Some(cap), ..Default::default() }).await;
     // Today the agent has spent all but a sliver of its cap.
-    spent_earlier(app.db(), &agent.id, cap - 0.000_000_1, parley_app::server::engine::clock::SystemClock.now_ms())
-        .await;
+    spent_earlier(app.db(), &agent.id, cap - 0.000_000_1, parley_engine::engine::clock::SystemClock.now_ms()).await;
     let (alice, bob) = (app.visitor("plain").await, app.visitor("plain").await);
     for _ in 0..2 {
         app.fake.push(Reply::Delayed(Duration::from_millis(300), Box::new(Reply::text("Slow answer."))));

@@ -7,7 +7,7 @@ use chrono::{Datelike, Duration as Days, NaiveTime, TimeZone, Weekday};
 use chrono_tz::Europe::Paris;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::hours as h;
-use parley_app::server::engine::clock::{Clock, ManualClock};
+use parley_engine::engine::clock::{Clock, ManualClock};
 use parley_widget::protocol::{Block, PublicAgentConfig, StreamEvent};
 use serde_json::{Value, json};
 

@@ -10,8 +10,8 @@ use crate::harness::*;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{conversations as c, identity as i};
-use parley_app::server::engine::clock::ManualClock;
-use parley_app::server::store::agents::IdentitySettings;
+use parley_engine::engine::clock::ManualClock;
+use parley_engine::store::agents::IdentitySettings;
 use serde_json::{Value, json};
 
 /// A token as the website's backend signs it, valid for ten minutes from the server's now.
@@ -24,7 +24,7 @@ fn user_token(app: &TestApp, secret: &str, aud: &str, sub: &str) -> String {
 }
 
 fn sign(secret: &str, claims: Value) -> String {
-    parley_app::server::engine::jwt_crypto::install();
+    parley_engine::engine::jwt_crypto::install();
     jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(secret.as_bytes())).unwrap()
 }
 
@@ -108,7 +108,7 @@ async fn every_bad_token_is_refused_with_its_own_code_and_changes_nothing() {
         use base64::Engine as _;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
     };
-    parley_app::server::engine::jwt_crypto::install();
+    parley_engine::engine::jwt_crypto::install();
     let hs512 = jsonwebtoken::encode(
         &Header::new(Algorithm::HS512),
         &claims(&|_| {}),

@@ -5,7 +5,7 @@
 
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::hours as h;
-use parley_app::server::engine::clock::ManualClock;
+use parley_engine::engine::clock::ManualClock;
 use parley_server::config::MailArgs;
 use serde_json::{Value, json};
 

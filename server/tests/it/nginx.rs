@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::conversations as c;
-use parley_app::server::store::Db;
+use parley_engine::store::Db;
 use parley_server::fake_openai::{FakeOpenAi, Reply};
 use parley_widget::protocol::{MessageStatus, StreamEvent};
 use serde_json::json;
@@ -184,7 +184,7 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
         .execute(db.writer())
         .await
         .unwrap();
-    let now = parley_app::server::engine::clock::Clock::now_ms(&parley_app::server::engine::clock::SystemClock);
+    let now = parley_engine::engine::clock::Clock::now_ms(&parley_engine::engine::clock::SystemClock);
     let capped: String =
         sqlx::query_scalar("SELECT id FROM agents WHERE public_key = 'capped'").fetch_one(db.pool()).await.unwrap();
     spent_earlier(&db, &capped, cap - 0.000_000_1, now).await;

@@ -6,9 +6,9 @@
 use std::io::BufRead;
 
 use crate::harness::*;
-use parley_app::server::engine::clock::{Clock, ManualClock};
-use parley_app::server::engine::payments::links::LINK_GRACE_MS;
-use parley_app::server::store::orders::{self, Order};
+use parley_engine::engine::clock::{Clock, ManualClock};
+use parley_engine::engine::payments::links::LINK_GRACE_MS;
+use parley_engine::store::orders::{self, Order};
 use parley_server::config::TEST_WEBHOOK_SECRET;
 use parley_widget::protocol::{Block, PaymentQr};
 use serde_json::{Value, json};

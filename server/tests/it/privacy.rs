@@ -9,9 +9,9 @@ use crate::harness::*;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{audit as a, conversations as c, identity as i};
-use parley_app::server::engine::clock::ManualClock;
-use parley_app::server::store::DbKind;
-use parley_app::server::store::agents::IdentitySettings;
+use parley_engine::engine::clock::ManualClock;
+use parley_engine::store::DbKind;
+use parley_engine::store::agents::IdentitySettings;
 use serde_json::{Value, json};
 
 /// Rows, across every text column of every table, that contain `needle`.
@@ -47,7 +47,7 @@ async fn mentions(app: &TestApp, needle: &str) -> Vec<String> {
 fn user_token(app: &TestApp, secret: &str, aud: &str, sub: &str) -> String {
     let now = app.engine().now_ms() / 1000;
     let claims = json!({"sub": sub, "aud": aud, "iat": now, "exp": now + 600, "name": "Zelda Quux", "email": "zelda@quux.example"});
-    parley_app::server::engine::jwt_crypto::install();
+    parley_engine::engine::jwt_crypto::install();
     jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &EncodingKey::from_secret(secret.as_bytes())).unwrap()
 }
 
@@ -86,7 +86,7 @@ async fn an_export_holds_every_kind_of_row_and_a_deletion_leaves_no_trace() {
     let now = app.engine().now_ms();
     let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
     let events = ["lead.created".to_owned(), "answer.rated".to_owned()];
-    parley_app::server::store::webhooks::create(app.db(), &agent.id, "https://93.184.216.34/h", &events, secret, now)
+    parley_engine::store::webhooks::create(app.db(), &agent.id, "https://93.184.216.34/h", &events, secret, now)
         .await
         .unwrap();
     app.fake

@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
-use parley_app::server::engine::jobs::Job;
-use parley_app::server::store::agents::AgentLimits;
-use parley_app::server::store::spend::{self, SpendSettle};
-use parley_app::server::store::usage::Spender;
-use parley_app::server::store::{Db, DbKind, jobs, script, slots};
+use parley_engine::engine::jobs::Job;
+use parley_engine::store::agents::AgentLimits;
+use parley_engine::store::spend::{self, SpendSettle};
+use parley_engine::store::usage::Spender;
+use parley_engine::store::{Db, DbKind, jobs, script, slots};
 use parley_server::fake_openai::Reply;
 use parley_widget::protocol::{MessageStatus, StreamEvent};
 use serde_json::json;
@@ -76,9 +76,9 @@ async fn two_servers_on_one_database_run_the_hourly_jobs_once() {
 
 #[tokio::test]
 async fn an_article_added_on_one_server_is_found_by_the_other() {
-    use parley_app::server::engine::clock::{Clock, SystemClock};
-    use parley_app::server::engine::knowledge::SearchQuery;
-    use parley_app::server::store::knowledge::{self, NewArticle};
+    use parley_engine::engine::clock::{Clock, SystemClock};
+    use parley_engine::engine::knowledge::SearchQuery;
+    use parley_engine::store::knowledge::{self, NewArticle};
 
     let app = spawn_app().await;
     let agent = app.agent("kb", &["knowledge_search"]).await;
@@ -173,7 +173,7 @@ async fn two_servers_at_the_daily_cap_edge_let_only_one_call_through() {
     let cap = 0.01;
     app.set_limits(&agent.id, AgentLimits { daily_cap_usd: Some(cap), ..Default::default() }).await;
     let now = {
-        use parley_app::server::engine::clock::{Clock, SystemClock};
+        use parley_engine::engine::clock::{Clock, SystemClock};
         SystemClock.now_ms()
     };
     spent_earlier(app.db(), &agent.id, cap - 0.000_000_1, now).await;
@@ -218,7 +218,7 @@ async fn two_servers_at_the_daily_cap_edge_let_only_one_call_through() {
 /// it was taken with, and free once its process's lease has expired.
 #[tokio::test]
 async fn a_conversations_slot_has_one_live_holder() {
-    use parley_app::server::store::leases;
+    use parley_engine::store::leases;
     let app = spawn_app().await;
     app.agent("plain", &[]).await;
     let token = app.visitor("plain").await;

@@ -11,8 +11,8 @@ use crate::harness::fixtures::{self, ADMIN};
 use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{agents as a, dashboard};
-use parley_app::server::engine::pricing::estimate_tokens;
-use parley_app::server::store::{messages, usage};
+use parley_engine::engine::pricing::estimate_tokens;
+use parley_engine::store::{messages, usage};
 use parley_server::fake_openai::Reply;
 use parley_widget::protocol::MessageStatus;
 use serde_json::{Value, json};
@@ -25,7 +25,7 @@ fn one_call(input_per_mtok: f64, output_per_mtok: f64) -> f64 {
     (12.0 * input_per_mtok + 3.0 * output_per_mtok) / 1_000_000.0
 }
 
-async fn agent_on(app: &TestApp, key: &str, model: &str) -> parley_app::server::store::agents::Agent {
+async fn agent_on(app: &TestApp, key: &str, model: &str) -> parley_engine::store::agents::Agent {
     app.insert_agent(fixtures::agent(key, fixtures::openai_provider(&app.fake)).model(model)).await
 }
 
@@ -47,7 +47,7 @@ async fn an_unpriced_model_is_charged_the_default_price_and_hits_the_budget() {
     for agent in [&priced, &unpriced] {
         app.set_limits(
             &agent.id,
-            parley_app::server::store::agents::AgentLimits { budget_usd: budget, ..Default::default() },
+            parley_engine::store::agents::AgentLimits { budget_usd: budget, ..Default::default() },
         )
         .await;
     }
@@ -133,12 +133,12 @@ async fn every_model_call_asks_for_max_tokens() {
     assert_eq!(app.fake.requests()[0]["max_tokens"], 300, "the server's default");
 
     // The agent's own setting beats the server's default.
-    let limits = parley_app::server::store::agents::AgentLimits { max_tokens: Some(777), ..Default::default() };
+    let limits = parley_engine::store::agents::AgentLimits { max_tokens: Some(777), ..Default::default() };
     app.set_limits(&agent.id, limits).await;
     app.fake.push_content("ok again");
     app.send(&token, "help", None, "hi again").await;
     assert_eq!(app.fake.requests()[1]["max_tokens"], 777, "the agent's max_tokens");
-    let stored = parley_app::server::store::agents::by_id(app.db(), &agent.id).await.unwrap().unwrap();
+    let stored = parley_engine::store::agents::by_id(app.db(), &agent.id).await.unwrap().unwrap();
     assert_eq!(stored.limits.max_tokens, Some(777));
 }
 
@@ -201,7 +201,7 @@ async fn an_agents_daily_cap_is_on_by_default() {
     // The call's cost lands with its ledger row (the shared totals on PostgreSQL).
     app.engine().flush().await;
     let now = {
-        use parley_app::server::engine::clock::{Clock, SystemClock};
+        use parley_engine::engine::clock::{Clock, SystemClock};
         SystemClock.now_ms()
     };
     let spent = app.engine().budgets().spent_today(app.db(), &agent.id, now).await.unwrap();
@@ -243,7 +243,7 @@ async fn the_console_shows_todays_spend_and_warns_about_unpriced_models() {
     let unpriced = agent_on(&app, "unpriced", UNPRICED).await;
     app.set_limits(
         &priced.id,
-        parley_app::server::store::agents::AgentLimits { daily_cap_usd: Some(3.0), ..Default::default() },
+        parley_engine::store::agents::AgentLimits { daily_cap_usd: Some(3.0), ..Default::default() },
     )
     .await;
     let token = app.visitor("unpriced").await;

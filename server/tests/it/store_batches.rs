@@ -6,10 +6,10 @@
 
 use crate::harness::fixtures;
 use crate::harness::*;
-use parley_app::server::store::batch::{self, Batch, FinishedMessage};
-use parley_app::server::store::messages::NewTurn;
-use parley_app::server::store::spend::SpendSettle;
-use parley_app::server::store::usage::UsageRecord;
+use parley_engine::store::batch::{self, Batch, FinishedMessage};
+use parley_engine::store::messages::NewTurn;
+use parley_engine::store::spend::SpendSettle;
+use parley_engine::store::usage::UsageRecord;
 use parley_widget::protocol::{Block, Citation, Citations, MessageStatus};
 
 fn turn(conversation: &str, new: Option<(&str, &str)>, n: u32, slot: Option<&str>) -> NewTurn {

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::harness::*;
-use parley_app::server::engine::tools::ToolOutput;
-use parley_app::server::store::{messages, usage};
+use parley_engine::engine::tools::ToolOutput;
+use parley_engine::store::{messages, usage};
 use parley_server::fake_openai::Reply;
 use parley_widget::protocol::{MessageStatus, StreamEvent, ToolCallStatus};
 use serde_json::{Value, json};

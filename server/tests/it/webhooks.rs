@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{conversations as c, webhooks as w};
-use parley_app::server::engine::clock::ManualClock;
-use parley_app::server::engine::webhooks::RETRY_DELAYS;
-use parley_app::server::store::webhooks::{self as store, DeliveryRow};
+use parley_engine::engine::clock::ManualClock;
+use parley_engine::engine::webhooks::RETRY_DELAYS;
+use parley_engine::store::webhooks::{self as store, DeliveryRow};
 use parley_server::fake_openai::FakeOpenAi;
 use serde_json::{Value, json};
 
@@ -279,7 +279,7 @@ async fn a_delivery_left_by_a_killed_server_is_sent_by_the_next_one() {
     let failed = receiver.wait_for("/hook", 1).await;
     // Killed once the failed attempt is recorded (a sender killed mid-attempt lets go of the
     // delivery when its 60 s claim runs out).
-    let db = parley_app::server::store::Db::connect(&url).await.unwrap();
+    let db = parley_engine::store::Db::connect(&url).await.unwrap();
     within(10, "the attempt is recorded", async || {
         let rows: Vec<(i64,)> = sqlx::query_as("SELECT attempts FROM webhook_deliveries")
             .fetch_all(&mut *db.read().await.unwrap())
@@ -330,7 +330,7 @@ async fn addresses_inside_the_network_and_bad_choices_are_refused_unless_allowed
     let endpoints = store::of_agent(app.db(), &agent.id).await.unwrap();
     assert_eq!(endpoints[0].events(), ["order.paid", "order.expired"]);
     // The addition is in the audit log, the secret never.
-    let (entries, _) = parley_app::server::store::audit::list(app.db(), Some("webhook"), None, 0, 10).await.unwrap();
+    let (entries, _) = parley_engine::store::audit::list(app.db(), Some("webhook"), None, 0, 10).await.unwrap();
     assert_eq!(entries.len(), 1);
     assert!(entries[0].detail.contains(public), "{:?}", entries[0]);
     assert!(!entries[0].detail.contains(body["secret"].as_str().unwrap()));

@@ -11,9 +11,9 @@ use leptos::prelude::*;
 use tower_sessions::Session;
 
 use crate::console::error::ConsoleError;
-use crate::server::auth::{AuthError, authorize, is_cross_site};
 use crate::server::state::AppState;
-use crate::server::store::users::{Role, User};
+use parley_engine::auth::{AuthError, authorize, is_cross_site};
+use parley_engine::store::users::{Role, User};
 
 /// A signed-in person (operator or administrator) asking from the console itself.
 pub struct ConsoleUser {

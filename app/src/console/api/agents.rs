@@ -14,7 +14,7 @@ use crate::console::types::{AgentForm, AgentFormData, AgentSummary, Saved, ToolI
 #[server]
 pub async fn agent_names() -> Result<Vec<(String, String)>, ConsoleError> {
     let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
-    let agents = crate::server::store::agents::list(state.engine.db()).await?;
+    let agents = parley_engine::store::agents::list(state.engine.db()).await?;
     Ok(agents.into_iter().map(|a| (a.id, a.name)).collect())
 }
 
@@ -22,7 +22,7 @@ pub async fn agent_names() -> Result<Vec<(String, String)>, ConsoleError> {
 #[server]
 pub async fn agents() -> Result<Vec<AgentSummary>, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let agents = crate::server::store::agents::list(state.engine.db()).await?;
+    let agents = parley_engine::store::agents::list(state.engine.db()).await?;
     let prices = state.engine.prices();
     Ok(agents
         .into_iter()
@@ -93,7 +93,7 @@ pub async fn agent(id: String) -> Result<AgentForm, ConsoleError> {
 
 #[cfg(feature = "ssr")]
 async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<AgentForm, ConsoleError> {
-    let a = crate::server::store::agents::by_id(state.engine.db(), id).await?.ok_or(ConsoleError::NotFound)?;
+    let a = parley_engine::store::agents::by_id(state.engine.db(), id).await?.ok_or(ConsoleError::NotFound)?;
     Ok(AgentForm {
         id: Some(a.id),
         key: a.public_key,
@@ -103,7 +103,7 @@ async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<
         enabled_tools: a.enabled_tools,
         provider: a.provider.kind.as_str().into(),
         base_url: a.provider.base_url.unwrap_or_default(),
-        api_key_hint: a.provider.api_key.as_ref().map(crate::server::secret::ApiKey::hint),
+        api_key_hint: a.provider.api_key.as_ref().map(parley_engine::secret::ApiKey::hint),
         new_api_key: String::new(),
         model: a.provider.model,
         fallback_model: a.provider.fallback_model.unwrap_or_default(),
@@ -132,7 +132,7 @@ async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<
 /// is written.
 #[server(input = Json)]
 pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
-    use crate::server::store::agents::{self, AgentLimits, NewAgent, SaveError};
+    use parley_engine::store::agents::{self, AgentLimits, NewAgent, SaveError};
     let AdminUser { state, user } = AdminUser::extract().await?;
     let db = state.engine.db();
     let existing = match &form.id {
@@ -199,8 +199,8 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
 /// What the form says, as the store parses it (an empty API key keeps the stored one, for the
 /// same base URL and provider only).
 #[cfg(feature = "ssr")]
-fn input(form: &AgentForm) -> crate::server::store::agents::AgentInput {
-    crate::server::store::agents::AgentInput {
+fn input(form: &AgentForm) -> parley_engine::store::agents::AgentInput {
+    parley_engine::store::agents::AgentInput {
         key: form.key.clone(),
         name: form.name.clone(),
         vertical: form.vertical.clone(),
@@ -230,7 +230,7 @@ fn input(form: &AgentForm) -> crate::server::store::agents::AgentInput {
 
 /// A store field error as the form shows it (the form's API key field is `new_api_key`).
 #[cfg(feature = "ssr")]
-fn field_error(e: crate::server::store::agents::FieldError) -> FieldError {
+fn field_error(e: parley_engine::store::agents::FieldError) -> FieldError {
     FieldError::new(if e.field == "api_key" { "new_api_key" } else { e.field }, e.message)
 }
 
@@ -240,7 +240,7 @@ mod tests {
 
     #[test]
     fn the_api_key_error_is_shown_at_the_new_key() {
-        use crate::server::store::agents::{AgentInput, NewAgent};
+        use parley_engine::store::agents::{AgentInput, NewAgent};
         let form = AgentForm { new_api_key: "k".repeat(501), ..crate::console::agents::blank() };
         let errors = NewAgent::parse(&input(&form), &[]).err().unwrap_or_default();
         let fields: Vec<String> = errors.into_iter().map(field_error).map(|e| e.field).collect();

@@ -19,8 +19,8 @@ pub async fn unanswered_questions(
     #[server(default)] agent_id: String,
     days: i64,
 ) -> Result<Vec<UnansweredGroup>, ConsoleError> {
-    use crate::server::engine::answers::group;
-    use crate::server::store::unanswered;
+    use parley_engine::engine::answers::group;
+    use parley_engine::store::unanswered;
     let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
     if !(1..=90).contains(&days) {
         return Err(ConsoleError::invalid("days", "From 1 to 90 days."));
@@ -51,7 +51,7 @@ pub async fn save_as_article(
     title: String,
     body: String,
 ) -> Result<String, ConsoleError> {
-    use crate::server::engine::answers::SaveAnswerError;
+    use parley_engine::engine::answers::SaveAnswerError;
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let base = Some(knowledge_base_id.as_str()).filter(|b| !b.is_empty());
     let id =
@@ -70,7 +70,7 @@ pub async fn save_as_article(
 /// An agent's saved replies.
 #[server]
 pub async fn saved_replies(agent_id: String) -> Result<Vec<SavedReplyItem>, ConsoleError> {
-    use crate::server::store::saved_replies;
+    use parley_engine::store::saved_replies;
     let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
     Ok(saved_replies::of_agent(state.engine.db(), &agent_id)
         .await?
@@ -82,7 +82,7 @@ pub async fn saved_replies(agent_id: String) -> Result<Vec<SavedReplyItem>, Cons
 /// The saved replies of a conversation's agent (the reply box's `/`).
 #[server]
 pub async fn conversation_replies(conversation_id: String) -> Result<Vec<SavedReplyItem>, ConsoleError> {
-    use crate::server::store::{conversations, saved_replies};
+    use parley_engine::store::{conversations, saved_replies};
     let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
     let db = state.engine.db();
     let conv = conversations::by_id(db, &conversation_id).await?.ok_or(ConsoleError::NotFound)?;
@@ -97,7 +97,7 @@ pub async fn conversation_replies(conversation_id: String) -> Result<Vec<SavedRe
 #[server]
 pub async fn save_reply(agent_id: String, shortcut: String, body: String) -> Result<String, ConsoleError> {
     use crate::console::types::FieldError;
-    use crate::server::store::{agents, saved_replies};
+    use parley_engine::store::{agents, saved_replies};
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let db = state.engine.db();
     let agent = agents::by_id(db, &agent_id).await?.ok_or(ConsoleError::NotFound)?;
@@ -119,7 +119,7 @@ pub async fn save_reply(agent_id: String, shortcut: String, body: String) -> Res
 /// Deletes a saved reply.
 #[server]
 pub async fn delete_saved_reply(id: String) -> Result<(), ConsoleError> {
-    use crate::server::store::saved_replies;
+    use parley_engine::store::saved_replies;
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     if !saved_replies::delete(state.engine.db(), &id).await? {
         return Err(ConsoleError::NotFound);

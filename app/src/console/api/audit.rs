@@ -19,7 +19,7 @@ pub async fn audit_log(
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let paging = Paging::new(page);
     let (action, actor) = (filter(action), filter(actor));
-    let (rows, total) = crate::server::store::audit::list(
+    let (rows, total) = parley_engine::store::audit::list(
         state.engine.db(),
         action.as_deref(),
         actor.as_deref(),

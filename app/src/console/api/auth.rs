@@ -8,7 +8,7 @@ use crate::console::error::ConsoleError;
 use crate::console::types::Me;
 
 #[cfg(feature = "ssr")]
-fn me(u: crate::server::store::users::User) -> Me {
+fn me(u: parley_engine::store::users::User) -> Me {
     Me { id: u.id, name: u.name, email: u.email, role: u.role.as_str().into() }
 }
 
@@ -18,7 +18,7 @@ pub const WRONG_CREDENTIALS: &str = "Wrong email or password.";
 /// Signs in; the answer is the person, or why not for the form.
 #[server]
 pub async fn sign_in(email: String, password: String) -> Result<Me, ConsoleError> {
-    use crate::server::auth;
+    use parley_engine::auth;
     let SameSite { state, session } = SameSite::extract().await?;
     let ip = client_ip(&state).await?;
     // (Both sign-in paths are recorded in the audit log by `auth::sign_in`.)
@@ -30,8 +30,8 @@ pub async fn sign_in(email: String, password: String) -> Result<Me, ConsoleError
 
 /// Why a sign-in or a password check was refused, for the form.
 #[cfg(feature = "ssr")]
-fn refusal(e: crate::server::auth::AuthError) -> ConsoleError {
-    use crate::server::auth::AuthError;
+fn refusal(e: parley_engine::auth::AuthError) -> ConsoleError {
+    use parley_engine::auth::AuthError;
     match e {
         AuthError::BadCredentials => ConsoleError::invalid("password", WRONG_CREDENTIALS),
         AuthError::TooMany { retry_after } => ConsoleError::TooMany(retry_after.as_secs_f64().ceil().max(1.0) as u64),
@@ -53,7 +53,7 @@ async fn client_ip(state: &crate::server::state::AppState) -> Result<std::net::I
 #[server]
 pub async fn sign_out() -> Result<(), ConsoleError> {
     let session = super::access::current_session().await?;
-    crate::server::auth::sign_out(&session).await;
+    parley_engine::auth::sign_out(&session).await;
     Ok(())
 }
 
@@ -70,7 +70,7 @@ pub async fn who_am_i() -> Result<Option<Me>, ConsoleError> {
 /// Changes the signed-in person's password.
 #[server]
 pub async fn change_password(current: String, new_password: String) -> Result<(), ConsoleError> {
-    use crate::server::{auth, store::users};
+    use parley_engine::{auth, store::users};
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     if new_password.chars().count() < 10 {
         return Err(ConsoleError::invalid("new_password", "The new password needs at least 10 characters."));

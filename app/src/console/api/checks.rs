@@ -1,7 +1,7 @@
 //! Input checks more than one console server function makes (server only).
 
 use crate::console::error::ConsoleError;
-use crate::server::store::{Db, agents};
+use parley_engine::store::{Db, agents};
 
 /// A name of 1 to 80 characters, trimmed.
 pub fn name(name: &str) -> Result<&str, ConsoleError> {

@@ -12,10 +12,10 @@ use crate::console::types::{ConversationDetail, ConversationItem, Page};
 /// the coordinator's call that ran it (an expert's calls are recorded before that call ends).
 #[cfg(feature = "ssr")]
 fn nest_expert_calls(
-    calls: Vec<crate::server::store::tool_calls::ToolCallRecord>,
+    calls: Vec<parley_engine::store::tool_calls::ToolCallRecord>,
 ) -> Vec<crate::console::types::ToolCallInfo> {
     use crate::console::types::ToolCallInfo;
-    let info = |t: &crate::server::store::tool_calls::ToolCallRecord, under: Option<String>| ToolCallInfo {
+    let info = |t: &parley_engine::store::tool_calls::ToolCallRecord, under: Option<String>| ToolCallInfo {
         name: t.name.clone(),
         arguments: t.arguments.clone(),
         result: t.result.clone(),
@@ -51,18 +51,18 @@ pub async fn conversations(
     #[server(default)] user: Option<String>,
 ) -> Result<Page<ConversationItem>, ConsoleError> {
     use super::paging::{Paging, filter};
-    use crate::server::store::console::ConversationFilter;
+    use parley_engine::store::console::ConversationFilter;
     let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
     let paging = Paging::new(page);
     let (agent, status, user) = (filter(agent), filter(status), filter(user));
     let by = ConversationFilter { agent_id: agent.as_deref(), status: status.as_deref(), user: user.as_deref() };
     let (rows, total) =
-        crate::server::store::console::conversations(state.engine.db(), by, paging.offset(), paging.limit()).await?;
+        parley_engine::store::console::conversations(state.engine.db(), by, paging.offset(), paging.limit()).await?;
     Ok(paging.of(rows.into_iter().map(item).collect(), total))
 }
 
 #[cfg(feature = "ssr")]
-fn item(r: crate::server::store::console::ConversationRow) -> ConversationItem {
+fn item(r: parley_engine::store::console::ConversationRow) -> ConversationItem {
     ConversationItem {
         id: r.id,
         agent_name: r.agent_name,
@@ -82,7 +82,7 @@ fn item(r: crate::server::store::console::ConversationRow) -> ConversationItem {
 #[server]
 pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError> {
     use crate::console::types::{ConsoleMessage, UsageInfo};
-    use crate::server::store::{agents, console, messages, tool_calls, usage};
+    use parley_engine::store::{agents, console, messages, tool_calls, usage};
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let db = state.engine.db();
     let row = console::conversation(db, &id).await?.ok_or(ConsoleError::NotFound)?;
@@ -90,8 +90,8 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
     let mine = row.claimed_by.as_deref() == Some(user.id.as_str());
     let stored = messages::list(db, &id).await?;
     let ledger = usage::of_conversation(db, &id).await?;
-    let sent_images = crate::server::store::attachments::of_conversation(db, &id).await?;
-    let ratings = crate::server::store::ratings::of_conversation(db, &id).await?;
+    let sent_images = parley_engine::store::attachments::of_conversation(db, &id).await?;
+    let ratings = parley_engine::store::ratings::of_conversation(db, &id).await?;
     let rating_of = |target: &str| {
         ratings.iter().find(|(m, _, _)| m == target).map(|(_, score, comment)| (*score, comment.clone()))
     };
@@ -125,8 +125,8 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
             usage,
         });
     }
-    let consulting = crate::server::store::conversations::consulting_state(db, &id).await?;
-    let knowledge_bases = crate::server::store::knowledge::bases_of_agent(db, &row.agent_id)
+    let consulting = parley_engine::store::conversations::consulting_state(db, &id).await?;
+    let knowledge_bases = parley_engine::store::knowledge::bases_of_agent(db, &row.agent_id)
         .await?
         .into_iter()
         .map(|b| (b.id, b.name))
@@ -147,7 +147,7 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
 /// text, a note. `None` when it says nothing of these.
 #[cfg(feature = "ssr")]
 pub fn consulting_state(state: &serde_json::Value) -> Option<crate::console::types::ConsultingState> {
-    use crate::server::engine::state_tag::STAGES;
+    use parley_engine::engine::state_tag::STAGES;
     use serde_json::Value;
     let text = |v: &Value| match v {
         Value::String(s) => s.clone(),
@@ -169,8 +169,8 @@ pub fn consulting_state(state: &serde_json::Value) -> Option<crate::console::typ
 }
 
 #[cfg(feature = "ssr")]
-fn takeover_error(e: crate::server::engine::takeover::TakeoverError) -> ConsoleError {
-    use crate::server::engine::takeover::TakeoverError;
+fn takeover_error(e: parley_engine::engine::takeover::TakeoverError) -> ConsoleError {
+    use parley_engine::engine::takeover::TakeoverError;
     match e {
         TakeoverError::NotFound => ConsoleError::NotFound,
         TakeoverError::Refused(why) => ConsoleError::Conflict(why.to_string()),
@@ -223,7 +223,7 @@ pub async fn operator_typing(id: String, active: bool) -> Result<(), ConsoleErro
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     // Only the person holding the conversation shows as typing to the visitor.
     let row =
-        crate::server::store::console::conversation(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
+        parley_engine::store::console::conversation(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
     if row.claimed_by.as_deref() != Some(user.id.as_str()) {
         return Err(ConsoleError::Conflict("claim the conversation first".into()));
     }

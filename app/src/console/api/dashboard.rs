@@ -13,7 +13,7 @@ pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
     use std::collections::{BTreeMap, HashMap};
 
     use crate::console::types::DayUsage;
-    use crate::server::store::console as q;
+    use parley_engine::store::console as q;
     let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
     let db = state.engine.db();
     let now = state.engine.now_ms();
@@ -40,13 +40,13 @@ pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
     top.truncate(10);
     let c = q::counts(db, today).await?;
     let spent: HashMap<String, f64> =
-        crate::server::store::usage::spend_by_agent_since(db, today).await?.into_iter().collect();
+        parley_engine::store::usage::spend_by_agent_since(db, today).await?.into_iter().collect();
     let prices = state.engine.prices();
     let default_cap = state.engine.settings().spend.agent_daily_cap_usd;
-    let agents = crate::server::store::agents::list(db).await?;
+    let agents = parley_engine::store::agents::list(db).await?;
     let week = 7 * day_ms;
-    let this_week = crate::server::store::ratings::tally(db, now - week, now + 1).await?;
-    let week_before = crate::server::store::ratings::tally(db, now - 2 * week, now - week).await?;
+    let this_week = parley_engine::store::ratings::tally(db, now - week, now + 1).await?;
+    let week_before = parley_engine::store::ratings::tally(db, now - 2 * week, now - week).await?;
     let ratings = agents
         .iter()
         .filter_map(|a| {

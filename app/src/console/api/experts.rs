@@ -13,8 +13,8 @@ use crate::console::types::{ExpertForm, ExpertItem, Saved, ToolInfo};
 #[server]
 pub async fn experts() -> Result<Vec<ExpertItem>, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let experts = crate::server::store::experts::list(state.engine.db()).await?;
-    let agents = crate::server::store::agents::list(state.engine.db()).await?;
+    let experts = parley_engine::store::experts::list(state.engine.db()).await?;
+    let agents = parley_engine::store::agents::list(state.engine.db()).await?;
     let key_of = |id: &str| agents.iter().find(|a| a.id == id).map_or_else(|| id.to_owned(), |a| a.public_key.clone());
     Ok(experts
         .into_iter()
@@ -37,7 +37,7 @@ pub async fn experts() -> Result<Vec<ExpertItem>, ConsoleError> {
 pub async fn expert_editor(name: String) -> Result<(ExpertForm, Vec<ToolInfo>, Vec<(String, String)>), ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let e = stored(&state, &name).await?;
-    let agents = crate::server::store::agents::list(state.engine.db()).await?;
+    let agents = parley_engine::store::agents::list(state.engine.db()).await?;
     let key_of = |id: &str| agents.iter().find(|a| a.id == id).map_or_else(|| id.to_owned(), |a| a.public_key.clone());
     let coordinators =
         agents.iter().filter(|a| a.is_coordinator()).map(|a| (a.id.clone(), a.public_key.clone())).collect();
@@ -66,12 +66,12 @@ pub async fn expert_editor(name: String) -> Result<(ExpertForm, Vec<ToolInfo>, V
 pub async fn copy_expert(name: String, agent_id: String) -> Result<String, ConsoleError> {
     let AdminUser { state, user } = AdminUser::extract().await?;
     let engine = &state.engine;
-    let agent = crate::server::store::agents::by_id(engine.db(), &agent_id)
+    let agent = parley_engine::store::agents::by_id(engine.db(), &agent_id)
         .await?
         .filter(|a| a.is_coordinator())
         .ok_or_else(|| ConsoleError::invalid("agent_id", "Choose a coordinator agent (capability expert_team)."))?;
     let copy =
-        crate::server::store::experts::copy_for(engine.db(), &name, &agent.id, &agent.public_key, engine.now_ms())
+        parley_engine::store::experts::copy_for(engine.db(), &name, &agent.id, &agent.public_key, engine.now_ms())
             .await?
             .ok_or(ConsoleError::NotFound)?;
     engine.reload_prices().await.map_err(ConsoleError::internal)?;
@@ -83,7 +83,7 @@ pub async fn copy_expert(name: String, agent_id: String) -> Result<String, Conso
 #[server]
 pub async fn delete_expert_copy(name: String) -> Result<(), ConsoleError> {
     let AdminUser { state, user } = AdminUser::extract().await?;
-    if !crate::server::store::experts::delete_copy(state.engine.db(), &name).await? {
+    if !parley_engine::store::experts::delete_copy(state.engine.db(), &name).await? {
         return Err(ConsoleError::NotFound);
     }
     state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
@@ -103,7 +103,7 @@ pub async fn save_expert(form: ExpertForm) -> Result<Saved, ConsoleError> {
         Ok(expert) => expert,
         Err(errors) => return Ok(Saved { id: None, errors }),
     };
-    if !crate::server::store::experts::update(state.engine.db(), &expert, state.engine.now_ms()).await? {
+    if !parley_engine::store::experts::update(state.engine.db(), &expert, state.engine.now_ms()).await? {
         return Err(ConsoleError::NotFound);
     }
     state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
@@ -116,15 +116,15 @@ pub async fn save_expert(form: ExpertForm) -> Result<Saved, ConsoleError> {
 async fn stored(
     state: &crate::server::state::AppState,
     name: &str,
-) -> Result<crate::server::engine::experts::Expert, ConsoleError> {
-    let all = crate::server::store::experts::list(state.engine.db()).await?;
+) -> Result<parley_engine::engine::experts::Expert, ConsoleError> {
+    let all = parley_engine::store::experts::list(state.engine.db()).await?;
     all.into_iter().find(|e| e.name == name).ok_or(ConsoleError::NotFound)
 }
 
 /// The registry's tools an expert may be given (experts do not call experts).
 #[cfg(feature = "ssr")]
 fn catalogue(state: &crate::server::state::AppState) -> Vec<(String, String)> {
-    use crate::server::engine::experts::INVOKE;
+    use parley_engine::engine::experts::INVOKE;
     state
         .engine
         .registry()
@@ -141,9 +141,9 @@ fn catalogue(state: &crate::server::state::AppState) -> Vec<(String, String)> {
 pub fn validate(
     form: &ExpertForm,
     tools: &[&str],
-) -> Result<crate::server::engine::experts::Expert, Vec<crate::console::types::FieldError>> {
+) -> Result<parley_engine::engine::experts::Expert, Vec<crate::console::types::FieldError>> {
     use crate::console::types::FieldError;
-    use crate::server::engine::experts::INVOKE;
+    use parley_engine::engine::experts::INVOKE;
     use serde_json::Value;
     let mut errors = Vec::new();
     let description = form.description.trim();
@@ -203,7 +203,7 @@ pub fn validate(
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(crate::server::engine::experts::Expert {
+    Ok(parley_engine::engine::experts::Expert {
         name: form.name.clone(),
         description: description.to_owned(),
         input_schema,

@@ -10,8 +10,8 @@ use crate::console::types::{HoursView, NotificationsView, PresenceView};
 /// An agent's business hours, and whether people are in now.
 #[server]
 pub async fn agent_hours(agent_id: String) -> Result<HoursView, ConsoleError> {
-    use crate::server::engine::hours::Availability;
-    use crate::server::store::agents;
+    use parley_engine::engine::hours::Availability;
+    use parley_engine::store::agents;
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let agent = agents::by_id(state.engine.db(), &agent_id).await?.ok_or(ConsoleError::NotFound)?;
     let hours = state.engine.business_hours(&agent.id).await?;
@@ -54,8 +54,8 @@ pub async fn save_hours(
     #[server(default)] day6: String,
     #[server(default)] closed_dates: String,
 ) -> Result<(), ConsoleError> {
-    use crate::server::engine::hours::BusinessHours;
-    use crate::server::store::{agents, hours};
+    use parley_engine::engine::hours::BusinessHours;
+    use parley_engine::store::{agents, hours};
     let AdminUser { state, user } = AdminUser::extract().await?;
     let agent = agents::by_id(state.engine.db(), &agent_id).await?.ok_or(ConsoleError::NotFound)?;
     let days = [day0, day1, day2, day3, day4, day5, day6];
@@ -69,7 +69,7 @@ pub async fn save_hours(
 /// Removes an agent's hours: people count as always reachable.
 #[server]
 pub async fn remove_hours(agent_id: String) -> Result<(), ConsoleError> {
-    use crate::server::store::{agents, hours};
+    use parley_engine::store::{agents, hours};
     let AdminUser { state, user } = AdminUser::extract().await?;
     let agent = agents::by_id(state.engine.db(), &agent_id).await?.ok_or(ConsoleError::NotFound)?;
     hours::set(state.engine.db(), &agent.id, None, state.engine.now_ms()).await?;
@@ -80,7 +80,7 @@ pub async fn remove_hours(agent_id: String) -> Result<(), ConsoleError> {
 /// Who is online now (console open, not away), and whether the asking user is away.
 #[server]
 pub async fn presence() -> Result<PresenceView, ConsoleError> {
-    use crate::server::store::hours;
+    use parley_engine::store::hours;
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let db = state.engine.db();
     Ok(PresenceView {
@@ -92,10 +92,10 @@ pub async fn presence() -> Result<PresenceView, ConsoleError> {
 /// The asking user is away (or back).
 #[server]
 pub async fn set_away(#[server(default)] away: bool) -> Result<(), ConsoleError> {
-    use crate::server::store::hours;
+    use parley_engine::store::hours;
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     hours::set_away(state.engine.db(), &user.id, away).await?;
-    state.engine.console(crate::server::engine::console::ConsoleEvent {
+    state.engine.console(parley_engine::engine::console::ConsoleEvent {
         conversation_id: String::new(),
         agent_id: String::new(),
         kind: "presence",
@@ -106,7 +106,7 @@ pub async fn set_away(#[server(default)] away: bool) -> Result<(), ConsoleError>
 /// What the asking user is mailed about.
 #[server]
 pub async fn my_notifications() -> Result<NotificationsView, ConsoleError> {
-    use crate::server::store::mail;
+    use parley_engine::store::mail;
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     Ok(NotificationsView {
         mail_enabled: state.engine.mail_enabled(),
@@ -118,7 +118,7 @@ pub async fn my_notifications() -> Result<NotificationsView, ConsoleError> {
 /// Sets what the asking user is mailed about: `events`, comma-separated names.
 #[server]
 pub async fn save_notifications(#[server(default)] events: String) -> Result<(), ConsoleError> {
-    use crate::server::store::mail::{self, NOTIFICATIONS};
+    use parley_engine::store::mail::{self, NOTIFICATIONS};
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let mut chosen: Vec<&str> = Vec::new();
     for e in events.split(',').map(str::trim).filter(|e| !e.is_empty()) {

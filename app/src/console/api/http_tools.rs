@@ -13,7 +13,7 @@ use crate::console::types::{HttpToolForm, HttpToolItem, Saved};
 /// Every owner-defined tool, with the agents that have it.
 #[server]
 pub async fn http_tools() -> Result<Vec<HttpToolItem>, ConsoleError> {
-    use crate::server::store::{agents, http_tools};
+    use parley_engine::store::{agents, http_tools};
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let db = state.engine.db();
     let all = agents::list(db).await?;
@@ -37,7 +37,7 @@ pub async fn http_tools() -> Result<Vec<HttpToolItem>, ConsoleError> {
 #[server]
 pub async fn http_tool(id: String) -> Result<HttpToolForm, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let t = crate::server::store::http_tools::by_id(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
+    let t = parley_engine::store::http_tools::by_id(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
     Ok(HttpToolForm {
         id: Some(t.id),
         name: t.name,
@@ -57,8 +57,8 @@ pub async fn http_tool(id: String) -> Result<HttpToolForm, ConsoleError> {
 #[server(input = Json)]
 pub async fn save_http_tool(form: HttpToolForm) -> Result<Saved, ConsoleError> {
     use crate::console::types::FieldError;
-    use crate::server::engine::tools::http_tool::{self, HttpToolInput};
-    use crate::server::store::http_tools::{self, SaveError};
+    use parley_engine::engine::tools::http_tool::{self, HttpToolInput};
+    use parley_engine::store::http_tools::{self, SaveError};
     let AdminUser { state, user } = AdminUser::extract().await?;
     let engine = &state.engine;
     // Names an owner's tool may not take: the tools Parley ships and the experts' `invoke_*`.
@@ -104,7 +104,7 @@ pub async fn save_http_tool(form: HttpToolForm) -> Result<Saved, ConsoleError> {
 #[server]
 pub async fn delete_http_tool(id: String) -> Result<(), ConsoleError> {
     let AdminUser { state, user } = AdminUser::extract().await?;
-    if !crate::server::store::http_tools::delete(state.engine.db(), &id).await? {
+    if !parley_engine::store::http_tools::delete(state.engine.db(), &id).await? {
         return Err(ConsoleError::NotFound);
     }
     state.engine.reload_tools().await.map_err(ConsoleError::internal)?;

@@ -18,7 +18,7 @@ const USERS: i64 = 200;
 #[server]
 pub async fn agent_identity(agent_id: String) -> Result<IdentityView, ConsoleError> {
     use crate::console::types::{SecretItem, UserItem, UserLabel};
-    use crate::server::store::{agents, identity};
+    use parley_engine::store::{agents, identity};
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let db = state.engine.db();
     let agent = agents::by_id(db, &agent_id).await?.ok_or(ConsoleError::NotFound)?;
@@ -62,7 +62,7 @@ pub async fn save_identity(
     max_age_minutes: String,
     #[server(default)] retention_days: String,
 ) -> Result<(), ConsoleError> {
-    use crate::server::store::agents::{IDENTITY_MAX_AGES, IdentitySettings, RETENTION_DAYS};
+    use parley_engine::store::agents::{IDENTITY_MAX_AGES, IdentitySettings, RETENTION_DAYS};
     let AdminUser { state, user } = AdminUser::extract().await?;
     let (lo, hi) = (IDENTITY_MAX_AGES.start() / 60, IDENTITY_MAX_AGES.end() / 60);
     let minutes: Option<i64> = max_age_minutes.trim().parse().ok().filter(|m| (lo..=hi).contains(m));
@@ -98,8 +98,8 @@ pub async fn save_identity(
 /// is accepted `grace_hours` more). The answer holds the secret, shown once.
 #[server]
 pub async fn rotate_identity_secret(agent_id: String, grace_hours: String) -> Result<NewIdentitySecret, ConsoleError> {
-    use crate::server::engine::identity::MAX_GRACE_HOURS;
-    use crate::server::store::{agents, identity};
+    use parley_engine::engine::identity::MAX_GRACE_HOURS;
+    use parley_engine::store::{agents, identity};
     let AdminUser { state, user } = AdminUser::extract().await?;
     let grace_hours: i64 =
         grace_hours.trim().parse().ok().filter(|h| (0..=MAX_GRACE_HOURS).contains(h)).ok_or_else(|| {
@@ -121,8 +121,8 @@ fn person(
     agent_id: String,
     user: String,
     visitor: String,
-) -> Result<crate::server::engine::privacy::Person, ConsoleError> {
-    crate::server::engine::privacy::Person::named(&agent_id, &user, &visitor)
+) -> Result<parley_engine::engine::privacy::Person, ConsoleError> {
+    parley_engine::engine::privacy::Person::named(&agent_id, &user, &visitor)
         .ok_or_else(|| ConsoleError::invalid("user", "Name a visitor, or a user of an agent."))
 }
 

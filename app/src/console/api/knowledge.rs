@@ -13,7 +13,7 @@ use crate::console::types::{ArticleForm, ArticleItem, EmbeddingCounts, Knowledge
 #[server]
 pub async fn knowledge_bases() -> Result<Vec<KnowledgeBaseItem>, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let bases = crate::server::store::knowledge::all_bases(state.engine.db()).await?;
+    let bases = parley_engine::store::knowledge::all_bases(state.engine.db()).await?;
     Ok(bases.into_iter().map(base_item).collect())
 }
 
@@ -42,7 +42,7 @@ fn base_fields<'a>(
     name: &'a str,
     description: &'a str,
     topics: &'a str,
-) -> Result<crate::server::store::knowledge::BaseFields<'a>, ConsoleError> {
+) -> Result<parley_engine::store::knowledge::BaseFields<'a>, ConsoleError> {
     let name = super::checks::name(name)?;
     if description.chars().count() > 500 {
         return Err(ConsoleError::invalid("description", "The description has at most 500 characters."));
@@ -50,7 +50,7 @@ fn base_fields<'a>(
     if topics.chars().count() > TOPICS_MAX {
         return Err(ConsoleError::invalid("topics", "The topics have at most 2,000 characters."));
     }
-    Ok(crate::server::store::knowledge::BaseFields { name, description: description.trim(), topics: topics.trim() })
+    Ok(parley_engine::store::knowledge::BaseFields { name, description: description.trim(), topics: topics.trim() })
 }
 
 /// Creates a knowledge base of an agent; the answer is its id.
@@ -61,7 +61,7 @@ pub async fn create_knowledge_base(
     description: String,
     topics: String,
 ) -> Result<String, ConsoleError> {
-    use crate::server::store::knowledge;
+    use parley_engine::store::knowledge;
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let db = state.engine.db();
     let fields = base_fields(&name, &description, &topics)?;
@@ -76,13 +76,13 @@ pub async fn create_knowledge_base(
 #[server]
 pub async fn knowledge_base(id: String) -> Result<KnowledgeBaseItem, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let b = crate::server::store::knowledge::base_summary(state.engine.db(), &id).await?;
+    let b = parley_engine::store::knowledge::base_summary(state.engine.db(), &id).await?;
     b.map(base_item).ok_or(ConsoleError::NotFound)
 }
 
 /// A base as the console shows it.
 #[cfg(feature = "ssr")]
-fn base_item(b: crate::server::store::knowledge::BaseSummary) -> KnowledgeBaseItem {
+fn base_item(b: parley_engine::store::knowledge::BaseSummary) -> KnowledgeBaseItem {
     KnowledgeBaseItem {
         id: b.id,
         agent_id: b.agent_id,
@@ -106,7 +106,7 @@ pub async fn update_knowledge_base(
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let fields = base_fields(&name, &description, &topics)?;
     let db = state.engine.db();
-    if !crate::server::store::knowledge::update_base(db, &id, &fields, state.engine.now_ms()).await? {
+    if !parley_engine::store::knowledge::update_base(db, &id, &fields, state.engine.now_ms()).await? {
         return Err(ConsoleError::NotFound);
     }
     state.engine.services().knowledge.reload().await.map_err(ConsoleError::internal)?;
@@ -119,7 +119,7 @@ pub async fn articles(knowledge_base_id: String, search: String, page: i64) -> R
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let paging = super::paging::Paging::new(page);
     let search = Some(search.trim()).filter(|s| !s.is_empty());
-    let (rows, total) = crate::server::store::knowledge::articles(
+    let (rows, total) = parley_engine::store::knowledge::articles(
         state.engine.db(),
         &knowledge_base_id,
         search,
@@ -138,7 +138,7 @@ pub async fn articles(knowledge_base_id: String, search: String, page: i64) -> R
 #[server]
 pub async fn article(id: String) -> Result<ArticleForm, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let a = crate::server::store::knowledge::article(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
+    let a = parley_engine::store::knowledge::article(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
     Ok(ArticleForm {
         id: Some(a.id),
         knowledge_base_id: a.knowledge_base_id,
@@ -179,9 +179,9 @@ pub fn validate_article(form: &ArticleForm) -> Vec<crate::console::types::FieldE
 }
 
 #[cfg(feature = "ssr")]
-fn to_new(form: &ArticleForm) -> crate::server::store::knowledge::NewArticle {
+fn to_new(form: &ArticleForm) -> parley_engine::store::knowledge::NewArticle {
     let optional = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
-    crate::server::store::knowledge::NewArticle {
+    parley_engine::store::knowledge::NewArticle {
         title: form.title.trim().into(),
         category: optional(&form.category),
         kind: form.kind.clone(),
@@ -192,8 +192,8 @@ fn to_new(form: &ArticleForm) -> crate::server::store::knowledge::NewArticle {
 
 /// An error unless the knowledge base exists.
 #[cfg(feature = "ssr")]
-async fn known_base(db: &crate::server::store::Db, id: &str) -> Result<(), ConsoleError> {
-    match crate::server::store::knowledge::base(db, id).await? {
+async fn known_base(db: &parley_engine::store::Db, id: &str) -> Result<(), ConsoleError> {
+    match parley_engine::store::knowledge::base(db, id).await? {
         Some(_) => Ok(()),
         None => Err(ConsoleError::invalid("knowledge_base_id", "Unknown knowledge base.")),
     }
@@ -243,7 +243,7 @@ pub async fn import_article(
     file_name: String,
     text: String,
 ) -> Result<String, ConsoleError> {
-    use crate::server::store::knowledge;
+    use parley_engine::store::knowledge;
     let AdminUser { state, .. } = AdminUser::extract().await?;
     known_base(state.engine.db(), &knowledge_base_id).await?;
     let article =

@@ -15,7 +15,7 @@ pub async fn leads(status: Option<String>, page: i64) -> Result<Page<LeadItem>, 
     let paging = Paging::new(page);
     let status = filter(status);
     let (rows, total) =
-        crate::server::store::leads::page(state.engine.db(), status.as_deref(), paging.offset(), paging.limit())
+        parley_engine::store::leads::page(state.engine.db(), status.as_deref(), paging.offset(), paging.limit())
             .await?;
     let items = rows
         .into_iter()
@@ -37,7 +37,7 @@ pub async fn leads(status: Option<String>, page: i64) -> Result<Page<LeadItem>, 
 /// Sets a lead's status and notes.
 #[server]
 pub async fn update_lead(id: String, status: String, notes: String) -> Result<(), ConsoleError> {
-    use crate::server::store::leads;
+    use parley_engine::store::leads;
     let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
     if !leads::STATUSES.contains(&status.as_str()) {
         return Err(ConsoleError::invalid("status", "unknown status"));

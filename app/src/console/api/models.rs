@@ -13,7 +13,7 @@ use crate::console::types::{ModelPriceForm, ModelPriceItem, Saved};
 #[server]
 pub async fn model_prices() -> Result<Vec<ModelPriceItem>, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let rows = crate::server::store::prices::list(state.engine.db()).await?;
+    let rows = parley_engine::store::prices::list(state.engine.db()).await?;
     Ok(rows
         .into_iter()
         .map(|p| ModelPriceItem {
@@ -36,7 +36,7 @@ pub async fn save_model_price(form: ModelPriceForm) -> Result<Saved, ConsoleErro
         Ok(price) => price,
         Err(errors) => return Ok(Saved { id: None, errors }),
     };
-    crate::server::store::prices::upsert(state.engine.db(), &price, state.engine.now_ms()).await?;
+    parley_engine::store::prices::upsert(state.engine.db(), &price, state.engine.now_ms()).await?;
     state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
     Ok(Saved { id: Some(price.model_prefix), errors: vec![] })
 }
@@ -45,7 +45,7 @@ pub async fn save_model_price(form: ModelPriceForm) -> Result<Saved, ConsoleErro
 #[server]
 pub async fn delete_model_price(prefix: String) -> Result<bool, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let deleted = crate::server::store::prices::delete(state.engine.db(), &prefix).await?;
+    let deleted = parley_engine::store::prices::delete(state.engine.db(), &prefix).await?;
     if deleted {
         state.engine.reload_prices().await.map_err(ConsoleError::internal)?;
     }
@@ -56,7 +56,7 @@ pub async fn delete_model_price(prefix: String) -> Result<bool, ConsoleError> {
 #[cfg(feature = "ssr")]
 pub fn validate(
     form: &ModelPriceForm,
-) -> Result<crate::server::engine::pricing::ModelPrice, Vec<crate::console::types::FieldError>> {
+) -> Result<parley_engine::engine::pricing::ModelPrice, Vec<crate::console::types::FieldError>> {
     use crate::console::types::FieldError;
     let mut errors = Vec::new();
     let prefix = form.model_prefix.trim();
@@ -88,7 +88,7 @@ pub fn validate(
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(crate::server::engine::pricing::ModelPrice {
+    Ok(parley_engine::engine::pricing::ModelPrice {
         model_prefix: prefix.to_owned(),
         input_per_mtok,
         cached_per_mtok,

@@ -29,7 +29,7 @@ pub async fn orders(status: Option<String>, page: i64) -> Result<Page<OrderItem>
     let paging = Paging::new(page);
     let status = filter(status);
     let (rows, total) =
-        crate::server::store::console::orders(state.engine.db(), status.as_deref(), paging.offset(), paging.limit())
+        parley_engine::store::console::orders(state.engine.db(), status.as_deref(), paging.offset(), paging.limit())
             .await?;
     let now = state.engine.now_ms();
     let items = rows

@@ -11,7 +11,7 @@ use crate::console::types::{NewToken, TokenItem};
 #[server]
 pub async fn tokens() -> Result<Vec<TokenItem>, ConsoleError> {
     let AdminUser { state, .. } = AdminUser::extract().await?;
-    let list = crate::server::store::mcp_tokens::list(state.engine.db(), None).await?;
+    let list = parley_engine::store::mcp_tokens::list(state.engine.db(), None).await?;
     Ok(list
         .into_iter()
         .map(|t| TokenItem {
@@ -20,7 +20,7 @@ pub async fn tokens() -> Result<Vec<TokenItem>, ConsoleError> {
             name: t.name,
             feature_set: t.feature_set.as_str().into(),
             output: t.output_format.as_str().into(),
-            modules: t.modules.as_deref().map(crate::server::store::mcp_tokens::Module::join).unwrap_or_default(),
+            modules: t.modules.as_deref().map(parley_engine::store::mcp_tokens::Module::join).unwrap_or_default(),
             prefix: t.token_prefix,
             created_at: t.created_at,
             revoked: t.revoked_at.is_some(),
@@ -38,7 +38,7 @@ pub async fn create_token(
     output: String,
     #[server(default)] modules: String,
 ) -> Result<NewToken, ConsoleError> {
-    use crate::server::store::mcp_tokens;
+    use parley_engine::store::mcp_tokens;
     let AdminUser { state, user } = AdminUser::extract().await?;
     let db = state.engine.db();
     let feature_set = mcp_tokens::FeatureSet::parse(&feature_set)
@@ -64,7 +64,7 @@ pub async fn create_token(
 #[server]
 pub async fn revoke_token(id: String) -> Result<(), ConsoleError> {
     let AdminUser { state, user } = AdminUser::extract().await?;
-    let done = crate::server::store::mcp_tokens::revoke(state.engine.db(), &id, None, state.engine.now_ms()).await?;
+    let done = parley_engine::store::mcp_tokens::revoke(state.engine.db(), &id, None, state.engine.now_ms()).await?;
     if !done {
         return Err(ConsoleError::NotFound);
     }

@@ -16,7 +16,7 @@ const LOGGED: i64 = 50;
 #[server]
 pub async fn agent_webhooks(agent_id: String) -> Result<WebhooksView, ConsoleError> {
     use crate::console::types::{AttemptItem, DeliveryItem, EndpointItem};
-    use crate::server::store::{agents, webhooks};
+    use parley_engine::store::{agents, webhooks};
     let AdminUser { state, .. } = AdminUser::extract().await?;
     let db = state.engine.db();
     let agent = agents::by_id(db, &agent_id).await?.ok_or(ConsoleError::NotFound)?;
@@ -67,8 +67,8 @@ pub async fn agent_webhooks(agent_id: String) -> Result<WebhooksView, ConsoleErr
 /// secret, shown once.
 #[server]
 pub async fn add_webhook(agent_id: String, url: String, events: String) -> Result<NewEndpoint, ConsoleError> {
-    use crate::server::engine::webhooks::WebhookSetupError;
-    use crate::server::store::agents;
+    use parley_engine::engine::webhooks::WebhookSetupError;
+    use parley_engine::store::agents;
     let AdminUser { state, user } = AdminUser::extract().await?;
     let agent = agents::by_id(state.engine.db(), &agent_id).await?.ok_or(ConsoleError::NotFound)?;
     let events: Vec<String> = events.split(',').map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect();
@@ -100,7 +100,7 @@ pub async fn set_webhook_enabled(endpoint_id: String, #[server(default)] enabled
 /// Deletes an endpoint and its log.
 #[server]
 pub async fn delete_webhook(endpoint_id: String) -> Result<(), ConsoleError> {
-    use crate::server::store::webhooks;
+    use parley_engine::store::webhooks;
     let AdminUser { state, user } = AdminUser::extract().await?;
     let db = state.engine.db();
     let endpoint = webhooks::by_id(db, &endpoint_id).await?.ok_or(ConsoleError::NotFound)?;

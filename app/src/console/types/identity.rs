@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// How long a replaced identity secret is still accepted unless the administrator says
 /// otherwise, in hours.
-pub const DEFAULT_GRACE_HOURS: i64 = 24;
+pub const DEFAULT_GRACE_HOURS: i64 = parley_widget::protocol::IDENTITY_GRACE_HOURS;
 
 /// An identified visitor, as a list or a transcript names them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

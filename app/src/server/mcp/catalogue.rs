@@ -29,11 +29,11 @@ use serde_json::Value;
 use super::builtin::{self, LIST_BASES, NEWS, SEARCH, SEARCH_PREFIX, TRENDING};
 use super::format::Shape;
 use super::{FeatureSet, McpAccess};
-use crate::server::engine::Engine;
-use crate::server::engine::tools::names;
-use crate::server::store::DbError;
-use crate::server::store::knowledge::{self, KnowledgeBase};
-use crate::server::store::mcp_tokens::Module;
+use parley_engine::engine::Engine;
+use parley_engine::engine::tools::names;
+use parley_engine::store::DbError;
+use parley_engine::store::knowledge::{self, KnowledgeBase};
+use parley_engine::store::mcp_tokens::Module;
 
 /// Registry tools MCP does not offer, with the reason.
 pub const VISITOR_BOUND: &[(&str, &str)] = &[
@@ -214,7 +214,7 @@ pub async fn build(engine: &Engine, access: &McpAccess) -> Result<Vec<McpTool>, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::engine::tools::registry::Registry;
+    use parley_engine::engine::tools::registry::Registry;
 
     #[test]
     fn short_ids_are_unique_and_at_least_eight_characters() {

@@ -23,9 +23,9 @@ use serde_json::Value;
 
 use super::catalogue::{self, Target};
 use super::{AuthError, McpAccess, Overrides, authenticate, builtin, format, trending};
-use crate::server::engine::Engine;
-use crate::server::engine::tools::{ToolContext, ToolError};
-use crate::server::store::{new_id, script, usage};
+use parley_engine::engine::Engine;
+use parley_engine::engine::tools::{ToolContext, ToolError};
+use parley_engine::store::{new_id, script, usage};
 
 /// Largest MCP request body, in bytes.
 const MAX_BODY_BYTES: usize = 256 * 1024;

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use parley_app::server::engine::Engine;
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::engine::tools::registry::Registry;
-use parley_app::server::store::agents::{self, Agent, AgentLimits};
-use parley_app::server::store::messages::{self, Message};
-use parley_app::server::store::users;
-use parley_app::server::store::{Db, tool_calls, usage};
+use parley_engine::engine::Engine;
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::engine::tools::registry::Registry;
+use parley_engine::store::agents::{self, Agent, AgentLimits};
+use parley_engine::store::messages::{self, Message};
+use parley_engine::store::users;
+use parley_engine::store::{Db, tool_calls, usage};
 use parley_server::config::SecretArg;
 use parley_server::fake_anthropic::FakeAnthropic;
 use parley_server::fake_openai::FakeOpenAi;
@@ -206,7 +206,7 @@ impl TestApp {
     }
 
     /// The console's sign-in state (verification counts).
-    pub fn auth(&self) -> &parley_app::server::auth::Auth {
+    pub fn auth(&self) -> &parley_engine::auth::Auth {
         &self.running.state.auth
     }
 
@@ -238,7 +238,7 @@ impl TestApp {
 
     /// Creates a console user with the password [`fixtures::PASSWORD`].
     pub async fn add_user(&self, user: &User) -> users::User {
-        let hash = parley_app::server::auth::hash_password(fixtures::PASSWORD.into()).await;
+        let hash = parley_engine::auth::hash_password(fixtures::PASSWORD.into()).await;
         users::insert(self.db(), user.email, user.name, user.role, &hash, SystemClock.now_ms()).await.unwrap()
     }
 

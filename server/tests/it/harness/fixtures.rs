@@ -2,8 +2,8 @@
 //! the tests build a `ProviderConfig` or a `NewAgent` by hand.
 
 use parley_app::console::types::ModelPriceForm;
-use parley_app::server::store::agents::{NewAgent, ProviderConfig, ProviderKind};
-use parley_app::server::store::users::Role;
+use parley_engine::store::agents::{NewAgent, ProviderConfig, ProviderKind};
+use parley_engine::store::users::Role;
 use parley_server::fake_openai::FakeOpenAi;
 use parley_widget::protocol::Theme;
 
@@ -12,7 +12,7 @@ pub fn openai_provider(fake: &FakeOpenAi) -> ProviderConfig {
     ProviderConfig {
         kind: ProviderKind::OpenAi,
         base_url: Some(fake.base_url()),
-        api_key: parley_app::server::secret::ApiKey::new("sk-test-secret"),
+        api_key: parley_engine::secret::ApiKey::new("sk-test-secret"),
         model: "gpt-4o-mini".into(),
         fallback_model: None,
     }
@@ -24,7 +24,7 @@ pub fn anthropic_provider(base_url: &str) -> ProviderConfig {
     ProviderConfig {
         kind: ProviderKind::Anthropic,
         base_url: Some(base_url.to_owned()),
-        api_key: parley_app::server::secret::ApiKey::new("sk-ant-test-secret"),
+        api_key: parley_engine::secret::ApiKey::new("sk-ant-test-secret"),
         model: "claude-sonnet-4-20250514".into(),
         fallback_model: None,
     }

@@ -1,7 +1,7 @@
 //! Payments from the outside: webhook calls signed the Standard Webhooks way, and the parts of a
 //! signed pay link.
 
-use parley_app::server::engine::payments::WebhookSecret;
+use parley_engine::engine::payments::WebhookSecret;
 use parley_server::config::TEST_WEBHOOK_SECRET;
 use serde_json::{Value, json};
 

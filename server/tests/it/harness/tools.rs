@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use parley_app::server::engine::tools::escalate_to_human::EscalateToHuman;
-use parley_app::server::engine::tools::registry::Registry;
-use parley_app::server::engine::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use parley_engine::engine::tools::escalate_to_human::EscalateToHuman;
+use parley_engine::engine::tools::registry::Registry;
+use parley_engine::engine::tools::{Tool, ToolContext, ToolError, ToolOutput};
 use serde_json::{Value, json};
 
 /// A tool of capability `testing` without arguments that does what `run` does.
@@ -15,7 +15,7 @@ pub struct TestTool {
     pub run: fn() -> BoxFuture<'static, Result<ToolOutput, ToolError>>,
 }
 
-#[parley_app::server::engine::tools::async_trait]
+#[parley_engine::engine::tools::async_trait]
 impl Tool for TestTool {
     fn name(&self) -> &'static str {
         self.name

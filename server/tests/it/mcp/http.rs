@@ -290,7 +290,7 @@ async fn mcp_invalid_arguments_are_tool_errors() {
 /// their tools; every other tool is unknown to it.
 #[tokio::test]
 async fn a_token_limited_to_modules_sees_and_calls_only_their_tools() {
-    use parley_app::server::store::mcp_tokens::Module;
+    use parley_engine::store::mcp_tokens::Module;
     let app = spawn_app().await;
     let (agent, base) = agent_with_content(&app, "mcp-m").await;
     let now = SystemClock.now_ms();

@@ -5,13 +5,13 @@
 //! [`subprocess`].
 
 use crate::harness::*;
-use parley_app::server::engine::clock::{Clock, SystemClock};
-use parley_app::server::engine::tools::names;
 use parley_app::server::mcp::{FeatureSet, OutputFormat};
-use parley_app::server::store::agents::Agent;
-use parley_app::server::store::knowledge::{self, KnowledgeBase, NewArticle};
-use parley_app::server::store::mcp_tokens;
-use parley_app::server::store::news::{self, NewsItem};
+use parley_engine::engine::clock::{Clock, SystemClock};
+use parley_engine::engine::tools::names;
+use parley_engine::store::agents::Agent;
+use parley_engine::store::knowledge::{self, KnowledgeBase, NewArticle};
+use parley_engine::store::mcp_tokens;
+use parley_engine::store::news::{self, NewsItem};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};

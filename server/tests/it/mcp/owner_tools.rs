@@ -2,7 +2,7 @@
 //! agents with its capability, called over HTTP with the client's checked arguments.
 
 use super::*;
-use parley_app::server::store::http_tools::{self, HttpToolFields};
+use parley_engine::store::http_tools::{self, HttpToolFields};
 
 #[tokio::test]
 async fn owner_tools_are_listed_and_called_over_mcp() {

@@ -1,0 +1,88 @@
+//! Periodic jobs that change shared data run once across replicas: each replica ticks, and the
+//! one that claims a due run in the database ([`crate::store::jobs::claim`]) does it.
+//! Work each replica must do for itself (renewing its lease, refreshing its knowledge index,
+//! pruning its rate limiters) is not a job.
+
+use std::time::Duration;
+
+use super::Engine;
+use crate::store::jobs;
+
+/// A job and how often it runs (at most once per period across all replicas).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Job {
+    /// Pending payment orders past their 30 minutes become `expired` (and their QR block says so).
+    ExpireOrders,
+    /// Payment webhook call ids are kept for replay detection, then forgotten.
+    ForgetWebhookIds,
+    /// Console sessions past their expiry.
+    DeleteExpiredSessions,
+    /// Images uploaded but never sent, after a day.
+    DeleteUnsentImages,
+    /// Knowledge chunks without a vector get one (when an embeddings endpoint is configured).
+    EmbedKnowledge,
+    /// Conversations past their agent's retention period are deleted.
+    Retention,
+    /// The daily summary mail.
+    DailySummary,
+    /// Finished webhook deliveries after 30 days, sent mail after 7.
+    PruneOutboxes,
+}
+
+impl Job {
+    pub fn name(self) -> &'static str {
+        match self {
+            Job::ExpireOrders => "expire_orders",
+            Job::ForgetWebhookIds => "forget_webhook_ids",
+            Job::DeleteExpiredSessions => "delete_expired_sessions",
+            Job::DeleteUnsentImages => "delete_unsent_images",
+            Job::EmbedKnowledge => "embed_knowledge",
+            Job::Retention => "retention",
+            Job::DailySummary => "daily_summary",
+            Job::PruneOutboxes => "prune_outboxes",
+        }
+    }
+
+    /// The shortest time between two runs. Replicas tick more often than this (see
+    /// [`Job::tick`]) so that a run is late by at most one tick.
+    pub fn every(self) -> Duration {
+        match self {
+            // Ticks every 2 s; a little under it, so that a tick arriving a moment early runs.
+            Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_millis(1_500),
+            Job::ForgetWebhookIds
+            | Job::DeleteExpiredSessions
+            | Job::DeleteUnsentImages
+            | Job::Retention
+            | Job::PruneOutboxes => Duration::from_secs(3_600),
+            Job::DailySummary => Duration::from_secs(86_400),
+        }
+    }
+
+    /// How often each replica asks whether the job is due.
+    pub fn tick(self) -> Duration {
+        match self {
+            Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_secs(2),
+            Job::ForgetWebhookIds
+            | Job::DeleteExpiredSessions
+            | Job::DeleteUnsentImages
+            | Job::Retention
+            | Job::DailySummary
+            | Job::PruneOutboxes => Duration::from_secs(60),
+        }
+    }
+}
+
+impl Engine {
+    /// True if this process is to run `job` now: it is due and no other replica claimed it. A
+    /// database error is logged and counts as "not now" (the next tick asks again).
+    pub async fn claim_job(&self, job: Job) -> bool {
+        let every = i64::try_from(job.every().as_millis()).unwrap_or(i64::MAX);
+        match jobs::claim(self.db(), job.name(), every, self.process_id(), self.now_ms()).await {
+            Ok(claimed) => claimed,
+            Err(e) => {
+                tracing::warn!(job = job.name(), error = %e, "could not claim a periodic job");
+                false
+            }
+        }
+    }
+}

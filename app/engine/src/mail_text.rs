@@ -1,0 +1,174 @@
+//! What a mail says: an operator's notification, a visitor's transcript and the daily summary,
+//! each as a subject, plain text and HTML in the agent's language. A leaf below the store: the
+//! store queues notifications in the same transaction as the change that causes them, and the
+//! engine's mailer ([`crate::engine::mail`]) sends what is queued.
+
+use parley_widget::markdown::escape_html;
+use parley_widget::protocol::{LanguageSetting, Role};
+use serde_json::Value;
+
+use crate::lang::Lang;
+
+/// Stands for the console's address in stored bodies; replaced when sent (the store does not know it).
+pub const CONSOLE: &str = "{{console}}";
+
+/// The language of an agent's mail.
+pub fn lang_of(language: &str, vertical: &str) -> Lang {
+    match LanguageSetting::parse(language).unwrap_or_default() {
+        LanguageSetting::ZhHans | LanguageSetting::ZhHant => Lang::Zh,
+        LanguageSetting::En => Lang::En,
+        LanguageSetting::Auto if vertical == "immigration" => Lang::Zh,
+        LanguageSetting::Auto => Lang::En,
+    }
+}
+
+/// Lines of `(label, value)` as text and as an HTML table.
+fn fields(rows: &[(&str, String)]) -> (String, String) {
+    let rows: Vec<&(&str, String)> = rows.iter().filter(|(_, v)| !v.is_empty()).collect();
+    let text = rows.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("\n");
+    let html = rows
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "<tr><th align=\"left\">{}</th><td>{}</td></tr>",
+                escape_html(k),
+                escape_html(v).replace('\n', "<br>")
+            )
+        })
+        .collect::<String>();
+    (text, format!("<table cellpadding=\"4\">{html}</table>"))
+}
+
+fn html_page(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html><body style=\"font-family:sans-serif;line-height:1.5\"><h2>{}</h2>{body}</body></html>",
+        escape_html(title)
+    )
+}
+
+/// The notification an operator gets about webhook event `event` of agent `agent`, if any:
+/// `(notification, subject, text, html)`.
+pub fn notification(
+    event: &str,
+    lang: Lang,
+    agent: &str,
+    data: &Value,
+) -> Option<(&'static str, String, String, String)> {
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let conv = s(&data["conversation_id"]);
+    let link = format!("{CONSOLE}/admin/conversations/{conv}");
+    let (kind, subject, intro, rows) = match event {
+        "conversation.waiting_human" => (
+            "waiting_human",
+            lang.pick(
+                format!("[{agent}] A visitor is waiting for a person"),
+                format!("【{agent}】有访客在等待人工服务"),
+            ),
+            lang.pick(
+                "A visitor asked for a person. Take the conversation over in the console.",
+                "有访客请求人工服务，请在控制台接手对话。",
+            ),
+            vec![],
+        ),
+        "lead.created" => {
+            let l = &data["lead"];
+            (
+                "lead",
+                lang.pick(
+                    format!("[{agent}] New lead: {}", s(&l["name"])),
+                    format!("【{agent}】新线索：{}", s(&l["name"])),
+                ),
+                lang.pick("A visitor left their contact details.", "有访客留下了联系方式。"),
+                vec![
+                    (lang.pick("Name", "姓名"), s(&l["name"])),
+                    (lang.pick("Email", "邮箱"), s(&l["email"])),
+                    (lang.pick("Phone", "电话"), s(&l["phone"])),
+                    (lang.pick("Message", "留言"), s(&l["message"])),
+                ],
+            )
+        }
+        "order.paid" => {
+            let o = &data["order"];
+            let amount = format!("{:.2} {}", o["amount_minor"].as_i64().unwrap_or(0) as f64 / 100.0, s(&o["currency"]));
+            (
+                "order_paid",
+                lang.pick(format!("[{agent}] Order paid: {amount}"), format!("【{agent}】订单已支付：{amount}")),
+                lang.pick("An order was paid.", "有一笔订单已完成支付。"),
+                vec![
+                    (lang.pick("Service", "服务"), s(&o["service_type"])),
+                    (lang.pick("Amount", "金额"), amount.clone()),
+                    (lang.pick("Order", "订单"), s(&o["id"])),
+                ],
+            )
+        }
+        _ => return None,
+    };
+    let (table_text, table_html) = fields(&rows);
+    let open = lang.pick("Open the conversation", "打开对话");
+    let text = format!("{intro}\n\n{table_text}\n\n{open}: {link}\n").replace("\n\n\n\n", "\n\n");
+    let html = html_page(
+        &subject,
+        &format!("<p>{}</p>{table_html}<p><a href=\"{link}\">{}</a></p>", escape_html(intro), escape_html(open)),
+    );
+    Some((kind, subject, text, html))
+}
+
+/// A visitor's transcript: `(subject, text, html)`.
+pub fn transcript(lang: Lang, agent: &str, lines: &[(Role, String, String)]) -> (String, String, String) {
+    let subject = lang.pick(format!("Your conversation with {agent}"), format!("您与{agent}的对话记录"));
+    let who = |role: Role, author: &str| match role {
+        Role::Visitor => lang.pick("You", "您").to_owned(),
+        Role::Assistant => agent.to_owned(),
+        Role::Operator if !author.is_empty() => author.to_owned(),
+        _ => lang.pick("Team", "顾问").to_owned(),
+    };
+    let text = lines.iter().map(|(r, a, t)| format!("{}:\n{t}\n", who(*r, a))).collect::<Vec<_>>().join("\n");
+    let html = lines
+        .iter()
+        .map(|(r, a, t)| {
+            format!("<p><b>{}</b><br>{}</p>", escape_html(&who(*r, a)), escape_html(t).replace('\n', "<br>"))
+        })
+        .collect::<String>();
+    (subject.clone(), text, html_page(&subject, &html))
+}
+
+/// Figures of one agent's last day, for the summary.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DayFigures {
+    pub agent: String,
+    pub conversations: i64,
+    pub leads: i64,
+    pub waiting: i64,
+    pub orders_paid: i64,
+    pub thumbs_up: i64,
+    pub thumbs_down: i64,
+}
+
+/// The daily summary: `(subject, text, html)`.
+pub fn daily_summary(figures: &[DayFigures]) -> (String, String, String) {
+    let subject = "Parley: the last 24 hours".to_owned();
+    let mut text = String::from("The last 24 hours:\n\n");
+    let mut html = String::from(
+        "<table cellpadding=\"4\"><tr><th align=\"left\">Agent</th><th>Conversations</th><th>Leads</th><th>Waiting for a person</th><th>Orders paid</th><th>Rated 👍 / 👎</th></tr>",
+    );
+    for f in figures {
+        text.push_str(&format!(
+            "{}: {} conversations, {} leads, {} waiting for a person, {} orders paid, answers rated {} up / {} down\n",
+            f.agent, f.conversations, f.leads, f.waiting, f.orders_paid, f.thumbs_up, f.thumbs_down
+        ));
+        html.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>",
+            escape_html(&f.agent),
+            f.conversations,
+            f.leads,
+            f.waiting,
+            f.orders_paid,
+            f.thumbs_up,
+            f.thumbs_down
+        ));
+    }
+    html.push_str("</table>");
+    text.push_str(&format!("\nOpen the console: {CONSOLE}/admin\n"));
+    html.push_str(&format!("<p><a href=\"{CONSOLE}/admin\">Open the console</a></p>"));
+    (subject.clone(), text, html_page(&subject, &html))
+}

@@ -1,0 +1,147 @@
+//! Images visitors attach to their messages: stored bytes, who uploaded them, and the message
+//! they were sent with (none until then).
+
+use parley_widget::protocol::AttachmentRef;
+
+use super::messages::NewTurn;
+use super::script::{Arg, Stmt};
+use super::{Db, DbError};
+
+crate::store::row_struct! {
+    /// An upload with its bytes.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct StoredImage {
+        pub id: String,
+        pub mime: String,
+        pub data: Vec<u8>,
+    }
+}
+
+/// `$from`, `$from+1`, … for `n` values.
+fn list(from: usize, n: usize) -> String {
+    (from..from + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+}
+
+/// Stores an upload of `visitor_id`, not yet linked to a message.
+pub async fn insert(db: &Db, id: &str, visitor_id: &str, mime: &str, data: &[u8], now: i64) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT INTO attachments (id, visitor_id, conversation_id, message_id, mime, size_bytes, data, created_at) \
+         VALUES ($1, $2, NULL, NULL, $3, $4, $5, $6)",
+    )
+    .bind(id)
+    .bind(visitor_id)
+    .bind(mime)
+    .bind(i64::try_from(data.len()).unwrap_or(i64::MAX))
+    .bind(data)
+    .bind(now)
+    .execute(db.writer())
+    .await?;
+    Ok(())
+}
+
+/// How many uploads of a visitor wait to be sent.
+pub async fn count_unsent(db: &Db, visitor_id: &str) -> Result<i64, DbError> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM attachments WHERE visitor_id = $1 AND message_id IS NULL")
+        .bind(visitor_id)
+        .fetch_one(&mut *db.read().await?)
+        .await
+}
+
+/// `(mime, bytes)` of an upload, when `visitor_id` uploaded it.
+pub async fn of_visitor(db: &Db, id: &str, visitor_id: &str) -> Result<Option<(String, Vec<u8>)>, DbError> {
+    sqlx::query_as("SELECT mime, data FROM attachments WHERE id = $1 AND visitor_id = $2")
+        .bind(id)
+        .bind(visitor_id)
+        .fetch_optional(&mut *db.read().await?)
+        .await
+}
+
+/// `(mime, bytes)` of any upload (the console).
+pub async fn by_id(db: &Db, id: &str) -> Result<Option<(String, Vec<u8>)>, DbError> {
+    sqlx::query_as("SELECT mime, data FROM attachments WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *db.read().await?)
+        .await
+}
+
+/// The uploads among `ids` that `visitor_id` made and has not sent yet.
+pub async fn unsent(db: &Db, visitor_id: &str, ids: &[String]) -> Result<Vec<StoredImage>, DbError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT id, mime, data FROM attachments WHERE visitor_id = $1 AND message_id IS NULL AND id IN ({})",
+        list(2, ids.len())
+    );
+    let mut query = sqlx::query_as(&sql).bind(visitor_id);
+    for id in ids {
+        query = query.bind(id);
+    }
+    query.fetch_all(&mut *db.read().await?).await
+}
+
+/// `(message_id, attachment)` of every image sent in a conversation, in upload order.
+pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<(String, AttachmentRef)>, DbError> {
+    let rows: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT message_id, id, mime FROM attachments WHERE conversation_id = $1 AND message_id IS NOT NULL \
+         ORDER BY created_at, id",
+    )
+    .bind(conversation_id)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    Ok(rows.into_iter().map(|(message_id, id, mime)| (message_id, AttachmentRef { id, mime })).collect())
+}
+
+/// Links a turn's uploads to its visitor message, in the transaction that stores the message.
+/// Only uploads of the conversation's visitor that were not sent before are linked.
+pub fn link_stmt(turn: &NewTurn) -> Option<Stmt> {
+    if turn.attachments.is_empty() {
+        return None;
+    }
+    let mut args = vec![Arg::from(&turn.conversation_id), Arg::from(&turn.visitor_message_id)];
+    args.extend(turn.attachments.iter().map(Arg::from));
+    Some(Stmt::new(
+        format!(
+            "UPDATE attachments SET conversation_id = $1, message_id = $2 WHERE message_id IS NULL \
+             AND visitor_id = (SELECT visitor_id FROM conversations WHERE id = $1) AND id IN ({})",
+            list(3, turn.attachments.len())
+        ),
+        args,
+    ))
+}
+
+/// Deletes uploads never sent that were made before `before` (ms); returns how many.
+pub async fn delete_unsent_before(db: &Db, before: i64) -> Result<u64, DbError> {
+    let done = sqlx::query("DELETE FROM attachments WHERE message_id IS NULL AND created_at < $1")
+        .bind(before)
+        .execute(db.writer())
+        .await?;
+    Ok(done.rows_affected())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_statement_names_each_upload() {
+        let mut turn = NewTurn {
+            conversation_id: "c1".into(),
+            new_conversation: None,
+            visitor_message_id: "m1".into(),
+            text: "look".into(),
+            client_message_id: None,
+            assistant_message_id: None,
+            assistant_start_seq: 0,
+            now: 0,
+            attachments: Vec::new(),
+            owner: None,
+            slot_token: None,
+        };
+        assert!(link_stmt(&turn).is_none());
+        turn.attachments = vec!["a1".into(), "a2".into()];
+        let stmt = link_stmt(&turn).unwrap();
+        assert!(stmt.sql.ends_with("AND id IN ($3, $4)"), "{}", stmt.sql);
+        assert_eq!(stmt.args, vec![Arg::from("c1"), Arg::from("m1"), Arg::from("a1"), Arg::from("a2")]);
+    }
+}

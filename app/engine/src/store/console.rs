@@ -1,0 +1,207 @@
+//! Read models of the admin console: conversation lists, dashboard figures, orders. Portable
+//! SQL; anything date-shaped is computed in Rust from Unix milliseconds.
+
+use sqlx::AnyConnection;
+
+use super::{Db, DbError};
+
+crate::store::row_struct! {
+    /// A conversation with its agent's and holder's names and its counts.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct ConversationRow {
+        pub id: String,
+        pub agent_id: String,
+        pub agent_name: String,
+        pub visitor_id: String,
+        pub status: String,
+        pub claimed_by: Option<String>,
+        pub claimed_by_name: Option<String>,
+        pub lead_submitted: i64,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub last_message: Option<String>,
+        pub messages: i64,
+        /// The host site's user, when it identified the visitor: id, name, email.
+        pub user_subject: Option<String>,
+        pub user_name: Option<String>,
+        pub user_email: Option<String>,
+    }
+}
+
+/// The identified user of a conversation's visitor (joined as `eu`).
+const USER_JOIN: &str = "LEFT JOIN end_users eu ON eu.visitor_id = c.visitor_id";
+const USER_COLUMNS: &str = "eu.subject AS user_subject, eu.name AS user_name, eu.email AS user_email";
+
+/// What a conversation list is filtered by (each `None`: any).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConversationFilter<'a> {
+    pub agent_id: Option<&'a str>,
+    pub status: Option<&'a str>,
+    /// The host site's user id (`sub`) of an identified visitor.
+    pub user: Option<&'a str>,
+}
+
+/// One page of conversations, most recently active first, and how many match.
+pub async fn conversations(
+    db: &Db,
+    filter: ConversationFilter<'_>,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<ConversationRow>, i64), DbError> {
+    const WHERE: &str = "WHERE ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.status = $2) \
+         AND ($3 IS NULL OR eu.subject = $3)";
+    let sql = format!(
+        "SELECT c.id, c.agent_id, a.name AS agent_name, c.visitor_id, c.status, c.claimed_by, u.name AS claimed_by_name, \
+         c.lead_submitted, c.created_at, c.updated_at, \
+         (SELECT m.content FROM messages m WHERE m.conversation_id = c.id AND m.content <> '' \
+          ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS last_message, \
+         (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages, {USER_COLUMNS} \
+         FROM conversations c JOIN agents a ON a.id = c.agent_id LEFT JOIN users u ON u.id = c.claimed_by {USER_JOIN} \
+         {WHERE} ORDER BY c.updated_at DESC, c.id LIMIT $4 OFFSET $5"
+    );
+    let rows = sqlx::query_as(&sql)
+        .bind(filter.agent_id)
+        .bind(filter.status)
+        .bind(filter.user)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&mut *db.read().await?)
+        .await?;
+    let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM conversations c {USER_JOIN} {WHERE}"))
+        .bind(filter.agent_id)
+        .bind(filter.status)
+        .bind(filter.user)
+        .fetch_one(&mut *db.read().await?)
+        .await?;
+    Ok((rows, total))
+}
+
+/// One conversation as the list shows it (without its last message).
+pub async fn conversation(db: &Db, id: &str) -> Result<Option<ConversationRow>, DbError> {
+    let sql = format!(
+        "SELECT c.id, c.agent_id, a.name AS agent_name, c.visitor_id, c.status, c.claimed_by, u.name AS claimed_by_name, \
+         c.lead_submitted, c.created_at, c.updated_at, NULL AS last_message, \
+         (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages, {USER_COLUMNS} \
+         FROM conversations c JOIN agents a ON a.id = c.agent_id LEFT JOIN users u ON u.id = c.claimed_by {USER_JOIN} \
+         WHERE c.id = $1"
+    );
+    sqlx::query_as(&sql).bind(id).fetch_optional(&mut *db.read().await?).await
+}
+
+/// The dashboard's counts of the day that began at `today` (Unix ms) and of what is waiting.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Counts {
+    /// Conversations started today.
+    pub conversations_today: i64,
+    /// Messages written today.
+    pub messages_today: i64,
+    /// Leads nobody has handled yet.
+    pub leads_waiting: i64,
+    /// Orders paid, ever.
+    pub orders_paid: i64,
+    /// Orders paid today.
+    pub orders_paid_today: i64,
+    /// Conversations waiting for a person.
+    pub waiting_for_human: i64,
+}
+
+/// The dashboard's counts.
+pub async fn counts(db: &Db, today: i64) -> Result<Counts, DbError> {
+    let mut held = db.read().await?;
+    let conn = &mut *held;
+    Ok(Counts {
+        conversations_today: count(conn, "SELECT COUNT(*) FROM conversations WHERE created_at >= $1", Some(today))
+            .await?,
+        messages_today: count(conn, "SELECT COUNT(*) FROM messages WHERE created_at >= $1", Some(today)).await?,
+        leads_waiting: count(conn, "SELECT COUNT(*) FROM leads WHERE status = 'new'", None).await?,
+        orders_paid: count(conn, "SELECT COUNT(*) FROM orders WHERE status = 'paid'", None).await?,
+        orders_paid_today: count(
+            conn,
+            "SELECT COUNT(*) FROM orders WHERE status = 'paid' AND paid_at >= $1",
+            Some(today),
+        )
+        .await?,
+        waiting_for_human: count(conn, "SELECT COUNT(*) FROM conversations WHERE status = 'waiting_human'", None)
+            .await?,
+    })
+}
+
+/// One `COUNT(*)` statement, with `since` as `$1` when given.
+async fn count(conn: &mut AnyConnection, sql: &'static str, since: Option<i64>) -> Result<i64, DbError> {
+    let mut query = sqlx::query_scalar(sql);
+    if let Some(since) = since {
+        query = query.bind(since);
+    }
+    query.fetch_one(conn).await
+}
+
+/// `(created_at, input + output tokens, cost)` of every upstream call since `since`.
+pub async fn usage_since(db: &Db, since: i64) -> Result<Vec<(i64, i64, f64)>, DbError> {
+    sqlx::query_as(
+        "SELECT created_at, input_tokens + output_tokens, cost_usd FROM usage_ledger WHERE created_at >= $1 AND provider <> 'mcp'",
+    )
+    .bind(since)
+    .fetch_all(&mut *db.read().await?)
+    .await
+}
+
+/// Visitor messages since `since` (newest first, at most `limit`).
+pub async fn visitor_texts_since(db: &Db, since: i64, limit: i64) -> Result<Vec<String>, DbError> {
+    sqlx::query_scalar(
+        "SELECT content FROM messages WHERE role = 'visitor' AND created_at >= $1 ORDER BY created_at DESC LIMIT $2",
+    )
+    .bind(since)
+    .bind(limit)
+    .fetch_all(&mut *db.read().await?)
+    .await
+}
+
+/// One page of orders, newest first, and how many match.
+pub async fn orders(
+    db: &Db,
+    status: Option<&str>,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<super::orders::Order>, i64), DbError> {
+    let rows = sqlx::query_as(
+        "SELECT id, agent_id, conversation_id, visitor_id, message_id, service_type, category, amount_minor, currency, \
+         method, status, provider, pay_url, created_at, expires_at, paid_at, facts FROM orders \
+         WHERE ($1 IS NULL OR status = $1) ORDER BY created_at DESC, id LIMIT $2 OFFSET $3",
+    )
+    .bind(status)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE ($1 IS NULL OR status = $1)")
+        .bind(status)
+        .fetch_one(&mut *db.read().await?)
+        .await?;
+    Ok((rows, total))
+}
+
+/// Each agent's figures over `[from, to)`, for the daily summary mail.
+pub async fn day_figures(db: &Db, from: i64, to: i64) -> Result<Vec<crate::mail_text::DayFigures>, DbError> {
+    let rows: Vec<(String, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT a.name, \
+         (SELECT COUNT(*) FROM conversations c WHERE c.agent_id = a.id AND c.created_at >= $1 AND c.created_at < $2), \
+         (SELECT COUNT(*) FROM leads l WHERE l.agent_id = a.id AND l.created_at >= $1 AND l.created_at < $2), \
+         (SELECT COUNT(*) FROM conversations c WHERE c.agent_id = a.id AND c.status = 'waiting_human'), \
+         (SELECT COUNT(*) FROM orders o WHERE o.agent_id = a.id AND o.status = 'paid' AND o.paid_at >= $1 AND o.paid_at < $2), \
+         (SELECT COUNT(*) FROM ratings r WHERE r.agent_id = a.id AND r.message_id <> '' AND r.score > 0 \
+             AND r.updated_at >= $1 AND r.updated_at < $2), \
+         (SELECT COUNT(*) FROM ratings r WHERE r.agent_id = a.id AND r.message_id <> '' AND r.score < 0 \
+             AND r.updated_at >= $1 AND r.updated_at < $2) \
+         FROM agents a ORDER BY a.name",
+    )
+    .bind(from)
+    .bind(to)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(agent, conversations, leads, waiting, orders_paid, thumbs_up, thumbs_down)| {
+            crate::mail_text::DayFigures { agent, conversations, leads, waiting, orders_paid, thumbs_up, thumbs_down }
+        })
+        .collect())
+}
