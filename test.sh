@@ -54,6 +54,7 @@ else
   say "could not install aiosmtpd: the mail checks are SKIPPED"
 fi
 
+timeout 60 python3 .ci/check-docs.py  # the docs' paths, table map and layering rule (issue 40)
 say "Rust tests (SQLite)"
 cargo test --release --workspace
 
