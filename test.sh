@@ -76,6 +76,8 @@ else
   say "could not install aiosmtpd: the mail checks are SKIPPED"
 fi
 
+phase 1 "checking the docs: the paths they name, the table map, the layering rule" python3 .ci/check-docs.py
+
 # The tests, compiled once (release: the same build as run.sh's server, so `./run.sh` after
 # this rebuilds nothing), then run on each database. cargo-nextest gives every test its own time
 # limit; without it, plain `cargo test` runs them under the phase limits only.
