@@ -25,15 +25,15 @@ fi
 # What cargo-leptos puts in the environment of both cargo builds (Leptos reads some at compile
 # time; the same values keep `cargo leptos` and this script from rebuilding each other's work).
 export LEPTOS_OUTPUT_NAME=parley LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg \
-  LEPTOS_SITE_ADDR=127.0.0.1:3000 LEPTOS_RELOAD_PORT=3010 LEPTOS_LIB_DIR=app LEPTOS_BIN_DIR=server \
+  LEPTOS_SITE_ADDR=127.0.0.1:3000 LEPTOS_RELOAD_PORT=3010 LEPTOS_LIB_DIR=app/hydrate LEPTOS_BIN_DIR=server \
   LEPTOS_JS_MINIFY=true LEPTOS_HASH_FILES=false
 
 # The two builds use different target directories, so they run side by side as under cargo-leptos
 # (one links while the other compiles).
-# `cargo rustc --crate-type=cdylib`: the app is an rlib for the server; only this build links it
-# as the browser's module.
-cargo rustc --package=parley-app --lib --crate-type=cdylib --target-dir="$PWD/target/front" \
-  --target=wasm32-unknown-unknown --no-default-features --features=hydrate --profile=wasm-release &
+# The browser's module is app/hydrate (parley-hydrate, a cdylib that turns on the app's
+# `hydrate` feature); the app itself stays an rlib.
+cargo build --package=parley-hydrate --lib --target-dir="$PWD/target/front" \
+  --target=wasm32-unknown-unknown --profile=wasm-release &
 front=$!
 server_ok=0
 if [ -z "$browser_only" ]; then
@@ -47,7 +47,7 @@ wait "$front" || front_ok=$?
 pkg=target/site/pkg
 mkdir -p "$pkg"
 wasm-bindgen --target=web --no-typescript --out-name=parley --out-dir="$pkg" \
-  target/front/wasm32-unknown-unknown/wasm-release/parley_app.wasm
+  target/front/wasm32-unknown-unknown/wasm-release/parley_hydrate.wasm
 # Leptos's <HydrationScripts> loads `parley.wasm`, not wasm-bindgen's `parley_bg.wasm`.
 mv "$pkg/parley_bg.wasm" "$pkg/parley.wasm"
 wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int "$pkg/parley.wasm" -o "$pkg/parley.wasm"

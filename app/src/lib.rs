@@ -82,11 +82,3 @@ pub fn App() -> impl IntoView {
         </Router>
     }
 }
-
-/// Entry point of the browser bundle.
-#[cfg(feature = "hydrate")]
-#[wasm_bindgen::prelude::wasm_bindgen]
-pub fn hydrate() {
-    console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(App);
-}
