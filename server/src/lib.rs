@@ -24,7 +24,6 @@ use anyhow::Context;
 use leptos::config::{Env, LeptosOptions};
 use parley_app::server::state::{AppState, HttpSettings};
 use parley_engine::engine::clock::{Clock, SystemClock};
-use parley_engine::engine::jobs::Job;
 use parley_engine::engine::knowledge::Knowledge;
 use parley_engine::engine::outbound::OutboundSettings;
 use parley_engine::engine::payments::{PayLinks, Payments, WebhookSecret};
@@ -93,28 +92,8 @@ pub async fn build_state(
 ) -> anyhow::Result<AppState> {
     crate::metrics::install();
     let db = open_database(config, clock.now_ms()).await?;
-    // Idle connections kept per upstream host: enough for steady concurrency to reuse them, and
-    // after a burst of thousands of streams the rest (each with its buffers) is closed rather than
-    // kept for the idle timeout.
-    let http = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .pool_idle_timeout(Duration::from_secs(90))
-        .pool_max_idle_per_host(128)
-        .tcp_nodelay(true)
-        .build()
-        .context("building the HTTP client")?;
-    let settings = EngineSettings {
-        demo_token_delay: Duration::from_millis(config.demo_token_delay_ms),
-        tool_timeout: Duration::from_millis(config.tool_timeout_ms),
-        visitor_idle: Duration::from_secs(config.visitor_idle_hours.saturating_mul(3600)),
-        spend: config.spend.settings()?,
-        lease_ttl: Duration::from_secs(config.lease_ttl_secs),
-        fallbacks: DefaultFallbacks::parse(&config.fallback_models)
-            .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
-        outbound: OutboundSettings { allow_private: config.allow_private_endpoints },
-        mail: config.mail.settings()?,
-        ..EngineSettings::default()
-    };
+    let http = http_client()?;
+    let settings = engine_settings(config)?;
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
     let payments = payments(config, &db, &public_url, clock.now_ms()).await?;
     for line in payments_notice(&payments) {
@@ -135,13 +114,7 @@ pub async fn build_state(
     if recovered > 0 {
         tracing::warn!(recovered, "answers interrupted by the last shutdown were marked `interrupted`");
     }
-    let mut origins = vec![public_url.trim_end_matches('/').to_owned()];
-    if let Some(demo) = config.demo_host_addr {
-        origins.push(format!("http://{demo}"));
-        if demo.ip().is_loopback() {
-            origins.push(format!("http://localhost:{}", demo.port()));
-        }
-    }
+    let origins = demo_origins(config, &public_url);
     let provider = config.openai_base_url.as_ref().map(|base| ProviderConfig {
         kind: ProviderKind::OpenAi,
         base_url: Some(base.clone()),
@@ -157,82 +130,13 @@ pub async fn build_state(
     engine.spawn_background();
     engine.spawn_webhook_sender();
     crate::memory::spawn_trimmer();
-    // Console sessions past their expiry are refused when read; this removes them (hourly, once
-    // across replicas).
-    {
-        // Session expiry is wall-clock time (tower-sessions), whatever clock the engine uses.
-        let store = parley_engine::store::sessions::DbSessionStore::new(db.clone());
-        let engine = engine.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Job::DeleteExpiredSessions.tick());
-            loop {
-                tick.tick().await;
-                if engine.claim_job(Job::DeleteExpiredSessions).await
-                    && let Err(e) = store.delete_expired(SystemClock.now_ms()).await
-                {
-                    tracing::warn!(error = %e, "could not delete expired console sessions");
-                }
-            }
-        });
-    }
+    // Console sessions past their expiry, images never sent: hourly, once across replicas.
+    engine.spawn_sweepers();
     // Rate-limit keys back to full are dropped every half minute.
     let limits = Arc::new(Limits::new(config.limits.settings()));
-    {
-        let limits = Arc::downgrade(&limits);
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(parley_engine::limits::PRUNE_EVERY);
-            loop {
-                tick.tick().await;
-                match limits.upgrade() {
-                    Some(limits) => limits.prune(),
-                    None => break,
-                }
-            }
-        });
-    }
-    // Images uploaded but never sent are deleted after a day (hourly, once across replicas).
-    {
-        let engine = engine.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Job::DeleteUnsentImages.tick());
-            loop {
-                tick.tick().await;
-                if !engine.claim_job(Job::DeleteUnsentImages).await {
-                    continue;
-                }
-                match engine.delete_unsent_attachments().await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(deleted = n, "deleted images that were never sent"),
-                    Err(e) => tracing::warn!(error = %e, "could not delete images that were never sent"),
-                }
-            }
-        });
-    }
-    let env = match std::env::var("LEPTOS_ENV").as_deref() {
-        Ok("PROD") | Ok("prod") | Ok("production") => Env::PROD,
-        _ => Env::DEV,
-    };
-    let leptos_options = LeptosOptions::builder()
-        .output_name("parley")
-        .site_root(config.site_root.as_str())
-        .site_pkg_dir("pkg")
-        .env(env)
-        .site_addr(addr)
-        .reload_port(3010)
-        .build();
-    if let Some((email, password)) =
-        auth::ensure_first_admin(&engine).await.context("creating the first administrator")?
-    {
-        // The password goes to a file only its owner can read, never to a log or the terminal.
-        let path = auth::write_password_file(&config.data_dir, &email, &password)
-            .context("writing the first administrator's password file")?;
-        tracing::warn!(
-            "first start: sign in to {public_url}/admin as {email}; the one-time password is in {} (readable by \
-             this user only; delete it after signing in)",
-            path.display()
-        );
-        println!("\n  Console: {public_url}/admin — first sign-in: {email}, password in {}\n", path.display());
-    }
+    limits.spawn_pruner();
+    let leptos_options = leptos_options(config, addr);
+    first_admin(&engine, config, &public_url).await?;
     Ok(AppState {
         leptos_options,
         engine,
@@ -252,6 +156,82 @@ pub async fn build_state(
         ),
         limits,
     })
+}
+
+/// The HTTP client of model calls and tools. Idle connections kept per upstream host: enough
+/// for steady concurrency to reuse them, and after a burst of thousands of streams the rest
+/// (each with its buffers) is closed rather than kept for the idle timeout.
+fn http_client() -> anyhow::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_max_idle_per_host(128)
+        .tcp_nodelay(true)
+        .build()
+        .context("building the HTTP client")
+}
+
+/// The engine's tunables from the configuration; a bad value stops the start with its reason.
+fn engine_settings(config: &Config) -> anyhow::Result<EngineSettings> {
+    Ok(EngineSettings {
+        demo_token_delay: Duration::from_millis(config.demo_token_delay_ms),
+        tool_timeout: Duration::from_millis(config.tool_timeout_ms),
+        visitor_idle: Duration::from_secs(config.visitor_idle_hours.saturating_mul(3600)),
+        spend: config.spend.settings()?,
+        lease_ttl: Duration::from_secs(config.lease_ttl_secs),
+        fallbacks: DefaultFallbacks::parse(&config.fallback_models)
+            .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
+        outbound: OutboundSettings { allow_private: config.allow_private_endpoints },
+        mail: config.mail.settings()?,
+        ..EngineSettings::default()
+    })
+}
+
+/// The origins the demo agents accept: Parley's own URL and the demo host page's.
+fn demo_origins(config: &Config, public_url: &str) -> Vec<String> {
+    let mut origins = vec![public_url.trim_end_matches('/').to_owned()];
+    if let Some(demo) = config.demo_host_addr {
+        origins.push(format!("http://{demo}"));
+        if demo.ip().is_loopback() {
+            origins.push(format!("http://localhost:{}", demo.port()));
+        }
+    }
+    origins
+}
+
+/// Leptos's options: where the site's files are, production or development (`LEPTOS_ENV`).
+fn leptos_options(config: &Config, addr: SocketAddr) -> LeptosOptions {
+    let env = match std::env::var("LEPTOS_ENV").as_deref() {
+        Ok("PROD") | Ok("prod") | Ok("production") => Env::PROD,
+        _ => Env::DEV,
+    };
+    LeptosOptions::builder()
+        .output_name("parley")
+        .site_root(config.site_root.as_str())
+        .site_pkg_dir("pkg")
+        .env(env)
+        .site_addr(addr)
+        .reload_port(3010)
+        .build()
+}
+
+/// On the very first start, the first administrator, whose one-time password goes to a file
+/// only its owner can read (never to a log or the terminal).
+async fn first_admin(engine: &Engine, config: &Config, public_url: &str) -> anyhow::Result<()> {
+    if let Some((email, password)) =
+        auth::ensure_first_admin(engine).await.context("creating the first administrator")?
+    {
+        // The password goes to a file only its owner can read, never to a log or the terminal.
+        let path = auth::write_password_file(&config.data_dir, &email, &password)
+            .context("writing the first administrator's password file")?;
+        tracing::warn!(
+            "first start: sign in to {public_url}/admin as {email}; the one-time password is in {} (readable by \
+             this user only; delete it after signing in)",
+            path.display()
+        );
+        println!("\n  Console: {public_url}/admin — first sign-in: {email}, password in {}\n", path.display());
+    }
+    Ok(())
 }
 
 /// Opens the configured database (making the data directory of a default SQLite file first),

@@ -180,6 +180,21 @@ impl std::fmt::Debug for Limits {
 pub const MINUTE: Duration = Duration::from_secs(60);
 
 impl Limits {
+    /// Drops keys back to full every [`PRUNE_EVERY`], until the limits are dropped.
+    pub fn spawn_pruner(self: &Arc<Self>) {
+        let limits = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(PRUNE_EVERY);
+            loop {
+                tick.tick().await;
+                match limits.upgrade() {
+                    Some(limits) => limits.prune(),
+                    None => break,
+                }
+            }
+        });
+    }
+
     pub fn new(settings: LimitSettings) -> Self {
         let s = &settings;
         Limits {

@@ -9,6 +9,7 @@ use parley_app::server::state::AppState;
 use parley_widget::protocol::{ApiCode, MAX_PAGE_CONTEXT_BYTES, SendMessage};
 
 use crate::api_error::ApiFailure;
+use parley_engine::engine::chat::SendRequest;
 use parley_engine::limits::Action;
 
 use crate::extract::{ApiJson, ClientIp, VisitorAuth, check_origin};
@@ -51,15 +52,15 @@ async fn send(
     let permit = state.limits.stream(&visitor.id).map_err(ApiFailure::limited)?;
     let started = state
         .engine
-        .send(
+        .send(SendRequest {
             agent,
-            &visitor,
-            body.conversation_id.as_deref(),
-            &body.message,
-            body.client_message_id.as_deref(),
-            &body.attachments,
+            visitor: &visitor,
+            conversation_id: body.conversation_id.as_deref(),
+            text: &body.message,
+            client_message_id: body.client_message_id.as_deref(),
+            attachments: &body.attachments,
             page_context,
-        )
+        })
         .await?;
     let mut response =
         sse_response(held_while_open(started.events, permit), false, state.engine.shutdown_state().streams_closing());

@@ -73,6 +73,47 @@ impl Job {
 }
 
 impl Engine {
+    /// Starts the sweepers: console sessions past their expiry (refused when read; this removes
+    /// them) and images uploaded but never sent (after a day). Each hourly, once across replicas.
+    pub fn spawn_sweepers(&self) {
+        // Session expiry is wall-clock time (tower-sessions), whatever clock the engine uses.
+        let sessions = crate::store::sessions::DbSessionStore::new(self.db().clone());
+        self.every(Job::DeleteExpiredSessions, move |_| {
+            let sessions = sessions.clone();
+            async move {
+                let now = super::clock::Clock::now_ms(&super::clock::SystemClock);
+                if let Err(e) = sessions.delete_expired(now).await {
+                    tracing::warn!(error = %e, "could not delete expired console sessions");
+                }
+            }
+        });
+        self.every(Job::DeleteUnsentImages, |engine| async move {
+            match engine.delete_unsent_attachments().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "deleted images that were never sent"),
+                Err(e) => tracing::warn!(error = %e, "could not delete images that were never sent"),
+            }
+        });
+    }
+
+    /// Runs `work` whenever `job` is due and this process claimed it, checking every tick.
+    fn every<F, Fut>(&self, job: Job, work: F)
+    where
+        F: Fn(Engine) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(job.tick());
+            loop {
+                tick.tick().await;
+                if engine.claim_job(job).await {
+                    work(engine.clone()).await;
+                }
+            }
+        });
+    }
+
     /// True if this process is to run `job` now: it is due and no other replica claimed it. A
     /// database error is logged and counts as "not now" (the next tick asks again).
     pub async fn claim_job(&self, job: Job) -> bool {

@@ -5,6 +5,7 @@
 
 mod rating;
 mod send;
+pub use send::SendRequest;
 mod transcript;
 
 use std::sync::Arc;

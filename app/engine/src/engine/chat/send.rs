@@ -5,8 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
+
 use parley_widget::protocol::{
-    ApiCode, ConversationStatus, MessageEnd, MessageStart, MessageStatus, Role, StreamEvent, VisitorMessage,
+    ApiCode, AttachmentRef, ConversationStatus, MessageEnd, MessageStart, MessageStatus, Role, StreamEvent,
+    VisitorMessage,
 };
 
 use super::super::Engine;
@@ -15,42 +18,102 @@ use super::super::console::ConsoleEvent;
 use super::super::context;
 use super::super::hub::Lease;
 use super::super::lang::Lang;
+use super::super::provider::ModelImage;
 use super::super::replay::{self, Until};
 use super::super::tools::ToolContext;
 use super::super::turn::{Turn, TurnLimits};
 use super::{ChatError, Started, check_text};
 use crate::store::agents::Agent;
+use crate::store::conversations::Conversation;
 use crate::store::messages::{self, Message, NewTurn};
 use crate::store::new_id;
 use crate::store::visitors::Visitor;
 
+/// A visitor's message as the API received it.
+pub struct SendRequest<'a> {
+    pub agent: Arc<Agent>,
+    pub visitor: &'a Visitor,
+    /// `None`: a new conversation.
+    pub conversation_id: Option<&'a str>,
+    pub text: &'a str,
+    /// The client's id for the message; sending again with it resumes the first send's answer.
+    pub client_message_id: Option<&'a str>,
+    /// Ids of images uploaded beforehand.
+    pub attachments: &'a [String],
+    /// What the host page told about itself (`setContext`), as JSON text.
+    pub page_context: Option<String>,
+}
+
+/// Where a send goes once checked: an earlier answer's stream (a retried send), or on, into this
+/// conversation (`None`: a new one).
+enum Resolved {
+    Resume(Started),
+    Go(Option<Conversation>),
+}
+
+/// A turn that holds its conversation: its ids, the lease, the stop token.
+struct Claimed {
+    conversation_id: String,
+    visitor_message_id: String,
+    message_id: String,
+    lease: Lease,
+    cancel: CancellationToken,
+    slot_token: Option<String>,
+}
+
+/// What the commit gives the turn: where its events start, the conversation as known, and the
+/// images (those sent before, and this message's for the model).
+struct Committed {
+    start_seq: u64,
+    known: context::Loaded,
+    sent: Vec<(String, AttachmentRef)>,
+    images: Vec<ModelImage>,
+}
+
 impl Engine {
-    /// Sends a visitor message and starts the assistant's answer. The message is committed before
-    /// the model is called. Sending again with the same `client_message_id` resumes that turn.
-    #[allow(clippy::too_many_arguments)]
-    pub async fn send(
-        &self,
-        agent: Arc<Agent>,
-        visitor: &Visitor,
-        conversation_id: Option<&str>,
-        text: &str,
-        client_message_id: Option<&str>,
-        attachments: &[String],
-        page_context: Option<String>,
-    ) -> Result<Started, ChatError> {
-        if visitor.agent_id != agent.id {
+    /// Sends a visitor message and starts the assistant's answer: [`Self::check_send`],
+    /// [`Self::resolve_send`], then the lease; a conversation a person holds takes the message
+    /// for them; otherwise [`Self::claim_turn`], [`Self::commit_turn`] (the message is
+    /// committed before the model is called) and [`Self::start_turn`].
+    pub async fn send(&self, req: SendRequest<'_>) -> Result<Started, ChatError> {
+        let text = self.check_send(&req)?;
+        let existing = match self.resolve_send(&req).await? {
+            Resolved::Resume(started) => return Ok(started),
+            Resolved::Go(existing) => existing,
+        };
+        // Refused images leave nothing stored.
+        let images = self.images_for_send(&req.agent, req.visitor, req.attachments, text).await?;
+        let conversation_id = existing.as_ref().map(|c| c.id.clone()).unwrap_or_else(new_id);
+        let lease = self.hub().lease(&conversation_id, existing.is_none()).await?;
+        let visitor_message_id = new_id();
+        if existing.as_ref().is_some_and(|c| c.status == ConversationStatus::Human) {
+            // A person handles this conversation: the message is for them; the model stays silent.
+            let (agent, visitor, cmid) = (req.agent.clone(), req.visitor, req.client_message_id);
+            return self
+                .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, cmid, images.ids)
+                .await;
+        }
+        let claimed = self.claim_turn(lease, conversation_id, visitor_message_id, existing.is_some()).await?;
+        let mut committed = self.commit_turn(&req, &claimed, text, images.ids, existing.is_some()).await?;
+        committed.images = images.images;
+        self.start_turn(req, claimed, committed, text).await
+    }
+
+    /// The checks that need nothing stored: the visitor's agent, the service up, the text, the
+    /// client's id. Gives the text to store (trimmed; empty only with images).
+    fn check_send<'a>(&self, req: &SendRequest<'a>) -> Result<&'a str, ChatError> {
+        if req.visitor.agent_id != req.agent.id {
             return Err(ChatError::NotFound);
         }
         // Shutting down, or the database is away: the visitor is told to try again (503).
         if self.shutdown_state().is_draining() || self.writer_outage() {
             return Err(ChatError::Unavailable);
         }
-        // With images the text may be empty.
-        let text = match check_text(text, parley_widget::protocol::MAX_MESSAGE_CHARS) {
-            Err(ChatError::Invalid(ApiCode::EmptyMessage, _)) if !attachments.is_empty() => "",
+        let text = match check_text(req.text, parley_widget::protocol::MAX_MESSAGE_CHARS) {
+            Err(ChatError::Invalid(ApiCode::EmptyMessage, _)) if !req.attachments.is_empty() => "",
             other => other?,
         };
-        if let Some(id) = client_message_id
+        if let Some(id) = req.client_message_id
             && (id.is_empty() || id.len() > 100)
         {
             return Err(ChatError::Invalid(
@@ -58,70 +121,82 @@ impl Engine {
                 "client_message_id must be 1 to 100 characters.".into(),
             ));
         }
-        let existing = match conversation_id {
-            Some(id) => {
-                let conv = self.own_conversation(visitor, id).await?;
-                if conv.agent_id != agent.id {
-                    return Err(ChatError::NotFound);
-                }
-                if conv.status == ConversationStatus::Closed {
-                    return Err(ChatError::Closed);
-                }
-                if let Some(cid) = client_message_id
-                    && let Some((_, reply)) = messages::by_client_id(self.db(), &conv.id, cid).await?
-                {
-                    return self.resume_reply(&conv.id, reply).await;
-                }
-                Some(conv)
+        Ok(text)
+    }
+
+    /// The conversation the message goes to: the visitor's own, open, of this agent; or the
+    /// stream of the answer a retried send already started.
+    async fn resolve_send(&self, req: &SendRequest<'_>) -> Result<Resolved, ChatError> {
+        let Some(id) = req.conversation_id else {
+            // A retried first message: the client never learnt the conversation's id.
+            if let Some(cid) = req.client_message_id
+                && let Some((visitor_msg, reply)) =
+                    messages::by_visitor_client_id(self.db(), &req.visitor.id, cid).await?
+            {
+                return Ok(Resolved::Resume(self.resume_reply(&visitor_msg.conversation_id, reply).await?));
             }
-            None => {
-                // A retried first message: the client never learnt the conversation's id.
-                if let Some(cid) = client_message_id
-                    && let Some((visitor_msg, reply)) =
-                        messages::by_visitor_client_id(self.db(), &visitor.id, cid).await?
-                {
-                    return self.resume_reply(&visitor_msg.conversation_id, reply).await;
-                }
-                None
-            }
+            return Ok(Resolved::Go(None));
         };
-        // Refused images leave nothing stored.
-        let images = self.images_for_send(&agent, visitor, attachments, text).await?;
-        let conversation_id = existing.as_ref().map(|c| c.id.clone()).unwrap_or_else(new_id);
-        let lease = self.hub().lease(&conversation_id, existing.is_none()).await?;
-        let visitor_message_id = new_id();
-        if existing.as_ref().is_some_and(|c| c.status == ConversationStatus::Human) {
-            // A person handles this conversation: the message is for them; the model stays silent.
-            let ids = images.ids;
-            return self
-                .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, client_message_id, ids)
-                .await;
+        let conv = self.own_conversation(req.visitor, id).await?;
+        if conv.agent_id != req.agent.id {
+            return Err(ChatError::NotFound);
         }
+        if conv.status == ConversationStatus::Closed {
+            return Err(ChatError::Closed);
+        }
+        if let Some(cid) = req.client_message_id
+            && let Some((_, reply)) = messages::by_client_id(self.db(), &conv.id, cid).await?
+        {
+            return Ok(Resolved::Resume(self.resume_reply(&conv.id, reply).await?));
+        }
+        Ok(Resolved::Go(Some(conv)))
+    }
+
+    /// One turn at a time across processes (replicas): the conversation's slot first (a new
+    /// conversation's row is stored with its slot held), then this process's turn.
+    async fn claim_turn(
+        &self,
+        lease: Lease,
+        conversation_id: String,
+        visitor_message_id: String,
+        existing: bool,
+    ) -> Result<Claimed, ChatError> {
         let message_id = new_id();
         // The visitor's stop, or the end of a shutdown's grace period.
         let cancel = self.shutdown_state().turn_token();
-        // One turn at a time across processes (replicas): the slot first, then this process's
-        // turn. A new conversation's row is stored with its slot held.
-        let slot_token = match existing {
-            None => lease.hold_new_slot(),
-            Some(_) => {
-                if !lease.hold_slot(super::TURN_SLOT_WAIT).await? {
-                    return Err(ChatError::Busy);
-                }
-                None
+        let slot_token = if existing {
+            if !lease.hold_slot(super::TURN_SLOT_WAIT).await? {
+                return Err(ChatError::Busy);
             }
+            None
+        } else {
+            lease.hold_new_slot()
         };
         if let Err(busy) = lease.try_begin_turn(message_id.clone(), cancel.clone()) {
             // The previous answer is only finishing its writes: wait for it rather than refuse.
-            if !busy.finishing || !lease.wait_turn_released(Duration::from_secs(5)).await {
-                lease.release_slot();
-                return Err(ChatError::Busy);
-            }
-            if lease.try_begin_turn(message_id.clone(), cancel.clone()).is_err() {
+            if !busy.finishing
+                || !lease.wait_turn_released(Duration::from_secs(5)).await
+                || lease.try_begin_turn(message_id.clone(), cancel.clone()).is_err()
+            {
                 lease.release_slot();
                 return Err(ChatError::Busy);
             }
         }
+        Ok(Claimed { conversation_id, visitor_message_id, message_id, lease, cancel, slot_token })
+    }
+
+    /// Numbers the visitor's message and the answer's first event, commits the message (before
+    /// the model is called) while the conversation's context is read, and hands the two events
+    /// to the writer. On a failed commit the announced answer is closed and nothing is stored.
+    async fn commit_turn(
+        &self,
+        req: &SendRequest<'_>,
+        claimed: &Claimed,
+        text: &str,
+        attachments: Vec<String>,
+        existing: bool,
+    ) -> Result<Committed, ChatError> {
+        let Claimed { conversation_id, visitor_message_id, message_id, lease, .. } = claimed;
         let visitor_frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
             message_id: visitor_message_id.clone(),
             text: text.to_owned(),
@@ -135,30 +210,26 @@ impl Engine {
         }));
         let stored = NewTurn {
             conversation_id: conversation_id.clone(),
-            new_conversation: existing.is_none().then(|| (agent.id.clone(), visitor.id.clone())),
+            new_conversation: (!existing).then(|| (req.agent.id.clone(), req.visitor.id.clone())),
             visitor_message_id: visitor_message_id.clone(),
             text: text.to_owned(),
-            client_message_id: client_message_id.map(str::to_owned),
+            client_message_id: req.client_message_id.map(str::to_owned),
             assistant_message_id: Some(message_id.clone()),
             assistant_start_seq: start.seq,
             now: self.now_ms(),
-            attachments: images.ids,
+            attachments,
             owner: Some(self.process_id().to_owned()),
-            slot_token,
+            slot_token: claimed.slot_token.clone(),
         };
-        // The visitor's message is committed before the model is called; earlier messages,
-        // summary, state and memories are read meanwhile.
+        let earlier = existing.then_some(conversation_id.as_str());
         let known = async {
-            let existing = existing.as_ref().map(|_| conversation_id.as_str());
-            context::load(self.db(), &agent, existing, &visitor.id).await.unwrap_or_else(|e| {
+            context::load(self.db(), &req.agent, earlier, &req.visitor.id).await.unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "could not read the conversation's context");
                 context::Loaded::default()
             })
         };
-        let sent = self.sent_images(existing.as_ref().map(|_| conversation_id.as_str()));
-        let (committed, mut known, sent) = tokio::join!(self.0.writer.begin_turn(stored), known, sent);
+        let (committed, known, sent) = tokio::join!(self.0.writer.begin_turn(stored), known, self.sent_images(earlier));
         if let Err(e) = committed {
-            // Close what was announced; nothing was stored.
             lease.emit(StreamEvent::MessageEnd(MessageEnd {
                 message_id: message_id.clone(),
                 status: MessageStatus::Failed,
@@ -169,49 +240,55 @@ impl Engine {
         let conversation: Arc<str> = Arc::from(conversation_id.as_str());
         self.0.writer.event(&conversation, visitor_frame);
         self.0.writer.event(&conversation, start.clone());
-        self.console(ConsoleEvent::message(&conversation_id, &agent.id));
-        let events =
-            replay::open(self.db().clone(), lease.clone(), start.seq - 1, Until::MessageEnd(message_id.clone()), false)
-                .await?;
+        self.console(ConsoleEvent::message(conversation_id, &req.agent.id));
+        Ok(Committed { start_seq: start.seq, known, sent, images: Vec::new() })
+    }
+
+    /// Builds the model's messages from what is known and starts the answer in a task of its
+    /// own; the visitor's stream replays from the answer's first event.
+    async fn start_turn(
+        &self,
+        req: SendRequest<'_>,
+        claimed: Claimed,
+        mut committed: Committed,
+        text: &str,
+    ) -> Result<Started, ChatError> {
+        let Claimed { conversation_id, visitor_message_id, message_id, lease, cancel, .. } = claimed;
+        let agent = req.agent;
+        let until = Until::MessageEnd(message_id.clone());
+        let events = replay::open(self.db().clone(), lease.clone(), committed.start_seq - 1, until, false).await?;
         let this_turn = [visitor_message_id, message_id.clone()];
         let experts = self.experts().for_agent(&agent);
-        let tools = self.tools_for(&agent).await;
         let window = self.prices().lookup(&agent.provider.model).map(|p| p.context_window);
         let history_limit = usize::try_from(self.settings().history_limit).unwrap_or(20);
-        attachments::mark_history(&mut known.history, &sent);
-        if visitor.is_identified() {
-            known.user = Some((visitor.user_name.clone(), visitor.user_email.clone()));
+        let known = &mut committed.known;
+        attachments::mark_history(&mut known.history, &committed.sent);
+        if req.visitor.is_identified() {
+            known.user = Some((req.visitor.user_name.clone(), req.visitor.user_email.clone()));
         }
-        known.page_context = page_context;
+        known.page_context = req.page_context;
         let (mut messages, compaction) =
-            context::build(&agent, &experts, &known, text, &this_turn, window, history_limit);
-        attachments::attach(&mut messages, images.images);
+            context::build(&agent, &experts, known, text, &this_turn, window, history_limit);
+        attachments::attach(&mut messages, committed.images);
+        let tool_ctx = ToolContext {
+            db: self.db().clone(),
+            agent: agent.clone(),
+            conversation_id: conversation_id.clone(),
+            visitor_id: req.visitor.id.clone(),
+            message_id: message_id.clone(),
+            clock: self.clock().clone(),
+            http: self.0.http.clone(),
+            services: self.0.services.clone(),
+        };
         let turn = Turn {
             writer: self.0.writer.clone(),
             model: self.model_for(&agent),
             model_name: agent.provider.model.clone(),
-            tools,
-            tool_ctx: ToolContext {
-                db: self.db().clone(),
-                agent: agent.clone(),
-                conversation_id: conversation_id.clone(),
-                visitor_id: visitor.id.clone(),
-                message_id: message_id.clone(),
-                clock: self.clock().clone(),
-                http: self.0.http.clone(),
-                services: self.0.services.clone(),
-            },
+            tools: self.tools_for(&agent).await,
+            tool_ctx,
             messages,
             compaction,
-            limits: TurnLimits {
-                max_hops: agent.max_turns(),
-                tool_timeout: self.settings().tool_timeout,
-                max_tokens: Some(agent.limits.max_tokens.unwrap_or(self.settings().spend.answer_max_tokens)),
-                time_limit: self.settings().spend.answer_time_limit,
-                agent_daily_cap_usd: agent.limits.daily_cap_usd.or(self.settings().spend.agent_daily_cap_usd),
-                visitor_daily_cap_usd: self.settings().spend.visitor_daily_cap_usd,
-                fallback_model: self.settings().fallbacks.for_provider(&agent.provider),
-            },
+            limits: self.turn_limits(&agent),
             cancel,
             shutdown: self.shutdown_state().stopping_turns().clone(),
             lang: Lang::of(text),
@@ -222,6 +299,20 @@ impl Engine {
         };
         self.shutdown_state().spawn_turn(turn.run());
         Ok(Started { conversation_id, message_id, events: Box::pin(events) })
+    }
+
+    /// The limits of an agent's turn: its own, else the service's.
+    fn turn_limits(&self, agent: &Agent) -> TurnLimits {
+        let spend = &self.settings().spend;
+        TurnLimits {
+            max_hops: agent.max_turns(),
+            tool_timeout: self.settings().tool_timeout,
+            max_tokens: Some(agent.limits.max_tokens.unwrap_or(spend.answer_max_tokens)),
+            time_limit: spend.answer_time_limit,
+            agent_daily_cap_usd: agent.limits.daily_cap_usd.or(spend.agent_daily_cap_usd),
+            visitor_daily_cap_usd: spend.visitor_daily_cap_usd,
+            fallback_model: self.settings().fallbacks.for_provider(&agent.provider),
+        }
     }
 
     /// Stores a visitor message for the operator who holds the conversation; no model call.

@@ -6,15 +6,13 @@
 
 use std::time::{Duration, Instant};
 
-use parley_widget::protocol::{Block, ToolCallStatus};
+use parley_widget::protocol::Block;
 
 use super::super::experts::Expert;
-use super::super::provider::{ModelMessage, ModelRequest, ModelToolCall};
+use super::super::provider::{ModelMessage, ModelRequest};
 use super::super::tools::registry::AgentTools;
-use super::super::tools::{ToolError, ToolOutput};
 use super::call::Caller;
 use super::{HopEnd, Stop};
-use crate::store::tool_calls::ToolCallRecord;
 
 /// Tool hops inside one expert.
 const EXPERT_HOPS: u32 = 2;
@@ -82,7 +80,7 @@ pub(super) async fn run(
                     // In a task of its own, as the coordinator's tools: a panic stays inside it.
                     let started = Instant::now();
                     let result = super::tools::call_contained(tools, caller.ctx, &call, tool_timeout).await;
-                    record(caller, parent, hop + 1, &call, &result, started);
+                    super::tools::record(caller, &call, hop + 1, &result, started.elapsed(), Some(parent));
                     let content = crate::engine::tools::for_model(&result);
                     if let Ok(output) = &result {
                         blocks.extend(output.blocks.iter().cloned());
@@ -103,34 +101,4 @@ pub(super) async fn run(
         }
     }
     Err(ExpertError::NoAnswer)
-}
-
-/// Records one of an expert's tool calls (for the console), under the coordinator's call.
-fn record(
-    caller: &Caller<'_>,
-    parent: &str,
-    hop: u32,
-    call: &ModelToolCall,
-    result: &Result<ToolOutput, ToolError>,
-    started: Instant,
-) {
-    let status = if result.is_ok() { ToolCallStatus::Succeeded } else { ToolCallStatus::Failed };
-    let duration_ms = started.elapsed().as_millis() as u64;
-    metrics::counter!("parley_tool_calls_total", "tool" => call.name.clone(), "outcome" => status.as_str())
-        .increment(1);
-    let ctx = caller.ctx;
-    caller.out.writer.tool_call(ToolCallRecord {
-        message_id: ctx.message_id.clone(),
-        conversation_id: ctx.conversation_id.clone(),
-        call_id: call.id.clone(),
-        hop,
-        name: call.name.clone(),
-        arguments: call.arguments.clone(),
-        result: result.as_ref().ok().map(|o| o.result.to_string()),
-        status,
-        error: result.as_ref().err().map(|e| e.to_string()),
-        duration_ms,
-        created_at: ctx.clock.now_ms(),
-        parent_call_id: Some(parent.to_owned()),
-    });
 }

@@ -155,25 +155,41 @@ pub(super) async fn run(
                 duration_ms: Some(duration_ms),
             }));
         }
-        metrics::counter!("parley_tool_calls_total", "tool" => call.name.clone(), "outcome" => status.as_str())
-            .increment(1);
-        metrics::histogram!("parley_tool_call_seconds", "tool" => call.name.clone())
-            .record(duration_ms as f64 / 1000.0);
-        out.writer.tool_call(ToolCallRecord {
-            message_id: ctx.message_id.clone(),
-            conversation_id: ctx.conversation_id.clone(),
-            call_id: call.id.clone(),
-            hop,
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            result: result.as_ref().ok().map(|o| o.result.to_string()),
-            status,
-            error,
-            duration_ms,
-            created_at: ctx.clock.now_ms(),
-            parent_call_id: None,
-        });
+        record(caller, call, hop, &result, elapsed, None);
         out_results.push(result);
     }
     out_results
+}
+
+/// Records a tool call: its metrics, and its row for the console (written by the stream writer
+/// with the answer). The one recorder of the turn's calls and of the experts' (whose calls name
+/// the coordinator's call they ran under, `parent`).
+pub(super) fn record(
+    caller: &Caller<'_>,
+    call: &ModelToolCall,
+    hop: u32,
+    result: &Result<ToolOutput, ToolError>,
+    elapsed: Duration,
+    parent: Option<&str>,
+) {
+    let status = if result.is_ok() { ToolCallStatus::Succeeded } else { ToolCallStatus::Failed };
+    let duration_ms = elapsed.as_millis() as u64;
+    metrics::counter!("parley_tool_calls_total", "tool" => call.name.clone(), "outcome" => status.as_str())
+        .increment(1);
+    metrics::histogram!("parley_tool_call_seconds", "tool" => call.name.clone()).record(elapsed.as_secs_f64());
+    let ctx = caller.ctx;
+    caller.out.writer.tool_call(ToolCallRecord {
+        message_id: ctx.message_id.clone(),
+        conversation_id: ctx.conversation_id.clone(),
+        call_id: call.id.clone(),
+        hop,
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        result: result.as_ref().ok().map(|o| o.result.to_string()),
+        status,
+        error: result.as_ref().err().map(|e| e.to_string()),
+        duration_ms,
+        created_at: ctx.clock.now_ms(),
+        parent_call_id: parent.map(str::to_owned),
+    });
 }
