@@ -18,6 +18,13 @@ PARLEY_TOOLS_DIR="${PARLEY_TOOLS_DIR:-$HOME/.cache/parley/tools}"
 export PATH="$HOME/.cargo/bin:$PATH"
 
 command -v cargo >/dev/null || { echo "cargo is required (https://rustup.rs)" >&2; exit 1; }
+# rust-toolchain.toml pins the toolchain; say so plainly if another one answers.
+want_rustc="$(sed -n 's/^channel = "\(.*\)"$/\1/p' "$(dirname "${BASH_SOURCE[0]}")/../rust-toolchain.toml")"
+if ! rustc -V 2>/dev/null | grep -q "^rustc ${want_rustc} "; then
+  echo "rust-toolchain.toml asks for Rust ${want_rustc}; this is $(rustc -V 2>&1)." >&2
+  echo "Install it (rustup toolchain install ${want_rustc}) or, if you mean to move, change rust-toolchain.toml." >&2
+  exit 1
+fi
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"
