@@ -26,3 +26,13 @@ awk '/^\/\* -+ app pages -+ \*\/$/ { found = 1; exit } { print } END { if (!foun
   style/main.css >"$out/panel.css" || { echo "style/main.css: no \"app pages\" line" >&2; exit 1; }
 .ci/minify.sh css "$out/panel.css" "$out/panel.min.css"
 node .ci/widget-bundle.mjs "$out" target/widget
+# The loader host pages embed (/widget.js): minified here (esbuild, keeping it a classic script);
+# the server serves this copy when it is there, else the readable source compiled into it. The
+# byte budget is checked on every build.
+esbuild --minify --log-level=warning widget/src/loader/widget.js --outfile=target/widget/loader.min.js
+loader_gz="$(gzip -9c target/widget/loader.min.js | wc -c)"
+if [ "$loader_gz" -gt 5120 ]; then
+  echo "the loader is ${loader_gz} bytes gzipped: over its budget of 5120" >&2
+  exit 1
+fi
+echo "loader: $(wc -c <target/widget/loader.min.js) bytes, ${loader_gz} gzipped"

@@ -1,5 +1,6 @@
+import { gzipSync } from 'node:zlib';
 import { expect, test, type CDPSession, type Page } from '@playwright/test';
-import { DEMO_HOST_URL, gotoHost, launcher, panel, trackPanelReady, waitForPanel } from './helpers';
+import { APP_URL, DEMO_HOST_URL, gotoHost, launcher, panel, trackPanelReady, waitForPanel } from './helpers';
 
 /**
  * What a visitor downloads before they can type, counted from Chromium's own network events
@@ -94,4 +95,16 @@ test('the loader: main-thread time it takes from the host page', async ({ browse
   console.log(`loader main thread: ${(total / 1000).toFixed(2)} ms in ${loader.length} trace events`);
   expect(loader.length).toBeGreaterThan(0); // the loader ran and was seen
   await expect(launcher(page)).toBeVisible();
+});
+
+/** The loader ships minified (`.ci/build-widget.sh`) and within its budget: 5 KB gzipped. */
+test('the loader is served minified, within 5 KB gzipped', async ({ request }) => {
+  const response = await request.get(`${APP_URL}/widget.js`);
+  expect(response.status()).toBe(200);
+  const body = await response.body();
+  const gzipped = gzipSync(body, { level: 9 }).length;
+  console.log(`loader: ${body.length} bytes, ${gzipped} gzipped`);
+  // Minified: no comment lines, no indentation (the readable source has both).
+  expect(body.toString()).not.toMatch(/\n {4}\S/);
+  expect(gzipped).toBeLessThanOrEqual(5 * 1024);
 });

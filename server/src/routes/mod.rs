@@ -53,7 +53,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         // Images: a body limit of their own.
         .merge(attachments::router())
-        .merge(widget_js::router())
+        .merge(widget_js::router(&state.http.widget_dir))
         .merge(health::router())
         .merge(payments::router(&state.engine.services().payments))
         .merge(mcp::router(&state))
