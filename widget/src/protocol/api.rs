@@ -261,6 +261,10 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// How long a replaced identity secret is still accepted unless the administrator says
+/// otherwise, in hours (the console's default and the engine's).
+pub const IDENTITY_GRACE_HOURS: i64 = 24;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,7 +294,3 @@ mod tests {
         assert_eq!((c.language, c.placeholder.as_str(), c.starters.len()), (LanguageSetting::Auto, "", 0));
     }
 }
-
-/// How long a replaced identity secret is still accepted unless the administrator says
-/// otherwise, in hours (the console's default and the engine's).
-pub const IDENTITY_GRACE_HOURS: i64 = 24;
