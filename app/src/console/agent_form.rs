@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use super::agent_look::LookFields;
 use super::api::agents::save_agent;
 use super::fields::{
-    Bound, CheckGroup, CheckItem, CheckList, Checkbox, FieldMessage, FormStatus, Notice, SelectField, TextArea,
+    Bound, CheckGroup, CheckItem, CheckList, Checkbox, Errors, FieldMessage, FormStatus, Notice, SelectField, TextArea,
     TextInput, bind, tick,
 };
 use super::layout::go_to;
@@ -43,9 +43,6 @@ pub fn AgentFormView(
     let f = RwSignal::new(form);
     let status = FormStatus::default();
     let errors = status.errors;
-    let capabilities: Vec<CheckItem> =
-        tools.iter().map(|t| t.capability.clone()).collect::<BTreeSet<_>>().into_iter().map(CheckItem::named).collect();
-    let tools = StoredValue::new(tools);
 
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -69,12 +66,6 @@ pub fn AgentFormView(
             }
         });
     };
-    let tool_items = move || {
-        tools.with_value(|tools| {
-            let allowed = |t: &&ToolInfo| f.with(|f| f.capabilities.contains(&t.capability));
-            tools.iter().filter(allowed).map(|t| CheckItem::named(t.name.clone())).collect::<Vec<_>>()
-        })
-    };
     let placeholder = hint.map(|h| format!("stored: {h} — leave empty to keep")).unwrap_or_else(|| "not set".into());
 
     view! {
@@ -83,6 +74,47 @@ pub fn AgentFormView(
             <TextInput id="a-name" label="Name" field="name" value=bind!(f.name) errors />
             <TextInput id="a-key" label="Public key (in the embed snippet)" field="key" value=bind!(f.key) errors />
             <TextInput id="a-vertical" label="Vertical" field="vertical" value=bind!(f.vertical) errors />
+            <CapabilityFields f tools limit_tools errors />
+            <SelectField id="a-provider" label="Provider" field="provider" value=bind!(f.provider) errors options=PROVIDERS />
+            <TextInput id="a-base-url" label="API base URL (e.g. https://api.openai.com/v1)" field="base_url"
+                value=bind!(f.base_url) errors />
+            <TextInput id="a-api-key" label="API key" field="new_api_key" value=bind!(f.new_api_key) errors
+                kind="password" autocomplete="off" placeholder />
+            <TextInput id="a-model" label="Model" field="model" value=bind!(f.model) errors />
+            {price_warning.map(|w| view! { <p class="c-warn" id="a-price-warning" role="status">{w}</p> })}
+            <TextInput id="a-fallback" label="Fallback model (optional)" field="fallback_model"
+                value=bind!(f.fallback_model) errors />
+            <TextArea id="a-prompt" label="System prompt" field="system_prompt" value=bind!(f.system_prompt) errors
+                rows="8" />
+            // Type-erased: the form's view type is otherwise too deep for the compiler.
+            {view! { <LookFields f starters errors /> }.into_any()}
+            <TextArea id="a-origins" label="Allowed origins (one per line; none: no website can embed it yet; * for any)" field="allowed_origins"
+                value=Bound::new(move || origins.get(), move |v| origins.set(v)) errors rows="3" />
+            {view! { <GuardFields f cap_label errors /> }.into_any()}
+            <Notice status />
+            <button type="submit" class="c-primary">"Save"</button>
+        </form>
+    }
+}
+
+/// The capabilities, and the tools they allow (all, or the ones ticked).
+#[component]
+fn CapabilityFields(
+    f: RwSignal<AgentForm>,
+    tools: Vec<ToolInfo>,
+    limit_tools: RwSignal<bool>,
+    errors: Errors,
+) -> impl IntoView {
+    let capabilities: Vec<CheckItem> =
+        tools.iter().map(|t| t.capability.clone()).collect::<BTreeSet<_>>().into_iter().map(CheckItem::named).collect();
+    let tools = StoredValue::new(tools);
+    let tool_items = move || {
+        tools.with_value(|tools| {
+            let allowed = |t: &&ToolInfo| f.with(|f| f.capabilities.contains(&t.capability));
+            tools.iter().filter(allowed).map(|t| CheckItem::named(t.name.clone())).collect::<Vec<_>>()
+        })
+    };
+    view! {
             <CheckGroup legend="Capabilities" field="capabilities" errors>
                 <CheckList prefix="cap-" items=capabilities
                     chosen=Signal::derive(move || f.with(|f| f.capabilities.clone()))
@@ -108,21 +140,13 @@ pub fn AgentFormView(
                     }}
                 </Show>
             </CheckGroup>
-            <SelectField id="a-provider" label="Provider" field="provider" value=bind!(f.provider) errors options=PROVIDERS />
-            <TextInput id="a-base-url" label="API base URL (e.g. https://api.openai.com/v1)" field="base_url"
-                value=bind!(f.base_url) errors />
-            <TextInput id="a-api-key" label="API key" field="new_api_key" value=bind!(f.new_api_key) errors
-                kind="password" autocomplete="off" placeholder />
-            <TextInput id="a-model" label="Model" field="model" value=bind!(f.model) errors />
-            {price_warning.map(|w| view! { <p class="c-warn" id="a-price-warning" role="status">{w}</p> })}
-            <TextInput id="a-fallback" label="Fallback model (optional)" field="fallback_model"
-                value=bind!(f.fallback_model) errors />
-            <TextArea id="a-prompt" label="System prompt" field="system_prompt" value=bind!(f.system_prompt) errors
-                rows="8" />
-            // Type-erased: the form's view type is otherwise too deep for the compiler.
-            {view! { <LookFields f starters errors /> }.into_any()}
-            <TextArea id="a-origins" label="Allowed origins (one per line; none: no website can embed it yet; * for any)" field="allowed_origins"
-                value=Bound::new(move || origins.get(), move |v| origins.set(v)) errors rows="3" />
+    }
+}
+
+/// What a conversation and a day may cost, and how long a turn may run.
+#[component]
+fn GuardFields(f: RwSignal<AgentForm>, cap_label: String, errors: Errors) -> impl IntoView {
+    view! {
             <div class="c-field">
                 <label for="a-budget">"Budget per conversation (US$)"</label>
                 <input id="a-budget" type="number" step="0.01" min="0.01"
@@ -136,8 +160,5 @@ pub fn AgentFormView(
                 value=bind!(f.daily_cap_usd) errors />
             <TextInput id="a-max-tokens" label="Longest reply, in tokens (max_tokens; empty: the server's default, 4096)"
                 field="max_tokens" value=bind!(f.max_tokens) errors />
-            <Notice status />
-            <button type="submit" class="c-primary">"Save"</button>
-        </form>
     }
 }

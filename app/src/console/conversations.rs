@@ -166,17 +166,7 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
         });
     };
     let caps = StoredValue::new(d.capabilities.clone());
-    // Payment countdowns in the transcript move once a second, as in the visitor's panel.
-    Effect::new(move |_| {
-        let tick = || {
-            if let Some(body) = document().body() {
-                blocks::tick_countdowns(&body, blocks::now_ms());
-            }
-        };
-        if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(1)) {
-            on_cleanup(move || handle.clear());
-        }
-    });
+    tick_payment_countdowns();
     let status = d.item.status.clone();
     let can_claim = status != "closed" && d.item.claimed_by.is_none();
     let holder = d.item.claimed_by.clone();
@@ -237,6 +227,21 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
         </Show>
         {is_admin.then(|| view! { <VisitorData visitor_id=d.item.visitor_id.clone() identified=d.item.user.is_some() /> })}
     }
+}
+
+/// Payment countdowns in the transcript move once a second, as in the visitor's panel (in the
+/// browser, while the conversation is shown).
+fn tick_payment_countdowns() {
+    Effect::new(move |_| {
+        let tick = || {
+            if let Some(body) = document().body() {
+                blocks::tick_countdowns(&body, blocks::now_ms());
+            }
+        };
+        if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(1)) {
+            on_cleanup(move || handle.clear());
+        }
+    });
 }
 
 /// For administrators: everything about this conversation's visitor (or website user), as a JSON

@@ -8,7 +8,7 @@ use leptos_router::components::A;
 use super::api::identity::{agent_identity, delete_person, rotate_identity_secret, save_identity};
 use super::fields::ErrorLine;
 use super::lists::{AgentChoice, query, when};
-use super::types::{DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret};
+use super::types::{DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret, SecretItem, UserItem};
 
 /// `/admin/identity`: choose an agent, then its identity settings, secrets and users.
 #[component]
@@ -58,13 +58,30 @@ fn IdentityDetail(
     created: RwSignal<Option<NewIdentitySecret>>,
 ) -> impl IntoView {
     let agent_id = StoredValue::new(v.agent_id.clone());
-    let required = RwSignal::new(v.required);
-    let max_age = RwSignal::new(v.max_age_minutes.to_string());
-    let retention = RwSignal::new(v.retention_days.map(|d| d.to_string()).unwrap_or_default());
-    let grace = RwSignal::new(DEFAULT_GRACE_HOURS.to_string());
+    // One error line (the settings form's) for what any of the three parts tried.
     let error = RwSignal::new(None::<String>);
+    let IdentityView { required, max_age_minutes, retention_days, secrets, users, .. } = v;
+    view! {
+        <IdentitySettings agent_id required max_age_minutes retention_days version error />
+        <IdentitySecrets agent_id secrets version created error />
+        <IdentityUsers agent_id users version error />
+    }
+}
+
+/// Whether identity is required, the longest token lifetime, the retention period.
+#[component]
+fn IdentitySettings(
+    agent_id: StoredValue<String>,
+    required: bool,
+    max_age_minutes: i64,
+    retention_days: Option<i64>,
+    version: RwSignal<u64>,
+    error: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let required = RwSignal::new(required);
+    let max_age = RwSignal::new(max_age_minutes.to_string());
+    let retention = RwSignal::new(retention_days.map(|d| d.to_string()).unwrap_or_default());
     let saved = RwSignal::new(false);
-    let has_secret = v.secrets.iter().any(|s| s.expires_at.is_none());
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         leptos::task::spawn_local(async move {
@@ -88,6 +105,36 @@ fn IdentityDetail(
             }
         });
     };
+    view! {
+        <form class="c-card c-form" id="identity-settings" on:submit=save>
+            <h2>"Identity"</h2>
+            <label for="i-required" class="c-check">
+                <input type="checkbox" id="i-required" prop:checked=move || required.get()
+                    on:change=move |ev| required.set(event_target_checked(&ev)) />
+                " Only signed-in users of the website may chat"
+            </label>
+            <label for="i-max-age">"Longest token lifetime accepted (minutes, from iat to exp)"</label>
+            <input id="i-max-age" inputmode="numeric" prop:value=max_age on:input=move |ev| max_age.set(event_target_value(&ev)) />
+            <label for="i-retention">"Delete conversations after (days; empty keeps them)"</label>
+            <input id="i-retention" inputmode="numeric" prop:value=retention on:input=move |ev| retention.set(event_target_value(&ev)) />
+            <ErrorLine error />
+            <Show when=move || saved.get()><p class="c-hint" role="status">"Saved."</p></Show>
+            <button type="submit" class="c-primary">"Save"</button>
+        </form>
+    }
+}
+
+/// The agent's identity secrets (prefixes only) and the form that makes or rotates one.
+#[component]
+fn IdentitySecrets(
+    agent_id: StoredValue<String>,
+    secrets: Vec<SecretItem>,
+    version: RwSignal<u64>,
+    created: RwSignal<Option<NewIdentitySecret>>,
+    error: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let grace = RwSignal::new(DEFAULT_GRACE_HOURS.to_string());
+    let has_secret = secrets.iter().any(|s| s.expires_at.is_none());
     let rotate = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         if has_secret
@@ -106,28 +153,12 @@ fn IdentityDetail(
             }
         });
     };
-    let agent_id_text = v.agent_id.clone();
     view! {
-        <form class="c-card c-form" id="identity-settings" on:submit=save>
-            <h2>"Identity"</h2>
-            <label for="i-required" class="c-check">
-                <input type="checkbox" id="i-required" prop:checked=move || required.get()
-                    on:change=move |ev| required.set(event_target_checked(&ev)) />
-                " Only signed-in users of the website may chat"
-            </label>
-            <label for="i-max-age">"Longest token lifetime accepted (minutes, from iat to exp)"</label>
-            <input id="i-max-age" inputmode="numeric" prop:value=max_age on:input=move |ev| max_age.set(event_target_value(&ev)) />
-            <label for="i-retention">"Delete conversations after (days; empty keeps them)"</label>
-            <input id="i-retention" inputmode="numeric" prop:value=retention on:input=move |ev| retention.set(event_target_value(&ev)) />
-            <ErrorLine error />
-            <Show when=move || saved.get()><p class="c-hint" role="status">"Saved."</p></Show>
-            <button type="submit" class="c-primary">"Save"</button>
-        </form>
         <section class="c-card">
             <h2>"Identity secrets"</h2>
             <table class="c-table" id="identity-secrets">
                 <thead><tr><th>"Secret"</th><th>"Created (UTC)"</th><th>"State"</th></tr></thead>
-                <tbody>{v.secrets.into_iter().map(|s| {
+                <tbody>{secrets.into_iter().map(|s| {
                     let state = match (s.expires_at, s.accepted) {
                         (None, _) => "current".to_owned(),
                         (Some(at), true) => format!("accepted until {}", when(at)),
@@ -148,11 +179,24 @@ fn IdentityDetail(
                 <button type="submit">{if has_secret { "Rotate secret" } else { "Create secret" }}</button>
             </form>
         </section>
+    }
+}
+
+/// The website's users the agent has met: their conversations, export and deletion.
+#[component]
+fn IdentityUsers(
+    agent_id: StoredValue<String>,
+    users: Vec<UserItem>,
+    version: RwSignal<u64>,
+    error: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let agent_id_text = agent_id.get_value();
+    view! {
         <section class="c-card">
             <h2>"Users"</h2>
             <table class="c-table" id="identity-users">
                 <thead><tr><th>"User"</th><th>"User id"</th><th>"Conversations"</th><th>"Last seen (UTC)"</th><th>"Their data"</th></tr></thead>
-                <tbody>{v.users.into_iter().map(|u| {
+                <tbody>{users.into_iter().map(|u| {
                     let href = format!(
                         "/admin/conversations{}",
                         query(&[("agent", &agent_id_text), ("user", &u.user.id)])

@@ -8,20 +8,12 @@ use super::answers::slash_matches;
 use super::api::answers::conversation_replies;
 use super::api::conversations::{operator_typing, reply};
 use super::fields::ErrorLine;
+use super::types::SavedReplyItem;
 
 #[component]
 pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
-    // Read in the browser once the box is shown (a resource here, inside the transcript's own,
-    // would break hydration).
-    let replies = RwSignal::new(Vec::new());
     let id = StoredValue::new(id);
-    Effect::new(move |_| {
-        leptos::task::spawn_local(async move {
-            if let Ok(list) = conversation_replies(id.get_value()).await {
-                replies.set(list);
-            }
-        });
-    });
+    let replies = saved_replies(id);
     let text = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let typing_sent = StoredValue::new(0_i64);
@@ -59,23 +51,17 @@ pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
         if found.is_empty() {
             return;
         }
-        match ev.key().as_str() {
-            "ArrowDown" => {
+        match menu_key(&ev.key(), found.len(), active.get_untracked()) {
+            MenuKey::Move(to) => {
                 ev.prevent_default();
-                active.update(|a| *a = (*a + 1) % found.len());
+                active.set(to);
             }
-            "ArrowUp" => {
+            MenuKey::Pick(at) => {
                 ev.prevent_default();
-                active.update(|a| *a = (*a + found.len() - 1) % found.len());
+                pick(found[at].body.clone());
             }
-            "Enter" | "Tab" => {
-                ev.prevent_default();
-                if let Some(r) = found.get(active.get_untracked().min(found.len() - 1)) {
-                    pick(r.body.clone());
-                }
-            }
-            "Escape" => dismissed.set(true),
-            _ => {}
+            MenuKey::Close => dismissed.set(true),
+            MenuKey::Other => {}
         }
     };
     let send = move |ev: leptos::ev::SubmitEvent| {
@@ -119,5 +105,59 @@ pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
             <ErrorLine error />
             <button type="submit" class="c-primary">"Send"</button>
         </form>
+    }
+}
+
+/// The saved replies the `/` menu offers, read in the browser once the box is shown (a resource
+/// here, inside the transcript's own, would break hydration).
+fn saved_replies(id: StoredValue<String>) -> RwSignal<Vec<SavedReplyItem>> {
+    let replies = RwSignal::new(Vec::new());
+    Effect::new(move |_| {
+        leptos::task::spawn_local(async move {
+            if let Ok(list) = conversation_replies(id.get_value()).await {
+                replies.set(list);
+            }
+        });
+    });
+    replies
+}
+
+/// What a key does in the open `/` menu of `len` replies with `active` picked.
+#[derive(Debug, PartialEq)]
+enum MenuKey {
+    /// Pick another one (arrows, wrapping round).
+    Move(usize),
+    /// Insert this one (Enter, Tab).
+    Pick(usize),
+    /// Close the menu (Escape).
+    Close,
+    /// Not the menu's (typing goes on).
+    Other,
+}
+
+fn menu_key(key: &str, len: usize, active: usize) -> MenuKey {
+    match key {
+        _ if len == 0 => MenuKey::Other,
+        "ArrowDown" => MenuKey::Move((active + 1) % len),
+        "ArrowUp" => MenuKey::Move((active + len - 1) % len),
+        "Enter" | "Tab" => MenuKey::Pick(active.min(len - 1)),
+        "Escape" => MenuKey::Close,
+        _ => MenuKey::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_menu_keys_wrap_pick_and_close() {
+        assert_eq!(menu_key("ArrowDown", 3, 2), MenuKey::Move(0));
+        assert_eq!(menu_key("ArrowUp", 3, 0), MenuKey::Move(2));
+        assert_eq!(menu_key("Enter", 3, 7), MenuKey::Pick(2));
+        assert_eq!(menu_key("Tab", 3, 1), MenuKey::Pick(1));
+        assert_eq!(menu_key("Escape", 3, 1), MenuKey::Close);
+        assert_eq!(menu_key("a", 3, 1), MenuKey::Other);
+        assert_eq!(menu_key("Enter", 0, 0), MenuKey::Other);
     }
 }

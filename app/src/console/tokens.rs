@@ -50,35 +50,8 @@ mod tests {
 pub fn TokensPage() -> impl IntoView {
     let version = RwSignal::new(0u64);
     let list = Resource::new(move || version.get(), |_| tokens());
-    let agent = RwSignal::new(String::new());
-    let name = RwSignal::new("MCP client".to_owned());
-    let feature_set = RwSignal::new("base".to_owned());
-    let output = RwSignal::new("raw".to_owned());
-    // Unticked modules are left out; all ticked means "all" (future modules too).
-    let modules = RwSignal::new(MODULES.map(|(m, _)| m).to_vec());
     let created = RwSignal::new(None::<NewToken>);
     let error = RwSignal::new(None::<String>);
-    let create = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        leptos::task::spawn_local(async move {
-            match create_token(
-                agent.get_untracked(),
-                name.get_untracked(),
-                feature_set.get_untracked(),
-                output.get_untracked(),
-                chosen_modules(&modules.get_untracked()),
-            )
-            .await
-            {
-                Ok(t) => {
-                    error.set(None);
-                    created.set(Some(t));
-                    version.update(|v| *v += 1);
-                }
-                Err(e) => error.set(Some(e.to_string())),
-            }
-        });
-    };
     let revoke = move |id: String| {
         if !confirm("Revoke this token? Clients using it stop working at once.") {
             return;
@@ -93,21 +66,7 @@ pub fn TokensPage() -> impl IntoView {
     view! {
         <h1>"MCP tokens"</h1>
         <p class="c-hint">"MCP clients (desktop assistants, IDEs, other agents) use an agent's tools through "<code>"/mcp"</code>" with one of these tokens."</p>
-        {move || created.get().map(|t| {
-            let url = t.url.clone();
-            let config = format!("{{\n  \"mcpServers\": {{\n    \"parley\": {{ \"type\": \"http\", \"url\": \"{}\" }}\n  }}\n}}", t.url);
-            view! {
-                <section class="c-card c-new-token" role="status">
-                    <h2>"New token — copy it now, it is not shown again"</h2>
-                    <pre id="new-token-url">{t.url.clone()}</pre>
-                    <button type="button" on:click=move |_| copy_text(&url)>"Copy URL"</button>
-                    <p class="c-hint">"Client configuration:"</p>
-                    <pre>{config}</pre>
-                    <p class="c-hint">"Clients that only speak the older SSE transport ("<code>"\"transportType\": \"sse\""</code>") use:"</p>
-                    <pre id="new-token-sse-url">{t.sse_url.clone()}</pre>
-                </section>
-            }
-        })}
+        <CreatedToken created />
         <Loaded resource=list let:list>
             <table class="c-table" id="tokens">
                 <thead><tr><th>"Name"</th><th>"Agent"</th><th>"Token"</th><th>"Tools"</th><th>"Modules"</th><th>"Output"</th><th>"Created (UTC)"</th><th></th></tr></thead>
@@ -132,6 +91,67 @@ pub fn TokensPage() -> impl IntoView {
                 }).collect_view()}</tbody>
             </table>
         </Loaded>
+        <NewTokenForm version created error />
+    }
+}
+
+/// A token just made: its URL (shown once), a client configuration, the older SSE URL.
+#[component]
+fn CreatedToken(created: RwSignal<Option<NewToken>>) -> impl IntoView {
+    move || {
+        created.get().map(|t| {
+            let url = t.url.clone();
+            let config = format!("{{\n  \"mcpServers\": {{\n    \"parley\": {{ \"type\": \"http\", \"url\": \"{}\" }}\n  }}\n}}", t.url);
+            view! {
+                <section class="c-card c-new-token" role="status">
+                    <h2>"New token — copy it now, it is not shown again"</h2>
+                    <pre id="new-token-url">{t.url.clone()}</pre>
+                    <button type="button" on:click=move |_| copy_text(&url)>"Copy URL"</button>
+                    <p class="c-hint">"Client configuration:"</p>
+                    <pre>{config}</pre>
+                    <p class="c-hint">"Clients that only speak the older SSE transport ("<code>"\"transportType\": \"sse\""</code>") use:"</p>
+                    <pre id="new-token-sse-url">{t.sse_url.clone()}</pre>
+                </section>
+            }
+        })
+    }
+}
+
+/// The form for a new token: agent, name, tool definitions, output, modules.
+#[component]
+fn NewTokenForm(
+    version: RwSignal<u64>,
+    created: RwSignal<Option<NewToken>>,
+    error: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let agent = RwSignal::new(String::new());
+    let name = RwSignal::new("MCP client".to_owned());
+    let feature_set = RwSignal::new("base".to_owned());
+    let output = RwSignal::new("raw".to_owned());
+    // Unticked modules are left out; all ticked means "all" (future modules too).
+    let modules = RwSignal::new(MODULES.map(|(m, _)| m).to_vec());
+    let create = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        leptos::task::spawn_local(async move {
+            match create_token(
+                agent.get_untracked(),
+                name.get_untracked(),
+                feature_set.get_untracked(),
+                output.get_untracked(),
+                chosen_modules(&modules.get_untracked()),
+            )
+            .await
+            {
+                Ok(t) => {
+                    error.set(None);
+                    created.set(Some(t));
+                    version.update(|v| *v += 1);
+                }
+                Err(e) => error.set(Some(e.to_string())),
+            }
+        });
+    };
+    view! {
         <form class="c-card c-form" on:submit=create>
             <h2>"New token"</h2>
             <AgentChoice id="t-agent" agent />

@@ -167,14 +167,19 @@ where
     series(name, samples, errors)
 }
 
-/// Runs the benchmark and prints a report.
-pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
-    let dir = std::env::temp_dir().join(format!("parley-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+/// The bench's processes: two fake upstreams (fast; slow, for the burst), the agents, Parley.
+struct Running {
+    children: Children,
+    parley: SocketAddr,
+    upstream: SocketAddr,
+    parley_pid: Option<u32>,
+}
+
+/// Starts the fake upstreams, creates the bench agents and starts Parley, each ready.
+async fn start(args: &BenchArgs, data: &str) -> anyhow::Result<Running> {
     let upstream: SocketAddr = ([127, 0, 0, 1], args.upstream_port).into();
     let slow_upstream: SocketAddr = ([127, 0, 0, 1], args.upstream_port + 1).into();
     let parley: SocketAddr = ([127, 0, 0, 1], args.parley_port).into();
-    let data = dir.display().to_string();
     let tokens = args.tokens.to_string();
     let mut children = Children(Vec::new());
     children.0.push(spawn_child(
@@ -222,7 +227,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         // The benchmark measures the server's own time: no rate limits, and no daily caps (one
         // visitor sends every request to an unpriced `fake-model`, charged the default price).
         &[
-            ("PARLEY_DATA_DIR", data.clone()),
+            ("PARLEY_DATA_DIR", data.to_owned()),
             ("LEPTOS_ENV", "PROD".into()),
             ("PARLEY_NO_LIMITS", "1".into()),
             ("PARLEY_AGENT_DAILY_CAP_USD", "0".into()),
@@ -238,24 +243,21 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     wait_ready(&format!("http://{upstream}/v1/chat/completions")).await?;
     wait_ready(&format!("http://{slow_upstream}/v1/chat/completions")).await?;
 
-    let client = reqwest::Client::builder().tcp_nodelay(true).pool_max_idle_per_host(4096).build()?;
-    let base = format!("http://{parley}");
-    let visitor: Value =
-        client.post(format!("{base}/api/v1/visitors")).json(&json!({"agent": "bench"})).send().await?.json().await?;
-    let token = visitor["token"].as_str().context("visitor token")?.to_owned();
-    let chat = format!("{base}/api/v1/chat");
-    let direct_url = format!("http://{upstream}/v1/chat/completions");
+    Ok(Running { children, parley, upstream, parley_pid })
+}
 
-    println!(
-        "parley bench: {} requests per series after {} warm-up, {} tokens per answer, Parley on {}",
-        args.requests,
-        args.warmup,
-        args.tokens,
-        if args.database_url.is_some() { "PostgreSQL" } else { "SQLite" }
-    );
+/// The four series at concurrency 1: the upstream directly and through Parley, without and with
+/// one tool hop.
+async fn all_series(
+    args: &BenchArgs,
+    client: &reqwest::Client,
+    chat: &str,
+    token: &str,
+    direct_url: &str,
+) -> [Series; 4] {
     let direct = run_series("direct", args.warmup, args.requests, |i| {
         ttft(
-            client.post(&direct_url).json(&upstream_body(&format!("hello {i}"), false)),
+            client.post(direct_url).json(&upstream_body(&format!("hello {i}"), false)),
             "\"content\":\"tok",
             Instant::now(),
         )
@@ -263,7 +265,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     .await;
     let product = run_series("parley", args.warmup, args.requests, |i| {
         ttft(
-            client.post(&chat).bearer_auth(&token).json(&json!({"agent": "bench", "message": format!("hello {i}")})),
+            client.post(chat).bearer_auth(token).json(&json!({"agent": "bench", "message": format!("hello {i}")})),
             "event: token",
             Instant::now(),
         )
@@ -271,7 +273,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     .await;
     let direct_tool = run_series("direct-tool", args.warmup, args.requests, |i| {
         let client = client.clone();
-        let url = direct_url.clone();
+        let url = direct_url.to_owned();
         async move {
             let started = Instant::now();
             // Call 1: the model asks for the tool; read it to the end.
@@ -289,16 +291,21 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     .await;
     let product_tool = run_series("parley-tool", args.warmup, args.requests, |i| {
         ttft(
-            client.post(&chat).bearer_auth(&token).json(&json!({"agent": "bench", "message": format!("[[tool]] {i}")})),
+            client.post(chat).bearer_auth(token).json(&json!({"agent": "bench", "message": format!("[[tool]] {i}")})),
             "event: token",
             Instant::now(),
         )
     })
     .await;
 
-    let report = vec![direct.clone(), product.clone(), direct_tool.clone(), product_tool.clone()];
+    [direct, product, direct_tool, product_tool]
+}
+
+/// The table and the added time to first token.
+fn print_report(report: &[Series]) {
+    let [direct, product, direct_tool, product_tool] = report else { return };
     println!("\n{:<12} {:>6} {:>6} {:>10} {:>10} {:>10}", "series", "n", "errors", "p50 µs", "p90 µs", "p99 µs");
-    for s in &report {
+    for s in report {
         println!("{:<12} {:>6} {:>6} {:>10.0} {:>10.0} {:>10.0}", s.name, s.n, s.errors, s.p50_us, s.p90_us, s.p99_us);
     }
     println!(
@@ -311,6 +318,32 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         product_tool.p50_us - direct_tool.p50_us,
         product_tool.p99_us - direct_tool.p99_us
     );
+}
+
+/// Runs the benchmark and prints a report.
+pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("parley-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let data = dir.display().to_string();
+    let Running { children, parley, upstream, parley_pid } = start(&args, &data).await?;
+
+    let client = reqwest::Client::builder().tcp_nodelay(true).pool_max_idle_per_host(4096).build()?;
+    let base = format!("http://{parley}");
+    let visitor: Value =
+        client.post(format!("{base}/api/v1/visitors")).json(&json!({"agent": "bench"})).send().await?.json().await?;
+    let token = visitor["token"].as_str().context("visitor token")?.to_owned();
+    let chat = format!("{base}/api/v1/chat");
+    let direct_url = format!("http://{upstream}/v1/chat/completions");
+
+    println!(
+        "parley bench: {} requests per series after {} warm-up, {} tokens per answer, Parley on {}",
+        args.requests,
+        args.warmup,
+        args.tokens,
+        if args.database_url.is_some() { "PostgreSQL" } else { "SQLite" }
+    );
+    let report = all_series(&args, &client, &chat, &token, &direct_url).await.to_vec();
+    print_report(&report);
 
     let streams_result = match args.streams {
         0 => None,

@@ -114,19 +114,7 @@ pub async fn burst(
     sampling.store(false, std::sync::atomic::Ordering::Relaxed);
     let rss_peak = sampler.await.ok().flatten();
     // How soon the memory is given back.
-    let mut under_96 = None;
-    let mut after = None;
-    if let Some(pid) = parley_pid {
-        let ended = Instant::now();
-        while ended.elapsed() < Duration::from_secs(args.after_burst_seconds) {
-            let now = rss_mib(pid);
-            if under_96.is_none() && now.is_some_and(|m| m < 96.0) {
-                under_96 = Some(ended.elapsed().as_secs_f64());
-            }
-            after = now;
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
-    }
+    let (under_96, after) = memory_after(parley_pid, args.after_burst_seconds).await;
     for v in [&mut gaps, &mut heads, &mut middles, &mut tails] {
         v.sort();
     }
@@ -148,6 +136,31 @@ pub async fn burst(
         rss_after_30s_mib: after,
         rss_under_96_mib_after_s: under_96,
     };
+    print_streams(&result, args);
+    Ok(result)
+}
+
+/// After a burst: how many seconds until the process is under 96 MiB (if it gets there within
+/// `seconds`), and its memory at the end of them.
+async fn memory_after(parley_pid: Option<u32>, seconds: u64) -> (Option<f64>, Option<f64>) {
+    let mut under_96 = None;
+    let mut after = None;
+    if let Some(pid) = parley_pid {
+        let ended = Instant::now();
+        while ended.elapsed() < Duration::from_secs(seconds) {
+            let now = rss_mib(pid);
+            if under_96.is_none() && now.is_some_and(|m| m < 96.0) {
+                under_96 = Some(ended.elapsed().as_secs_f64());
+            }
+            after = now;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+    (under_96, after)
+}
+
+/// The burst's report.
+fn print_streams(result: &StreamsResult, args: &BenchArgs) {
     println!(
         "\nstreams: {} started at once, {} completed, {} errors in {:.1} s; TTFT p50 {:.1} ms p99 {:.1} ms; \
          longest gap between events per stream: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (upstream spacing {} ms); \
@@ -180,7 +193,6 @@ pub async fn burst(
             args.after_burst_seconds
         );
     }
-    Ok(result)
 }
 
 /// What one stream showed: when its first token came, and its longest pauses.

@@ -8,11 +8,18 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::attach::Uploads;
 use super::client::{self, ClientError, StreamEnd};
-use super::model::Panel;
+use super::model::{Msg, Panel};
 use super::storage;
 use crate::protocol::{ApiCode, CreateVisitor, LeadForm, MessageStatus, Role, SendMessage, Transcript, VisitorCreated};
 
 pub(super) const API: &str = "/api/v1";
+
+/// What follows one attempt to send a message.
+enum Attempt {
+    Done,
+    /// Again, after this many milliseconds (0: at once).
+    Again(u32),
+}
 
 fn sleep_ms(ms: u32) -> impl std::future::Future<Output = ()> {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
@@ -189,56 +196,68 @@ impl Panel {
                 if self.generation.get() != generation {
                     break;
                 }
-                match result {
-                    Ok(StreamEnd::Closed) if self.current.get().is_none() => break,
-                    Ok(_) if self.conversation.get().is_some() && self.current.get().is_some() => {
-                        // The stream broke before the answer ended: the live stream picks it up
-                        // where it stopped.
-                        self.offline.set(true);
-                        self.ensure_following();
-                        break;
-                    }
-                    Ok(_) => {
-                        // Nothing arrived: send again; the same client id never stores it twice.
-                        if attempts >= 3 {
-                            visitor_msg.error.set(Some(self.labels.offline.to_owned()));
-                            break;
-                        }
-                        sleep_ms(800 * attempts).await;
-                    }
-                    Err(ClientError::Api { status: 409, error })
-                        if error.error == ApiCode::ConversationClosed && attempts < 3 =>
-                    {
-                        // A closed conversation: this message starts a new one.
-                        storage::remove(&self.agent.get(), "conversation");
-                        self.conversation.set(None);
-                        self.human.set(None);
-                    }
-                    Err(ClientError::Api { status: 401, .. }) if attempts < 3 => {
-                        storage::remove(&self.agent.get(), "token");
-                        self.token.set_value(None);
-                        self.conversation.set(None);
-                    }
-                    // (A missing image is not a missing conversation.)
-                    Err(ClientError::Api { status: 404, ref error })
-                        if attempts < 3
-                            && error.error != ApiCode::AttachmentNotFound
-                            && self.conversation.get().is_some() =>
-                    {
-                        storage::remove(&self.agent.get(), "conversation");
-                        self.conversation.set(None);
-                    }
-                    Err(ClientError::Network(_)) if attempts < 3 => sleep_ms(800 * attempts).await,
-                    Err(e) => {
-                        visitor_msg.error.set(Some(self.error_text(&e)));
-                        break;
-                    }
+                match self.after_attempt(result, attempts, &visitor_msg) {
+                    Attempt::Done => break,
+                    Attempt::Again(0) => {}
+                    Attempt::Again(ms) => sleep_ms(ms).await,
                 }
             }
             if self.generation.get() == generation {
                 self.busy.set(false);
             }
         });
+    }
+
+    /// After one attempt to send: done (the answer streams, or the visitor is told why not), or
+    /// try again, at once or after a pause (ms). A retry carries the same client id, so the
+    /// message is never stored twice.
+    fn after_attempt(&self, result: Result<StreamEnd, ClientError>, attempts: u32, visitor_msg: &Msg) -> Attempt {
+        match result {
+            Ok(StreamEnd::Closed) if self.current.get().is_none() => Attempt::Done,
+            Ok(_) if self.conversation.get().is_some() && self.current.get().is_some() => {
+                // The stream broke before the answer ended: the live stream picks it up
+                // where it stopped.
+                self.offline.set(true);
+                self.ensure_following();
+                Attempt::Done
+            }
+            Ok(_) => {
+                // Nothing arrived: send again; the same client id never stores it twice.
+                if attempts >= 3 {
+                    visitor_msg.error.set(Some(self.labels.offline.to_owned()));
+                    return Attempt::Done;
+                }
+                Attempt::Again(800 * attempts)
+            }
+            Err(ClientError::Api { status: 409, error })
+                if error.error == ApiCode::ConversationClosed && attempts < 3 =>
+            {
+                // A closed conversation: this message starts a new one.
+                storage::remove(&self.agent.get(), "conversation");
+                self.conversation.set(None);
+                self.human.set(None);
+                Attempt::Again(0)
+            }
+            Err(ClientError::Api { status: 401, .. }) if attempts < 3 => {
+                storage::remove(&self.agent.get(), "token");
+                self.token.set_value(None);
+                self.conversation.set(None);
+                Attempt::Again(0)
+            }
+            // (A missing image is not a missing conversation.)
+            Err(ClientError::Api { status: 404, ref error })
+                if attempts < 3 && error.error != ApiCode::AttachmentNotFound && self.conversation.get().is_some() =>
+            {
+                storage::remove(&self.agent.get(), "conversation");
+                self.conversation.set(None);
+                Attempt::Again(0)
+            }
+            Err(ClientError::Network(_)) if attempts < 3 => Attempt::Again(800 * attempts),
+            Err(e) => {
+                visitor_msg.error.set(Some(self.error_text(&e)));
+                Attempt::Done
+            }
+        }
     }
 
     fn on_event(&self, seq: u64, event: crate::protocol::StreamEvent) {

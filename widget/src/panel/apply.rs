@@ -2,7 +2,9 @@
 //! shows its tool calls and blocks, ends; a person takes over or hands back.
 
 use super::model::{Msg, Panel, ToolChip};
-use crate::protocol::{MessageStatus, Role, StreamCode, StreamEvent, ToolCallStatus};
+use crate::protocol::{
+    Handoff, MessageEnd, MessageStart, MessageStatus, Role, StreamCode, StreamEvent, ToolCallStatus,
+};
 
 impl Panel {
     /// Applies an event that carries no sequence number (typing indicators).
@@ -21,32 +23,7 @@ impl Panel {
         }
         self.last_seq.set_value(seq);
         match event {
-            StreamEvent::MessageStart(start) => {
-                if self.conversation.get().is_none() {
-                    self.conversation.set(Some(start.conversation_id.clone()));
-                }
-                match self.find(&start.message_id) {
-                    // Replayed from its start: begin again.
-                    Some(existing) => {
-                        existing.text.set(String::new());
-                        existing.blocks.set(Vec::new());
-                        existing.tools.set(Vec::new());
-                        existing.status.set(MessageStatus::Streaming);
-                        existing.error.set(None);
-                    }
-                    None => {
-                        let msg = Msg::new(
-                            self.key(),
-                            start.message_id.clone(),
-                            start.role,
-                            String::new(),
-                            MessageStatus::Streaming,
-                        );
-                        self.messages.update(|m| m.push(msg));
-                    }
-                }
-                self.current.set(Some(start.message_id));
-            }
+            StreamEvent::MessageStart(start) => self.message_start(start),
             StreamEvent::Token(t) => {
                 if let Some(msg) = self.current_msg() {
                     msg.text.update(|s| s.push_str(&t.text));
@@ -105,33 +82,7 @@ impl Panel {
                     None => self.notice.set(Some(text)),
                 }
             }
-            StreamEvent::Handoff(h) => match h.to.as_str() {
-                "waiting" => {
-                    self.lead_submitted.set(true);
-                    super::host::post_event(self, "handoff", &serde_json::json!({ "to": "waiting" }));
-                }
-                "human" => {
-                    super::host::post_event(
-                        self,
-                        "handoff",
-                        &serde_json::json!({ "to": "human", "operator": h.operator_name.clone() }),
-                    );
-                    self.human.set(Some(h.operator_name.unwrap_or_default()));
-                    self.push_note(self.labels.person_joined);
-                }
-                "bot" => {
-                    self.human.set(None);
-                    self.operator_typing.set(false);
-                    self.push_note(self.labels.back_to_bot);
-                }
-                "closed" => {
-                    self.human.set(None);
-                    self.operator_typing.set(false);
-                    self.push_note(self.labels.closed);
-                    self.closed.set(true);
-                }
-                _ => {}
-            },
+            StreamEvent::Handoff(h) => self.handoff(h),
             StreamEvent::OperatorMessage(m) => {
                 self.operator_typing.set(false);
                 if self.find(&m.message_id).is_none() {
@@ -140,32 +91,89 @@ impl Panel {
                     self.messages.update(|list| list.push(msg));
                 }
             }
-            StreamEvent::MessageEnd(end) => {
-                let live = self.current.get().as_deref() == Some(end.message_id.as_str());
-                if let Some(msg) = self.find(&end.message_id) {
-                    msg.status.set(end.status);
-                    // The answer being written, not one replayed from the history.
-                    if live {
-                        let text = crate::markdown::plain(&msg.text.get());
-                        // The host page hears of the finished answer (`Parley.on('answer')`).
-                        super::host::post_event(
-                            self,
-                            "answer",
-                            &serde_json::json!({ "text": text, "status": end.status, "message_id": &end.message_id }),
-                        );
-                        let said = match msg.error.get() {
-                            Some(error) if !text.contains(&error) => format!("{text}\n{error}"),
-                            _ => text,
-                        };
-                        self.announce.set(said.trim().to_owned());
-                    }
-                }
-                if live {
-                    self.current.set(None);
-                }
-            }
+            StreamEvent::MessageEnd(end) => self.message_end(end),
             StreamEvent::Typing(_) => self.apply_unnumbered(event),
             StreamEvent::Usage(_) | StreamEvent::VisitorMessage(_) | StreamEvent::StateUpdate(_) => {}
+        }
+    }
+    /// An answer begins (or, replayed from its start, begins again).
+    fn message_start(&self, start: MessageStart) {
+        if self.conversation.get().is_none() {
+            self.conversation.set(Some(start.conversation_id.clone()));
+        }
+        match self.find(&start.message_id) {
+            // Replayed from its start: begin again.
+            Some(existing) => {
+                existing.text.set(String::new());
+                existing.blocks.set(Vec::new());
+                existing.tools.set(Vec::new());
+                existing.status.set(MessageStatus::Streaming);
+                existing.error.set(None);
+            }
+            None => {
+                let msg =
+                    Msg::new(self.key(), start.message_id.clone(), start.role, String::new(), MessageStatus::Streaming);
+                self.messages.update(|m| m.push(msg));
+            }
+        }
+        self.current.set(Some(start.message_id));
+    }
+
+    /// A person takes over, hands back or closes; or the visitor now waits for one.
+    fn handoff(&self, h: Handoff) {
+        match h.to.as_str() {
+            "waiting" => {
+                self.lead_submitted.set(true);
+                super::host::post_event(self, "handoff", &serde_json::json!({ "to": "waiting" }));
+            }
+            "human" => {
+                super::host::post_event(
+                    self,
+                    "handoff",
+                    &serde_json::json!({ "to": "human", "operator": h.operator_name.clone() }),
+                );
+                self.human.set(Some(h.operator_name.unwrap_or_default()));
+                self.push_note(self.labels.person_joined);
+            }
+            "bot" => {
+                self.human.set(None);
+                self.operator_typing.set(false);
+                self.push_note(self.labels.back_to_bot);
+            }
+            "closed" => {
+                self.human.set(None);
+                self.operator_typing.set(false);
+                self.push_note(self.labels.closed);
+                self.closed.set(true);
+            }
+            _ => {}
+        }
+    }
+
+    /// An answer ends: its status, and (the one being written) what the host page and a screen
+    /// reader hear of it.
+    fn message_end(&self, end: MessageEnd) {
+        let live = self.current.get().as_deref() == Some(end.message_id.as_str());
+        if let Some(msg) = self.find(&end.message_id) {
+            msg.status.set(end.status);
+            // The answer being written, not one replayed from the history.
+            if live {
+                let text = crate::markdown::plain(&msg.text.get());
+                // The host page hears of the finished answer (`Parley.on('answer')`).
+                super::host::post_event(
+                    self,
+                    "answer",
+                    &serde_json::json!({ "text": text, "status": end.status, "message_id": &end.message_id }),
+                );
+                let said = match msg.error.get() {
+                    Some(error) if !text.contains(&error) => format!("{text}\n{error}"),
+                    _ => text,
+                };
+                self.announce.set(said.trim().to_owned());
+            }
+        }
+        if live {
+            self.current.set(None);
         }
     }
 }

@@ -139,12 +139,16 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
     host::on_leave(panel);
     host::close_on_escape(panel);
     host::post(&panel, "parley:ready");
-    // The page speaks the panel's language (screen readers, hyphenation, fonts).
+    speak_and_tick(ui, lang.tag(), lang.dir());
+}
+
+/// The page speaks the panel's language (screen readers, hyphenation, fonts), and payment
+/// countdowns move once a second.
+fn speak_and_tick(ui: &'static Ui, tag: &str, dir: &str) {
     if let Some(html) = dom::document().document_element() {
-        let _ = html.set_attribute("lang", lang.tag());
-        let _ = html.set_attribute("dir", lang.dir());
+        let _ = html.set_attribute("lang", tag);
+        let _ = html.set_attribute("dir", dir);
     }
-    // Payment countdowns move once a second.
     let tick = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
         crate::blocks::tick_countdowns(&ui.list, crate::blocks::now_ms())
     });

@@ -5,7 +5,12 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use sqlx::AnyConnection;
+
 use super::{Db, DbError, placeholders};
+
+/// A conversation as the export reads it: id, status, created, updated, summary, state, assessment.
+type ConversationExportRow = (String, String, i64, i64, Option<String>, Option<String>, Option<String>);
 
 /// Conversations handled per statement when many are deleted.
 const CHUNK: usize = 100;
@@ -29,62 +34,87 @@ pub async fn export(db: &Db, visitor_id: &str) -> Result<Option<Value>, DbError>
             .bind(visitor_id)
             .fetch_optional(&mut *conn)
             .await?;
-    let conversations: Vec<(String, String, i64, i64, Option<String>, Option<String>, Option<String>)> =
-        sqlx::query_as(
-            "SELECT id, status, created_at, updated_at, summary, consulting_state, assessment FROM conversations \
+    let conversations: Vec<ConversationExportRow> = sqlx::query_as(
+        "SELECT id, status, created_at, updated_at, summary, consulting_state, assessment FROM conversations \
              WHERE visitor_id = $1 ORDER BY created_at, id",
-        )
-        .bind(visitor_id)
-        .fetch_all(&mut *conn)
-        .await?;
+    )
+    .bind(visitor_id)
+    .fetch_all(&mut *conn)
+    .await?;
     let mut out_conversations = Vec::with_capacity(conversations.len());
-    for (cid, status, created, updated, summary, state, assessment) in conversations {
-        let messages: Vec<(String, String, String, String, String, Option<String>, i64)> = sqlx::query_as(
-            "SELECT id, role, content, blocks, status, author, created_at FROM messages WHERE conversation_id = $1 \
-             ORDER BY created_at, id",
-        )
-        .bind(&cid)
-        .fetch_all(&mut *conn)
-        .await?;
-        let events: Vec<(i64, String, String, i64)> =
-            sqlx::query_as("SELECT seq, name, data, created_at FROM events WHERE conversation_id = $1 ORDER BY seq")
-                .bind(&cid)
-                .fetch_all(&mut *conn)
-                .await?;
-        let ratings: Vec<(String, i64, Option<String>, i64)> = sqlx::query_as(
-            "SELECT message_id, score, comment, updated_at FROM ratings WHERE conversation_id = $1 ORDER BY created_at",
-        )
-        .bind(&cid)
-        .fetch_all(&mut *conn)
-        .await?;
-        let calls: Vec<(String, String, Option<String>, String, Option<String>, i64)> = sqlx::query_as(
-            "SELECT name, arguments, result, status, error, created_at FROM tool_calls WHERE conversation_id = $1 \
-             ORDER BY created_at, id",
-        )
-        .bind(&cid)
-        .fetch_all(&mut *conn)
-        .await?;
-        out_conversations.push(json!({
-            "id": cid, "status": status, "created_at": created, "updated_at": updated, "summary": summary,
-            "consulting_state": state, "assessment": assessment,
-            "messages": messages.into_iter().map(|(id, role, content, blocks, status, author, at)| json!({
-                "id": id, "role": role, "content": content, "blocks": parse(&blocks), "status": status,
-                "author": author, "created_at": at,
-            })).collect::<Vec<_>>(),
-            "events": events.into_iter().map(|(seq, name, data, at)| json!({
-                "seq": seq, "name": name, "data": parse(&data), "created_at": at,
-            })).collect::<Vec<_>>(),
-            // `message_id` null: the rating of the whole conversation.
-            "ratings": ratings.into_iter().map(|(message, score, comment, at)| json!({
-                "message_id": Some(message).filter(|m| !m.is_empty()), "score": score, "comment": comment,
-                "updated_at": at,
-            })).collect::<Vec<_>>(),
-            "tool_calls": calls.into_iter().map(|(name, args, result, status, error, at)| json!({
-                "name": name, "arguments": parse(&args), "result": result.as_deref().map(parse), "status": status,
-                "error": error, "created_at": at,
-            })).collect::<Vec<_>>(),
-        }));
+    for row in conversations {
+        out_conversations.push(export_conversation(&mut conn, row).await?);
     }
+    let belongings = export_belongings(&mut conn, visitor_id).await?;
+    let mut export = json!({
+        "visitor": {"id": id, "agent_id": agent_id, "host_origin": host_origin, "created_at": created_at,
+                    "last_seen_at": last_seen_at},
+        "user": user.map(|(sub, name, email, at)| json!({"id": sub, "name": name, "email": email, "created_at": at})),
+        "conversations": out_conversations,
+    });
+    if let Value::Object(out) = &mut export {
+        out.extend(belongings);
+    }
+    Ok(Some(export))
+}
+
+/// One conversation of the export: its row, messages, events, ratings and tool calls.
+#[allow(clippy::type_complexity)]
+async fn export_conversation(conn: &mut AnyConnection, row: ConversationExportRow) -> Result<Value, DbError> {
+    let (cid, status, created, updated, summary, state, assessment) = row;
+    let messages: Vec<(String, String, String, String, String, Option<String>, i64)> = sqlx::query_as(
+        "SELECT id, role, content, blocks, status, author, created_at FROM messages WHERE conversation_id = $1 \
+         ORDER BY created_at, id",
+    )
+    .bind(&cid)
+    .fetch_all(&mut *conn)
+    .await?;
+    let events: Vec<(i64, String, String, i64)> =
+        sqlx::query_as("SELECT seq, name, data, created_at FROM events WHERE conversation_id = $1 ORDER BY seq")
+            .bind(&cid)
+            .fetch_all(&mut *conn)
+            .await?;
+    let ratings: Vec<(String, i64, Option<String>, i64)> = sqlx::query_as(
+        "SELECT message_id, score, comment, updated_at FROM ratings WHERE conversation_id = $1 ORDER BY created_at",
+    )
+    .bind(&cid)
+    .fetch_all(&mut *conn)
+    .await?;
+    let calls: Vec<(String, String, Option<String>, String, Option<String>, i64)> = sqlx::query_as(
+        "SELECT name, arguments, result, status, error, created_at FROM tool_calls WHERE conversation_id = $1 \
+         ORDER BY created_at, id",
+    )
+    .bind(&cid)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(json!({
+        "id": cid, "status": status, "created_at": created, "updated_at": updated, "summary": summary,
+        "consulting_state": state, "assessment": assessment,
+        "messages": messages.into_iter().map(|(id, role, content, blocks, status, author, at)| json!({
+            "id": id, "role": role, "content": content, "blocks": parse(&blocks), "status": status,
+            "author": author, "created_at": at,
+        })).collect::<Vec<_>>(),
+        "events": events.into_iter().map(|(seq, name, data, at)| json!({
+            "seq": seq, "name": name, "data": parse(&data), "created_at": at,
+        })).collect::<Vec<_>>(),
+        // `message_id` null: the rating of the whole conversation.
+        "ratings": ratings.into_iter().map(|(message, score, comment, at)| json!({
+            "message_id": Some(message).filter(|m| !m.is_empty()), "score": score, "comment": comment,
+            "updated_at": at,
+        })).collect::<Vec<_>>(),
+        "tool_calls": calls.into_iter().map(|(name, args, result, status, error, at)| json!({
+            "name": name, "arguments": parse(&args), "result": result.as_deref().map(parse), "status": status,
+            "error": error, "created_at": at,
+        })).collect::<Vec<_>>(),
+    }))
+}
+
+/// The rest of the export: memories, leads, orders, images (base64) and usage.
+#[allow(clippy::type_complexity)]
+async fn export_belongings(
+    conn: &mut AnyConnection,
+    visitor_id: &str,
+) -> Result<serde_json::Map<String, Value>, DbError> {
     let memories: Vec<(String, String, Option<String>, i64, i64)> = sqlx::query_as(
         "SELECT kind, content, category, importance, created_at FROM memories WHERE visitor_id = $1 ORDER BY created_at",
     )
@@ -118,11 +148,7 @@ pub async fn export(db: &Db, visitor_id: &str) -> Result<Option<Value>, DbError>
     .bind(visitor_id)
     .fetch_all(&mut *conn)
     .await?;
-    Ok(Some(json!({
-        "visitor": {"id": id, "agent_id": agent_id, "host_origin": host_origin, "created_at": created_at,
-                    "last_seen_at": last_seen_at},
-        "user": user.map(|(sub, name, email, at)| json!({"id": sub, "name": name, "email": email, "created_at": at})),
-        "conversations": out_conversations,
+    let belongings = json!({
         "memories": memories.into_iter().map(|(kind, content, category, importance, at)| json!({
             "kind": kind, "content": content, "category": category, "importance": importance, "created_at": at,
         })).collect::<Vec<_>>(),
@@ -142,7 +168,9 @@ pub async fn export(db: &Db, visitor_id: &str) -> Result<Option<Value>, DbError>
             "conversation_id": conv, "model": model, "input_tokens": input, "output_tokens": output,
             "cost_usd": cost, "created_at": at,
         })).collect::<Vec<_>>(),
-    })))
+    });
+    let Value::Object(map) = belongings else { unreachable!("a JSON object literal") };
+    Ok(map)
 }
 
 fn parse(text: &str) -> Value {

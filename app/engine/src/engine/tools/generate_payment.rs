@@ -78,51 +78,7 @@ impl Tool for GeneratePayment {
         let order = match stored {
             Some(order) => order,
             None => {
-                let id = payments::new_order_id();
-                let expires_at = now + ORDER_TTL_MS;
-                // The facts the assessment is about, as the conversation has them now.
-                let facts = match ctx.conversation_id.as_str() {
-                    "" => None,
-                    conversation => conversations::assessment_facts(&ctx.db, conversation)
-                        .await
-                        .map_err(|e| ToolError::internal("could not read the assessment facts", e))?
-                        .map(|f| f.to_string()),
-                };
-                let order_page = payments.links.page_url(&id, expires_at);
-                let pay_url = provider
-                    .checkout(&payments::CheckoutRequest {
-                        order_id: &id,
-                        amount_minor,
-                        currency: "CNY",
-                        method,
-                        description: &format!("{service} {category}"),
-                        expires_at,
-                        order_page: &order_page,
-                    })
-                    .await
-                    .map_err(|e| ToolError::Failed(e.to_string()))?;
-                let order = orders::Order {
-                    id,
-                    agent_id: ctx.agent.id.clone(),
-                    conversation_id: ctx.conversation_id.clone(),
-                    visitor_id: ctx.visitor_id.clone(),
-                    message_id: ctx.message_id.clone(),
-                    service_type: service.to_owned(),
-                    category: category.to_owned(),
-                    amount_minor,
-                    currency: "CNY".into(),
-                    method: method.to_owned(),
-                    status: "pending".into(),
-                    provider: provider.name().to_owned(),
-                    pay_url,
-                    created_at: now,
-                    expires_at,
-                    paid_at: None,
-                    facts,
-                };
-                orders::create_once(&ctx.db, &order, &key)
-                    .await
-                    .map_err(|e| ToolError::internal("could not create the order", e))?
+                new_order(ctx, provider.as_ref(), &Item { service, category, method, amount_minor }, &key, now).await?
             }
         };
         let qr = payments::qr_svg(&order.pay_url).map_err(|e| ToolError::Failed(e.to_string()))?;
@@ -164,6 +120,71 @@ impl Tool for GeneratePayment {
             })],
         })
     }
+}
+
+/// What is being bought: the service, its category and the payment method, at its price.
+#[derive(Clone, Copy)]
+struct Item<'a> {
+    service: &'a str,
+    category: &'a str,
+    method: &'a str,
+    amount_minor: i64,
+}
+
+/// A new order: the provider's checkout, then the row (once per `key`: a concurrent call
+/// gets the order that was stored first).
+async fn new_order(
+    ctx: &ToolContext,
+    provider: &dyn payments::PaymentProvider,
+    item: &Item<'_>,
+    key: &str,
+    now: i64,
+) -> Result<orders::Order, ToolError> {
+    let Item { service, category, method, amount_minor } = *item;
+    let payments = &ctx.services.payments;
+    let id = payments::new_order_id();
+    let expires_at = now + ORDER_TTL_MS;
+    // The facts the assessment is about, as the conversation has them now.
+    let facts = match ctx.conversation_id.as_str() {
+        "" => None,
+        conversation => conversations::assessment_facts(&ctx.db, conversation)
+            .await
+            .map_err(|e| ToolError::internal("could not read the assessment facts", e))?
+            .map(|f| f.to_string()),
+    };
+    let order_page = payments.links.page_url(&id, expires_at);
+    let pay_url = provider
+        .checkout(&payments::CheckoutRequest {
+            order_id: &id,
+            amount_minor,
+            currency: "CNY",
+            method,
+            description: &format!("{service} {category}"),
+            expires_at,
+            order_page: &order_page,
+        })
+        .await
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
+    let order = orders::Order {
+        id,
+        agent_id: ctx.agent.id.clone(),
+        conversation_id: ctx.conversation_id.clone(),
+        visitor_id: ctx.visitor_id.clone(),
+        message_id: ctx.message_id.clone(),
+        service_type: service.to_owned(),
+        category: category.to_owned(),
+        amount_minor,
+        currency: "CNY".into(),
+        method: method.to_owned(),
+        status: "pending".into(),
+        provider: provider.name().to_owned(),
+        pay_url,
+        created_at: now,
+        expires_at,
+        paid_at: None,
+        facts,
+    };
+    orders::create_once(&ctx.db, &order, key).await.map_err(|e| ToolError::internal("could not create the order", e))
 }
 
 #[cfg(test)]
