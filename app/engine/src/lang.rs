@@ -2,6 +2,8 @@
 //! demo model's answers): one rule for the whole engine. The visitor's words decide; when they
 //! have none (an image without text), the agent's greeting does.
 
+use parley_widget::protocol::LanguageSetting;
+
 /// A language of Parley's own texts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
@@ -13,6 +15,17 @@ impl Lang {
     /// Chinese when the text has a CJK ideograph, otherwise English.
     pub fn of(text: &str) -> Lang {
         if text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) { Lang::Zh } else { Lang::En }
+    }
+
+    /// The language an agent speaks where no visitor's words decide it (a mail, a tool's reply):
+    /// its language setting, and with `auto` the script of `text` (what the agent has to go on:
+    /// the words at hand, else its greeting). Nothing about the agent's field decides it.
+    pub fn of_agent(setting: LanguageSetting, text: &str) -> Lang {
+        match setting {
+            LanguageSetting::ZhHans | LanguageSetting::ZhHant => Lang::Zh,
+            LanguageSetting::En => Lang::En,
+            LanguageSetting::Auto => Lang::of(text),
+        }
     }
 
     /// The language of `text`, or of `fallback` when `text` is blank.

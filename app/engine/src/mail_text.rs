@@ -12,14 +12,10 @@ use crate::lang::Lang;
 /// Stands for the console's address in stored bodies; replaced when sent (the store does not know it).
 pub const CONSOLE: &str = "{{console}}";
 
-/// The language of an agent's mail.
-pub fn lang_of(language: &str, vertical: &str) -> Lang {
-    match LanguageSetting::parse(language).unwrap_or_default() {
-        LanguageSetting::ZhHans | LanguageSetting::ZhHant => Lang::Zh,
-        LanguageSetting::En => Lang::En,
-        LanguageSetting::Auto if vertical == "immigration" => Lang::Zh,
-        LanguageSetting::Auto => Lang::En,
-    }
+/// The language of an agent's mail: its setting (`language` as stored), with `auto` the
+/// script of its greeting.
+pub fn lang_of(language: &str, greeting: &str) -> Lang {
+    Lang::of_agent(LanguageSetting::parse(language).unwrap_or_default(), greeting)
 }
 
 /// Lines of `(label, value)` as text and as an HTML table.

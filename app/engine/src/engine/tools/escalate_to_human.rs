@@ -38,8 +38,8 @@ impl Tool for EscalateToHuman {
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let reason =
             args.get("reason").and_then(Value::as_str).map(str::trim).filter(|r| !r.is_empty()).map(str::to_owned);
-        let lang =
-            if ctx.agent.vertical == "immigration" { Lang::Zh } else { Lang::of(reason.as_deref().unwrap_or("")) };
+        // The agent's language; with `auto`, the reason's words, else its greeting's.
+        let lang = Lang::of_agent(ctx.agent.language, reason.as_deref().unwrap_or(&ctx.agent.greeting));
         // Outside business hours the visitor leaves a message, and the model says when people are back.
         let hours = crate::store::hours::of_agent(&ctx.db, &ctx.agent.id).await.unwrap_or_else(|e| {
             tracing::warn!(error = %e, "reading business hours; people counted as reachable");

@@ -233,12 +233,12 @@ async fn notify_by_mail(
         return Ok(());
     }
     let agent: Option<(String, String, String)> =
-        sqlx::query_as("SELECT name, language, vertical FROM agents WHERE id = $1")
+        sqlx::query_as("SELECT name, language, greeting FROM agents WHERE id = $1")
             .bind(agent_id)
             .fetch_optional(&mut **tx)
             .await?;
-    let Some((name, language, vertical)) = agent else { return Ok(()) };
-    let Some((kind, subject, text, html)) = notification(event, lang_of(&language, &vertical), &name, data) else {
+    let Some((name, language, greeting)) = agent else { return Ok(()) };
+    let Some((kind, subject, text, html)) = notification(event, lang_of(&language, &greeting), &name, data) else {
         return Ok(());
     };
     for (_, address) in to {
