@@ -9,7 +9,7 @@ use std::time::Duration;
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
-use parley_widget::protocol::{LanguageSetting, Role};
+use parley_widget::protocol::Role;
 
 use super::Engine;
 use super::lang::Lang;
@@ -71,6 +71,30 @@ pub enum TranscriptMailError {
     Db(#[from] DbError),
 }
 
+/// `text` with every email address in it [`masked`] (for log lines: addresses never reach a log).
+pub fn mask_emails(text: &str) -> String {
+    let is_part = |c: char| c.is_alphanumeric() || "._%+-".contains(c);
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match word.split_once('@') {
+            Some((user, domain)) if !user.is_empty() && domain.contains('.') => out.push_str(&masked(word)),
+            _ => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if is_part(c) || c == '@' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 /// `a***@example.com`.
 pub fn masked(address: &str) -> String {
     match address.split_once('@') {
@@ -106,11 +130,7 @@ impl Engine {
         let agent = crate::store::agents::by_id(self.db(), &conv.agent_id).await?;
         let (name, lang) = agent
             .map(|a| {
-                let lang = match a.language {
-                    LanguageSetting::ZhHans | LanguageSetting::ZhHant => Lang::Zh,
-                    LanguageSetting::En => Lang::En,
-                    LanguageSetting::Auto => lang_of("auto", &a.vertical),
-                };
+                let lang = Lang::of_agent(a.language, &a.greeting);
                 (a.name, lang)
             })
             .unwrap_or_else(|| ("Parley".into(), Lang::En));
@@ -178,7 +198,8 @@ impl Engine {
                     let retry = RETRY_DELAYS
                         .get(usize::try_from(m.attempts).unwrap_or(usize::MAX))
                         .map(|d| now.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)));
-                    tracing::info!(mail = %m.id, error = %e, "sending a mail failed");
+                    // (An SMTP server's refusal often names the recipient: masked in the log.)
+                    tracing::info!(mail = %m.id, error = %mask_emails(&e), "sending a mail failed");
                     (Some(e), retry)
                 }
             };
@@ -253,7 +274,15 @@ mod tests {
         assert!(subject.contains("等待人工"), "{subject}");
         assert!(notification("conversation.claimed", Lang::En, "Shop", &data).is_none());
         assert_eq!(masked("ada@example.com"), "a***@example.com");
-        assert_eq!(lang_of("auto", "immigration"), Lang::Zh);
+        assert_eq!(
+            mask_emails("550 5.1.1 <ada.l+x@example.com>: unknown; cc bob@mail.example.org, not a@b or @x.y"),
+            "550 5.1.1 <a***@example.com>: unknown; cc b***@mail.example.org, not a@b or @x.y"
+        );
+        // The setting decides; with `auto` the greeting's script, never the agent's field.
+        assert_eq!(lang_of("zh-Hans", "Hello"), Lang::Zh);
+        assert_eq!(lang_of("en", "您好"), Lang::En);
+        assert_eq!(lang_of("auto", "您好！我是助手"), Lang::Zh);
+        assert_eq!(lang_of("auto", "Hi! I'm the assistant"), Lang::En);
         assert_eq!(MailTls::parse("STARTTLS"), Some(MailTls::StartTls));
     }
 }
