@@ -149,8 +149,15 @@ async fn an_owner_defines_a_tool_and_the_model_calls_their_endpoint() {
     assert!(results.iter().any(|r| r["text"] == "Opening hours: 9:00 to 18:00"), "{results:?}");
     assert_eq!(by_name("slow_lookup").error.as_deref(), Some("the tool took too long"));
     assert!(by_name("huge_lookup").error.unwrap().contains("larger than 256 KiB"));
+    // What the owner's service said stays with the owner: the visitor and the model read a
+    // generic failure, the console's record of the call reads the service's answer.
     let down = by_name("down_lookup").error.unwrap();
-    assert!(down.contains("HTTP 503") && down.contains("down for maintenance"), "{down}");
+    assert!(down.contains("HTTP 503") && !down.contains("maintenance"), "{down}");
+    let model_read = results.iter().find(|r| r["ok"] == false && r["error"].as_str().unwrap_or("").contains("503"));
+    assert!(model_read.is_some_and(|r| !r.to_string().contains("maintenance")), "{results:?}");
+    let conversation = conversation_id(&events);
+    let recorded = console_error(&app, &conversation, "down_lookup").await;
+    assert!(recorded.contains("HTTP 503") && recorded.contains("down for maintenance"), "{recorded}");
 
     // Deleted: no longer offered.
     let (status, body) = admin.call(t::DeleteHttpTool::PATH, &[("id", &id)]).await;
@@ -185,6 +192,28 @@ async fn private_addresses_are_refused_unless_allowed() {
     let events = app.send(&token, "shop", None, "Where is order A-1?").await;
     let failed = tool_calls(&events, ToolCallStatus::Failed);
     let error = failed[0].error.as_deref().unwrap();
-    assert!(error.contains("refused") && error.contains("private"), "{error}");
+    assert!(error.contains("not allowed") && !error.contains("127.0.0.1") && !error.contains("::1"), "{error}");
+    let to_model = serde_json::to_string(&tool_results(&app.fake.requests().pop().unwrap())).unwrap();
+    assert!(to_model.contains("not allowed") && !to_model.contains("private"), "{to_model}");
+    let recorded = console_error(&app, &conversation_id(&events), "order_status").await;
+    assert!(recorded.contains("refused") && recorded.contains("private"), "{recorded}");
     assert!(receiver.received().is_empty());
+}
+
+/// The error the console's record of a call says (written with the answer, so waited for).
+async fn console_error(app: &TestApp, conversation: &str, tool: &str) -> String {
+    for _ in 0..100 {
+        let found: Option<Option<String>> =
+            sqlx::query_scalar("SELECT error FROM tool_calls WHERE conversation_id = $1 AND name = $2")
+                .bind(conversation)
+                .bind(tool)
+                .fetch_optional(app.db().pool())
+                .await
+                .unwrap();
+        if let Some(error) = found {
+            return error.unwrap_or_default();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("no record of {tool} in {conversation}");
 }

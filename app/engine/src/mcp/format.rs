@@ -41,7 +41,7 @@ pub fn error(output: OutputFormat, e: &ToolError) -> String {
         ToolError::UnknownTool(_) => "unknown_tool",
         ToolError::InvalidArguments(_) => "invalid_arguments",
         ToolError::Timeout => "timeout",
-        ToolError::Failed(_) | ToolError::Internal(_) => "failed",
+        ToolError::Failed(_) | ToolError::Internal(_) | ToolError::Withheld { .. } => "failed",
     };
     match output {
         OutputFormat::Raw => serde_json::json!({"error": kind, "message": e.to_string()}).to_string(),

@@ -112,7 +112,7 @@ pub fn parse(
     }
     let url = input.url.trim();
     match outbound::check_url(url, settings) {
-        Err(e) => errors.push(FieldError::new("url", url_problem(&e, settings))),
+        Err(e) => errors.push(FieldError::new("url", e.for_field(settings))),
         Ok(_) => {
             if let Err(message) = check_placeholders(url, parameters.as_ref()) {
                 errors.push(FieldError::new("url", message));
@@ -148,14 +148,6 @@ pub fn parse(
             timeout_ms,
         }),
         _ => Err(errors),
-    }
-}
-
-fn url_problem(e: &OutboundError, settings: OutboundSettings) -> String {
-    match e {
-        OutboundError::NotHttps if !settings.allow_private => "An https:// address.".to_owned(),
-        OutboundError::NotHttps => "An http:// or https:// address.".to_owned(),
-        other => format!("{}{}.", other.to_string()[..1].to_uppercase(), &other.to_string()[1..]),
     }
 }
 
@@ -310,7 +302,7 @@ impl Tool for HttpTool {
 
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let (url, rest) = fill(&self.def.url, &args)?;
-        let refused = |e: OutboundError| ToolError::Failed(format!("refused: {e}"));
+        let refused = |e: OutboundError| ToolError::withheld(REFUSED, format!("refused: {e}"));
         let url = outbound::check_url(&url, self.settings).map_err(refused)?;
         outbound::check_host(&url, self.settings).await.map_err(refused)?;
         let method = reqwest::Method::from_bytes(self.def.method.as_bytes())
@@ -336,8 +328,12 @@ impl Tool for HttpTool {
         let body = read_capped(response).await?;
         let text = String::from_utf8_lossy(&body);
         if !status.is_success() {
+            // The body may name the owner's internals: the console reads its start, nobody else.
             let start: String = text.chars().take(300).collect();
-            return Err(ToolError::Failed(format!("the service answered HTTP {}: {}", status.as_u16(), start.trim())));
+            return Err(ToolError::withheld(
+                format!("the service answered with an error (HTTP {})", status.as_u16()),
+                format!("HTTP {}: {}", status.as_u16(), start.trim()),
+            ));
         }
         let result = match serde_json::from_slice::<Value>(&body) {
             Ok(Value::Object(map)) => Value::Object(map),
@@ -348,10 +344,13 @@ impl Tool for HttpTool {
     }
 }
 
+/// What the model and the visitor read when the address was refused (the console reads which).
+const REFUSED: &str = "the service's address is not allowed";
+
 /// A failed request as the model reads it (no address or header of the owner in it).
 fn failure(e: &reqwest::Error) -> ToolError {
     if let Some(refused) = outbound::refusal(e) {
-        return ToolError::Failed(format!("refused: {refused}"));
+        return ToolError::withheld(REFUSED, format!("refused: {refused}"));
     }
     if e.is_timeout() {
         return ToolError::Timeout;

@@ -62,6 +62,11 @@ pub enum ToolError {
     /// shown to the model or the visitor.
     #[error("the tool failed on our side ({0}); try again later")]
     Internal(&'static str),
+    /// An outside service's failure: the model and the visitor read `shown` (a generic text);
+    /// `detail` (what the service answered, the address that was refused) goes to the log and to
+    /// the console's record of the call, never further.
+    #[error("the tool failed: {shown}")]
+    Withheld { shown: String, detail: String },
 }
 
 impl ToolError {
@@ -69,6 +74,22 @@ impl ToolError {
     pub fn internal(what: &'static str, detail: impl std::fmt::Display) -> Self {
         tracing::error!(error = %detail, "tool: {what}");
         ToolError::Internal(what)
+    }
+
+    /// An outside service's failure: the model and the visitor read `shown`; `detail` is logged
+    /// and kept for the console.
+    pub fn withheld(shown: impl Into<String>, detail: impl Into<String>) -> Self {
+        let (shown, detail) = (shown.into(), detail.into());
+        tracing::warn!(detail = %detail, "tool: {shown}");
+        ToolError::Withheld { shown, detail }
+    }
+
+    /// What the console's record of the call says: the detail where one was withheld.
+    pub fn for_console(&self) -> String {
+        match self {
+            ToolError::Withheld { shown, detail } => format!("{shown}: {detail}"),
+            other => other.to_string(),
+        }
     }
 }
 

@@ -91,11 +91,12 @@ impl WebSearch {
         self
     }
 
-    /// The tool's answer: results, or the degraded answer when searching is not possible.
-    pub async fn search(&self, query: &str, site: Option<&str>, language: Language) -> Value {
+    /// The tool's answer: results; the degraded answer (suggested sites) when no search service
+    /// is configured; a failed call when the service failed (its reason logged, not shown).
+    pub async fn search(&self, query: &str, site: Option<&str>, language: Language) -> Result<Value, ToolError> {
         let (Some(key), Some(cx)) = (&self.api_key, &self.cse_id) else {
             tracing::debug!("web_search is not configured (GOOGLE_SEARCH_API_KEY / GOOGLE_CSE_ID)");
-            return degraded(query);
+            return Ok(degraded(query));
         };
         let q = match site {
             Some(site) => format!("{query} site:{site}"),
@@ -113,12 +114,11 @@ impl WebSearch {
                 } else {
                     format!("找到 {count} 条相关结果")
                 };
-                json!({"success": true, "query": query, "results": results, "resultCount": count, "message": message})
+                Ok(
+                    json!({"success": true, "query": query, "results": results, "resultCount": count, "message": message}),
+                )
             }
-            Err(reason) => {
-                tracing::warn!(%reason, "web search failed; answering with suggested sites");
-                degraded(query)
-            }
+            Err(reason) => Err(ToolError::withheld("the web search failed; try again later", reason.to_string())),
         }
     }
 
@@ -238,7 +238,7 @@ impl Tool for WebSearch {
 
     async fn execute(&self, _ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let (query, site, language) = parse_args(&args)?;
-        Ok(ToolOutput::result(self.search(&query, site.as_deref(), language).await))
+        Ok(ToolOutput::result(self.search(&query, site.as_deref(), language).await?))
     }
 }
 
@@ -309,7 +309,7 @@ mod tests {
             }
         });
         let t = tool(&serve(app).await, Some("k-1"), Some("cx-1"));
-        let out = t.search("香港优才计划", Some("immd.gov.hk"), Language::ZhTw).await;
+        let out = t.search("香港优才计划", Some("immd.gov.hk"), Language::ZhTw).await.unwrap();
         assert_eq!(out["success"], true);
         assert_eq!(out["query"], "香港优才计划");
         assert_eq!(out["resultCount"], 5);
@@ -336,7 +336,8 @@ mod tests {
             s.lock().unwrap().push(q);
             async { axum::Json(json!({"searchInformation": {"totalResults": "0"}})) }
         });
-        let out = tool(&serve(app).await, Some("k"), Some("c")).search("nothing", None, Language::default()).await;
+        let out =
+            tool(&serve(app).await, Some("k"), Some("c")).search("nothing", None, Language::default()).await.unwrap();
         assert_eq!((&out["success"], &out["resultCount"], &out["results"]), (&json!(true), &json!(0), &json!([])));
         let q = &seen.lock().unwrap()[0];
         assert_eq!((q["q"].as_str(), q["lr"].as_str()), ("nothing", "lang_zh-CN"));
@@ -345,30 +346,38 @@ mod tests {
     #[tokio::test]
     async fn web_search_without_keys_degrades_without_a_request() {
         let (base, hits) = fixed(StatusCode::OK, r#"{"items":[]}"#).await;
-        assert_degraded(&tool(&base, None, None).search("q1", None, Language::En).await, "q1");
-        assert_degraded(&tool(&base, Some("k"), None).search("q2", None, Language::En).await, "q2");
-        assert_degraded(&tool(&base, Some(" "), Some("c")).search("q3", None, Language::En).await, "q3");
+        assert_degraded(&tool(&base, None, None).search("q1", None, Language::En).await.unwrap(), "q1");
+        assert_degraded(&tool(&base, Some("k"), None).search("q2", None, Language::En).await.unwrap(), "q2");
+        assert_degraded(&tool(&base, Some(" "), Some("c")).search("q3", None, Language::En).await.unwrap(), "q3");
         assert_eq!(hits.load(Ordering::SeqCst), 0);
     }
 
+    /// A search that failed is a failed tool call (its reason for the log and the console).
+    fn assert_failed(out: Result<Value, ToolError>) {
+        match out {
+            Err(ToolError::Withheld { shown, .. }) => assert!(shown.contains("search failed"), "{shown}"),
+            other => panic!("a failed call, not {other:?}"),
+        }
+    }
+
     #[tokio::test]
-    async fn web_search_server_error_degrades() {
+    async fn a_web_search_server_error_is_a_failed_call() {
         let (base, hits) = fixed(StatusCode::INTERNAL_SERVER_ERROR, "{}").await;
-        assert_degraded(&tool(&base, Some("k"), Some("c")).search("香港", None, Language::ZhCn).await, "香港");
+        assert_failed(tool(&base, Some("k"), Some("c")).search("香港", None, Language::ZhCn).await);
         assert_eq!(hits.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
-    async fn web_search_garbage_degrades() {
+    async fn a_web_search_garbage_answer_is_a_failed_call() {
         for body in ["<html>nope</html>", r#"{"items": "x"}"#, "[1, 2]"] {
             let (base, hits) = fixed(StatusCode::OK, body).await;
-            assert_degraded(&tool(&base, Some("k"), Some("c")).search("q", None, Language::ZhCn).await, "q");
+            assert_failed(tool(&base, Some("k"), Some("c")).search("q", None, Language::ZhCn).await);
             assert_eq!(hits.load(Ordering::SeqCst), 1, "{body}");
         }
     }
 
     #[tokio::test]
-    async fn web_search_timeout_degrades() {
+    async fn a_web_search_timeout_is_a_failed_call() {
         let app = Router::new().fallback(|| async {
             tokio::time::sleep(Duration::from_secs(3)).await;
             axum::Json(json!({"items": []}))
@@ -376,7 +385,7 @@ mod tests {
         let started = Instant::now();
         let out = tool(&serve(app).await, Some("k"), Some("c")).search("slow", None, Language::ZhCn).await;
         assert!(started.elapsed() < Duration::from_millis(1500), "took {:?}", started.elapsed());
-        assert_degraded(&out, "slow");
+        assert_failed(out);
     }
 
     #[test]

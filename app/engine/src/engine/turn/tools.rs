@@ -187,7 +187,7 @@ pub(super) fn record(
         arguments: call.arguments.clone(),
         result: result.as_ref().ok().map(|o| o.result.to_string()),
         status,
-        error: result.as_ref().err().map(|e| e.to_string()),
+        error: result.as_ref().err().map(ToolError::for_console),
         duration_ms,
         created_at: ctx.clock.now_ms(),
         parent_call_id: parent.map(str::to_owned),
