@@ -141,3 +141,68 @@ fn search<'a>(agent_id: &'a str, q: &'a str) -> parley_engine::engine::knowledge
         limit: 5,
     }
 }
+
+/// A model provider's base URL keeps to the outbound rules (issue 41, item 8): no loopback,
+/// private, link-local (cloud metadata) or other non-public address, IPv4 carried in IPv6
+/// included, unless the setting allows private addresses; nothing is written when refused. A
+/// name that resolves to such an address is refused when saved and again when connecting.
+#[tokio::test]
+async fn provider_base_urls_must_be_public() {
+    let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;
+    let mut b = app.signed_in(&ADMIN).await;
+    let before = app.count("agents").await;
+    let form = |base_url: &str| AgentForm {
+        key: "shop".into(),
+        name: "Shop".into(),
+        vertical: "help_center".into(),
+        provider: "openai".into(),
+        base_url: base_url.into(),
+        model: "gpt-x".into(),
+        new_api_key: "sk-secret-key-abcd1234".into(),
+        theme_color: "#4f46e5".into(),
+        launcher_position: "right".into(),
+        budget_usd: 1.0,
+        max_tokens: "512".into(),
+        ..Default::default()
+    };
+    for url in [
+        "https://169.254.169.254/latest/v1",
+        "https://127.0.0.1:9/v1",
+        "https://[::1]/v1",
+        "https://[64:ff9b::a9fe:a9fe]/v1",
+        "https://[2002:7f00:1::1]/v1",
+        "https://[fec0::1]/v1",
+        "https://localhost:9/v1",
+        "http://api.example.com/v1",
+    ] {
+        let (status, body) = b.call_json(a::SaveAgent::PATH, json!({ "form": form(url) })).await;
+        assert_eq!(status, 200, "{body}");
+        let saved: Value = serde_json::from_str(&body).unwrap();
+        let fields: Vec<&str> =
+            saved["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
+        assert_eq!(fields, ["base_url"], "{url}: {body}");
+    }
+    assert_eq!(app.count("agents").await, before, "nothing written");
+
+    // Connecting: an agent whose base URL names the fake upstream by `localhost` (written past
+    // the console) gets no answer from it, and the upstream hears nothing.
+    let agent = app.agent("local", &[]).await;
+    sqlx::query("UPDATE agents SET base_url = $1 WHERE id = $2")
+        .bind(format!("http://localhost:{}/v1", app.fake.addr.port()))
+        .bind(&agent.id)
+        .execute(app.db().pool())
+        .await
+        .unwrap();
+    app.engine().agents_changed();
+    app.fake.push_content("You should not read this.");
+    let token = app.visitor("local").await;
+    let events = app.send(&token, "local", None, "Hello").await;
+    assert!(!text(&events).contains("should not"), "{events:?}");
+    assert_eq!(app.fake.served(), 0, "the upstream heard nothing");
+
+    // With private addresses allowed (a model on this machine), the same URL saves.
+    let open = TestApp::builder().with_users(&[ADMIN]).config(|c| c.allow_private_endpoints = true).spawn().await;
+    let mut b = open.signed_in(&ADMIN).await;
+    let (_, body) = b.call_json(a::SaveAgent::PATH, json!({ "form": form("http://127.0.0.1:9/v1") })).await;
+    assert!(serde_json::from_str::<Value>(&body).unwrap()["id"].is_string(), "{body}");
+}

@@ -34,51 +34,123 @@ pub enum OutboundError {
     Credentials,
 }
 
-/// Whether an address is on the public internet: not loopback, private (RFC 1918, unique local),
-/// link-local (cloud metadata services live there), shared (carrier-grade NAT), unspecified,
-/// broadcast, multicast, documentation or benchmarking space. IPv4 inside IPv6 is judged as IPv4.
+impl OutboundError {
+    /// The refusal as a form field's message.
+    pub fn for_field(&self, settings: OutboundSettings) -> String {
+        match self {
+            OutboundError::NotHttps if !settings.allow_private => "An https:// address.".to_owned(),
+            OutboundError::NotHttps => "An http:// or https:// address.".to_owned(),
+            other => {
+                let text = other.to_string();
+                format!("{}{}.", text[..1].to_uppercase(), &text[1..])
+            }
+        }
+    }
+}
+
+/// Whether an address is on the public internet: not in any block of IANA's special-purpose
+/// address registries (IPv4 and IPv6) that is not globally reachable — loopback, private
+/// (RFC 1918, unique local), link-local (cloud metadata services live there), shared
+/// (carrier-grade NAT), site-local, discard, documentation, benchmarking, reserved — nor
+/// broadcast or multicast. An IPv4 address carried inside IPv6 (mapped, compatible, the NAT64
+/// well-known prefix `64:ff9b::/96`, 6to4 `2002::/16`) is judged as that IPv4 address.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+        IpAddr::V6(v6) => match embedded_v4(v6) {
             Some(v4) => is_public_v4(v4),
             None => is_public_v6(v6),
         },
     }
 }
 
+/// IPv4 blocks that are not globally reachable (IANA IPv4 special-purpose registry), as
+/// `(network, prefix length)`. The few globally reachable blocks inside them are in
+/// [`V4_REACHABLE`].
+const V4_NOT_PUBLIC: &[([u8; 4], u8)] = &[
+    ([0, 0, 0, 0], 8),       // "this network"
+    ([10, 0, 0, 0], 8),      // private
+    ([100, 64, 0, 0], 10),   // shared address space (carrier-grade NAT)
+    ([127, 0, 0, 0], 8),     // loopback
+    ([169, 254, 0, 0], 16),  // link-local (cloud metadata)
+    ([172, 16, 0, 0], 12),   // private
+    ([192, 0, 0, 0], 24),    // IETF protocol assignments
+    ([192, 0, 2, 0], 24),    // documentation (TEST-NET-1)
+    ([192, 88, 99, 0], 24),  // deprecated 6to4 relay anycast
+    ([192, 168, 0, 0], 16),  // private
+    ([198, 18, 0, 0], 15),   // benchmarking
+    ([198, 51, 100, 0], 24), // documentation (TEST-NET-2)
+    ([203, 0, 113, 0], 24),  // documentation (TEST-NET-3)
+    ([224, 0, 0, 0], 4),     // multicast
+    ([240, 0, 0, 0], 4),     // reserved, and 255.255.255.255 (broadcast)
+];
+
+/// Globally reachable blocks inside [`V4_NOT_PUBLIC`] (PCP and TURN anycast).
+const V4_REACHABLE: &[([u8; 4], u8)] = &[([192, 0, 0, 9], 32), ([192, 0, 0, 10], 32)];
+
+/// IPv6 blocks that are not globally reachable (IANA IPv6 special-purpose registry, plus the
+/// deprecated site-local block), as `(network, prefix length)`; exceptions in [`V6_REACHABLE`].
+const V6_NOT_PUBLIC: &[([u16; 8], u8)] = &[
+    ([0, 0, 0, 0, 0, 0, 0, 0], 96),          // unspecified, loopback, IPv4-compatible (::/96)
+    ([0, 0, 0, 0, 0, 0xffff, 0, 0], 96),     // IPv4-mapped (judged as IPv4 before this)
+    ([0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48),  // local-use NAT64
+    ([0x100, 0, 0, 0, 0, 0, 0, 0], 64),      // discard-only
+    ([0x2001, 0, 0, 0, 0, 0, 0, 0], 23),     // IETF protocol assignments (Teredo, ORCHID, …)
+    ([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32), // documentation
+    ([0x3fff, 0, 0, 0, 0, 0, 0, 0], 20),     // documentation
+    ([0x5f00, 0, 0, 0, 0, 0, 0, 0], 16),     // segment routing (SRv6) SIDs
+    ([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7),      // unique local
+    ([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10),     // link-local
+    ([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10),     // site-local (deprecated, still routed inside some networks)
+    ([0xff00, 0, 0, 0, 0, 0, 0, 0], 8),      // multicast
+];
+
+/// Globally reachable blocks inside `2001::/23`.
+const V6_REACHABLE: &[([u16; 8], u8)] = &[
+    ([0x2001, 1, 0, 0, 0, 0, 0, 1], 128),    // port control protocol anycast
+    ([0x2001, 1, 0, 0, 0, 0, 0, 2], 128),    // TURN anycast
+    ([0x2001, 1, 0, 0, 0, 0, 0, 3], 128),    // DNS-SD service registration anycast
+    ([0x2001, 3, 0, 0, 0, 0, 0, 0], 32),     // AMT
+    ([0x2001, 4, 0x112, 0, 0, 0, 0, 0], 48), // AS112-v6
+    ([0x2001, 0x20, 0, 0, 0, 0, 0, 0], 28),  // ORCHIDv2
+    ([0x2001, 0x30, 0, 0, 0, 0, 0, 0], 28),  // drone remote ID
+];
+
+fn in_v4(ip: u32, &(net, len): &([u8; 4], u8)) -> bool {
+    let mask = if len == 0 { 0 } else { u32::MAX << (32 - u32::from(len)) };
+    ip & mask == u32::from_be_bytes(net) & mask
+}
+
+fn in_v6(ip: u128, &(net, len): &([u16; 8], u8)) -> bool {
+    let mask = if len == 0 { 0 } else { u128::MAX << (128 - u32::from(len)) };
+    ip & mask == u128::from(Ipv6Addr::from(net)) & mask
+}
+
 fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    !(ip.is_loopback()
-        || ip.is_private()
-        || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_multicast()
-        || ip.is_documentation()
-        || a == 0
-        // 100.64.0.0/10, shared address space
-        || (a == 100 && (64..128).contains(&b))
-        // 192.0.0.0/24, protocol assignments
-        || (a == 192 && b == 0 && c == 0)
-        // 198.18.0.0/15, benchmarking
-        || (a == 198 && (b == 18 || b == 19))
-        // 240.0.0.0/4, reserved
-        || a >= 240)
+    let bits = u32::from(ip);
+    !V4_NOT_PUBLIC.iter().any(|b| in_v4(bits, b)) || V4_REACHABLE.iter().any(|b| in_v4(bits, b))
 }
 
 fn is_public_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
-    !(ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || ip.is_unique_local()
-        || ip.is_unicast_link_local()
-        // 2001:db8::/32, documentation
-        || (first == 0x2001 && ip.segments()[1] == 0x0db8)
-        // 64:ff9b:1::/48, local NAT64; ::/96 (IPv4-compatible, deprecated)
-        || (first == 0x0064 && ip.segments()[1] == 0xff9b && ip.segments()[2] == 1)
-        || ip.segments()[..6].iter().all(|s| *s == 0))
+    let bits = u128::from(ip);
+    !V6_NOT_PUBLIC.iter().any(|b| in_v6(bits, b)) || V6_REACHABLE.iter().any(|b| in_v6(bits, b))
+}
+
+/// The IPv4 address an IPv6 address stands for, where it carries one a router would reach:
+/// IPv4-mapped, the NAT64 well-known prefix `64:ff9b::/96` (RFC 6052) and 6to4 `2002::/16`
+/// (RFC 3056, the address in the second and third groups).
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        Some(v4)
+    } else if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        Some(v4(s[6], s[7]))
+    } else if s[0] == 0x2002 {
+        Some(v4(s[1], s[2]))
+    } else {
+        None
+    }
 }
 
 /// Checks an address an owner typed: a URL, `https` (or `http` when private addresses are
@@ -129,7 +201,7 @@ pub async fn check_host(url: &url::Url, settings: OutboundSettings) -> Result<()
 }
 
 /// A resolver that refuses names resolving to any non-public address.
-struct PublicOnly;
+pub struct PublicOnly;
 
 impl reqwest::dns::Resolve for PublicOnly {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
@@ -147,6 +219,20 @@ impl reqwest::dns::Resolve for PublicOnly {
             Ok::<_, Failure>(addrs)
         })
     }
+}
+
+/// The resolver that refuses names resolving to any non-public address, for other clients
+/// (the model calls') that must keep to the same rule.
+pub fn public_only() -> Arc<PublicOnly> {
+    Arc::new(PublicOnly)
+}
+
+/// Checks an address an administrator typed for a model provider or another service: the
+/// rules of [`check_url`] and, for a name, of [`check_host`].
+pub async fn check_typed(raw: &str, settings: OutboundSettings) -> Result<url::Url, OutboundError> {
+    let url = check_url(raw, settings)?;
+    check_host(&url, settings).await?;
+    Ok(url)
 }
 
 /// The HTTP client for owner-defined endpoints.
@@ -180,32 +266,72 @@ pub fn refusal(error: &reqwest::Error) -> Option<OutboundError> {
 mod tests {
     use super::*;
 
+    /// One address from each special-purpose block of the IANA registries (and the edges
+    /// around them), with whether a request may go there.
     #[test]
     fn only_public_addresses_are_public() {
-        for private in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "255.255.255.255",
-            "224.0.0.1",
-            "198.18.0.1",
-            "::1",
-            "::",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-            "::ffff:10.0.0.1",
-            "2001:db8::1",
-        ] {
-            assert!(!is_public(private.parse().unwrap()), "{private}");
-        }
-        for public in ["1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8", "100.128.0.1"] {
-            assert!(is_public(public.parse().unwrap()), "{public}");
-        }
+        let table: &[(&str, bool)] = &[
+            // IPv4
+            ("0.1.2.3", false),
+            ("10.1.2.3", false),
+            ("100.64.0.1", false),
+            ("100.127.255.255", false),
+            ("100.128.0.1", true),
+            ("127.0.0.1", false),
+            ("169.254.169.254", false),
+            ("172.16.0.1", false),
+            ("172.31.255.255", false),
+            ("172.32.0.1", true),
+            ("192.0.0.8", false),
+            ("192.0.0.9", true),
+            ("192.0.2.1", false),
+            ("192.88.99.1", false),
+            ("192.168.1.1", false),
+            ("198.18.0.1", false),
+            ("198.19.255.255", false),
+            ("198.20.0.1", true),
+            ("198.51.100.7", false),
+            ("203.0.113.9", false),
+            ("224.0.0.1", false),
+            ("240.0.0.1", false),
+            ("255.255.255.255", false),
+            ("1.1.1.1", true),
+            ("93.184.216.34", true),
+            // IPv6
+            ("::", false),
+            ("::1", false),
+            ("::a00:1", false),
+            ("::ffff:127.0.0.1", false),
+            ("::ffff:10.0.0.1", false),
+            ("::ffff:8.8.8.8", true),
+            ("64:ff9b::a9fe:a9fe", false),
+            ("64:ff9b::7f00:1", false),
+            ("64:ff9b::808:808", true),
+            ("64:ff9b:1::1", false),
+            ("100::1", false),
+            ("2001::1", false),
+            ("2001:0:4136:e378:8000:63bf:3fff:fdd2", false),
+            ("2001:2::1", false),
+            ("2001:10::1", false),
+            ("2001:3::1", true),
+            ("2001:20::1", true),
+            ("2001:db8::1", false),
+            ("2002:7f00:1::1", false),
+            ("2002:a9fe:a9fe::1", false),
+            ("2002:808:808::1", true),
+            ("3fff::1", false),
+            ("5f00::1", false),
+            ("fc00::1", false),
+            ("fd00::1", false),
+            ("fe80::1", false),
+            ("fec0::1", false),
+            ("feff::1", false),
+            ("ff02::1", false),
+            ("2606:4700:4700::1111", true),
+            ("2001:4860:4860::8888", true),
+        ];
+        let wrong: Vec<_> = table.iter().filter(|(ip, public)| is_public(ip.parse().unwrap()) != *public).collect();
+        assert!(wrong.is_empty(), "judged wrongly: {wrong:?}");
     }
 
     #[test]

@@ -169,6 +169,17 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
         }
         new.provider.api_key = existing.as_ref().and_then(|a| a.provider.api_key.clone());
     }
+    // A new or changed base URL keeps to the outbound rules (public https unless private
+    // addresses are allowed): an administrator cannot point model calls, with their keys, at
+    // this machine, its network or a cloud metadata service.
+    if let Some(url) = new.provider.base_url.as_deref()
+        && existing.as_ref().is_none_or(|a| a.provider.base_url.as_deref() != Some(url))
+    {
+        let settings = state.engine.settings().outbound;
+        if let Err(e) = parley_engine::engine::outbound::check_typed(url, settings).await {
+            return Ok(Saved { id: None, errors: vec![FieldError::new("base_url", e.for_field(settings))] });
+        }
+    }
     let now = state.engine.now_ms();
     let written = match &existing {
         Some(a) => agents::update(db, &a.id, &new, now).await.map(|found| found.then(|| a.id.clone())),
