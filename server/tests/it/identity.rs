@@ -224,30 +224,44 @@ async fn an_agent_that_requires_identity_talks_only_to_identified_visitors() {
 }
 
 #[tokio::test]
-async fn signing_in_takes_the_anonymous_history_along_and_signing_out_starts_afresh() {
+async fn signing_in_takes_the_first_browsers_history_along_and_signing_out_starts_afresh() {
     let app = spawn_app().await;
     let (_, secret) = agent_with_secret(&app, "id-merge", &[]).await;
+    // The laptop chats anonymously, then signs in first: its conversation is the new user's.
     let laptop = app.visitor("id-merge").await;
-    identify(&app, &laptop, "id-merge", &user_token(&app, &secret, "id-merge", "u-1")).await;
     app.fake.push_content("First.");
     let first = conversation_id(&app.send(&laptop, "id-merge", None, "on the laptop").await);
+    let (status, who) = identify(&app, &laptop, "id-merge", &user_token(&app, &secret, "id-merge", "u-1")).await;
+    assert_eq!((status, &who["token"], &who["conversation_id"]), (200, &Value::Null, &json!(first)), "{who}");
 
-    // The phone chats anonymously, then signs in: its conversation becomes the user's.
+    // The phone chats anonymously, then signs in as the same user: its token now stands for
+    // the user's history, and its anonymous conversation is not merged into the account (issue
+    // 41: whoever replays a copied token must not plant data in someone's account).
     let phone = app.visitor("id-merge").await;
     app.fake.push_content("Second.");
     let second = conversation_id(&app.send(&phone, "id-merge", None, "on the phone, before signing in").await);
-    assert_eq!(app.get(&laptop, &format!("/api/v1/conversations/{second}")).await.status(), 404, "not yet the user's");
     let (status, who) = identify(&app, &phone, "id-merge", &user_token(&app, &secret, "id-merge", "u-1")).await;
     assert_eq!(status, 200, "{who}");
-    assert_eq!(who["conversation_id"], json!(second), "the newest");
-    assert_eq!(app.get(&laptop, &format!("/api/v1/conversations/{second}")).await.status(), 200, "merged");
-    assert_eq!(app.get(&phone, &format!("/api/v1/conversations/{first}")).await.status(), 200);
+    assert_eq!(who["token"], Value::Null, "the phone keeps its token");
+    assert_eq!(who["conversation_id"], json!(first), "the user's newest");
+    assert_eq!(app.get(&laptop, &format!("/api/v1/conversations/{second}")).await.status(), 404, "not merged");
+    let phone_as_user = phone.clone();
+    assert_eq!(app.get(&phone_as_user, &format!("/api/v1/conversations/{first}")).await.status(), 200);
     assert_eq!(app.count("end_users").await, 1);
+    let merged: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM conversations WHERE id = $1 AND visitor_id = \
+         (SELECT visitor_id FROM end_users WHERE subject = 'u-1')",
+    )
+    .bind(&second)
+    .fetch_one(app.db().pool())
+    .await
+    .unwrap();
+    assert_eq!(merged, 0, "the phone's anonymous conversation stayed on its own row");
 
     // The phone signs out: its token stops working, the laptop's does not.
-    let out = app.client.delete(app.url("/api/v1/visitors/me")).bearer_auth(&phone).send().await.unwrap();
+    let out = app.client.delete(app.url("/api/v1/visitors/me")).bearer_auth(&phone_as_user).send().await.unwrap();
     assert_eq!(out.status(), 204);
-    assert_eq!(app.get(&phone, &format!("/api/v1/conversations/{first}")).await.status(), 401);
+    assert_eq!(app.get(&phone_as_user, &format!("/api/v1/conversations/{first}")).await.status(), 401);
     assert_eq!(app.get(&laptop, &format!("/api/v1/conversations/{first}")).await.status(), 200);
 
     // The laptop is handed to another user: a new token that sees nothing of the first user.
@@ -257,6 +271,32 @@ async fn signing_in_takes_the_anonymous_history_along_and_signing_out_starts_afr
     assert_eq!(who["conversation_id"], Value::Null);
     assert_eq!(app.get(&swapped, &format!("/api/v1/conversations/{first}")).await.status(), 404);
     assert_eq!(app.count("end_users").await, 2);
+}
+
+/// A replayed identity token (issue 41, item 9): one with a `jti` is accepted once per agent,
+/// one not yet valid (`nbf`) is refused, and a new agent accepts lifetimes of ten minutes only.
+#[tokio::test]
+async fn an_identity_token_is_good_once_and_not_before_its_time() {
+    let app = spawn_app().await;
+    let (_, secret) = agent_with_secret(&app, "id-once", &[]).await;
+    let now = app.engine().now_ms() / 1000;
+    let once = sign(&secret, json!({"sub": "u-7", "aud": "id-once", "iat": now, "exp": now + 300, "jti": "page-1"}));
+    let first = app.visitor("id-once").await;
+    assert_eq!(identify(&app, &first, "id-once", &once).await.0, 200);
+    let thief = app.visitor("id-once").await;
+    let (status, body) = identify(&app, &thief, "id-once", &once).await;
+    assert_eq!((status, body["error"].as_str()), (401, Some("identity_invalid")), "{body}");
+    assert!(body["message"].as_str().unwrap_or("").contains("used already"), "{body}");
+    // Another token of the same user, with a jti of its own, is fine.
+    let next = sign(&secret, json!({"sub": "u-7", "aud": "id-once", "iat": now, "exp": now + 300, "jti": "page-2"}));
+    assert_eq!(identify(&app, &thief, "id-once", &next).await.0, 200);
+
+    let early = sign(&secret, json!({"sub": "u-8", "aud": "id-once", "iat": now, "exp": now + 300, "nbf": now + 200}));
+    assert_eq!(identify(&app, &app.visitor("id-once").await, "id-once", &early).await.0, 401);
+    let day = sign(&secret, json!({"sub": "u-9", "aud": "id-once", "iat": now, "exp": now + 3600}));
+    let (status, body) = identify(&app, &app.visitor("id-once").await, "id-once", &day).await;
+    assert_eq!((status, body["error"].as_str()), (401, Some("identity_lifetime")), "{body}");
+    assert_eq!(app.count("end_users").await, 1);
 }
 
 #[tokio::test]

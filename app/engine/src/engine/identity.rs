@@ -44,6 +44,8 @@ pub enum IdentityError {
     Audience,
     #[error("The identity token lives longer than this agent accepts ({0} s from `iat` to `exp`).")]
     Lifetime(i64),
+    #[error("The identity token was used already: its `jti` is accepted once.")]
+    Replayed,
 }
 
 impl IdentityError {
@@ -51,7 +53,9 @@ impl IdentityError {
     pub fn code(&self) -> ApiCode {
         match self {
             IdentityError::NotConfigured => ApiCode::IdentityNotConfigured,
-            IdentityError::Malformed | IdentityError::Claim(_) | IdentityError::NotYet => ApiCode::IdentityInvalid,
+            IdentityError::Malformed | IdentityError::Claim(_) | IdentityError::NotYet | IdentityError::Replayed => {
+                ApiCode::IdentityInvalid
+            }
             IdentityError::Algorithm(_) => ApiCode::IdentityAlgorithm,
             IdentityError::Signature => ApiCode::IdentitySignature,
             IdentityError::Expired => ApiCode::IdentityExpired,
@@ -76,6 +80,10 @@ struct RawClaims {
     sub: Option<String>,
     exp: Option<i64>,
     iat: Option<i64>,
+    #[serde(default)]
+    nbf: Option<i64>,
+    #[serde(default)]
+    jti: Option<String>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -103,16 +111,28 @@ fn optional_text(value: Option<String>, max: usize, claim: &str) -> Result<Optio
     }
 }
 
+/// Longest `jti` taken from a token.
+const MAX_JTI: usize = 200;
+
+/// A token that verified: who it names, and its `jti` (accepted once) and `exp` (seconds).
+#[derive(Debug, PartialEq)]
+pub struct Verified {
+    pub claimed: Claimed,
+    pub jti: Option<String>,
+    pub exp: i64,
+}
+
 /// Verifies a host site's token against the agent's secrets (`secrets`, the current first):
-/// HS256 only, the signature, `aud` = `audience`, `exp` not past and `iat` not ahead (with
-/// [`LEEWAY_SECS`]), and a lifetime of at most `max_age_secs`.
+/// HS256 only, the signature, `aud` = `audience`, `exp` not past and `iat` and `nbf` not ahead
+/// (with [`LEEWAY_SECS`]), and a lifetime of at most `max_age_secs`. (That its `jti` was not
+/// used before is the caller's to check: it takes the database.)
 pub fn verify(
     token: &str,
     secrets: &[String],
     audience: &str,
     max_age_secs: i64,
     now_secs: i64,
-) -> Result<Claimed, IdentityError> {
+) -> Result<Verified, IdentityError> {
     use jsonwebtoken::errors::ErrorKind;
     if secrets.is_empty() {
         return Err(IdentityError::NotConfigured);
@@ -158,18 +178,21 @@ pub fn verify(
     if exp.saturating_add(LEEWAY_SECS) < now_secs {
         return Err(IdentityError::Expired);
     }
-    if iat > now_secs.saturating_add(LEEWAY_SECS) {
+    if iat > now_secs.saturating_add(LEEWAY_SECS)
+        || claims.nbf.is_some_and(|nbf| nbf > now_secs.saturating_add(LEEWAY_SECS))
+    {
         return Err(IdentityError::NotYet);
     }
     if exp.saturating_sub(iat) > max_age_secs {
         return Err(IdentityError::Lifetime(max_age_secs));
     }
     let subject = optional_text(claims.sub, MAX_SUBJECT, "sub")?.ok_or_else(|| IdentityError::Claim("sub".into()))?;
-    Ok(Claimed {
+    let claimed = Claimed {
         subject,
         name: optional_text(claims.name, MAX_NAME, "name")?,
         email: optional_text(claims.email, MAX_EMAIL, "email")?,
-    })
+    };
+    Ok(Verified { claimed, jti: optional_text(claims.jti, MAX_JTI, "jti")?, exp })
 }
 
 impl Engine {
@@ -177,7 +200,15 @@ impl Engine {
     pub async fn identify(&self, agent: &Agent, visitor: &Visitor, token: &str) -> Result<Identified, IdentifyError> {
         let now = self.now_ms();
         let secrets = identity::valid_secrets(self.db(), &agent.id, now).await?;
-        let claimed = verify(token, &secrets, &agent.public_key, agent.identity.max_age_secs, now.div_euclid(1000))?;
+        let verified = verify(token, &secrets, &agent.public_key, agent.identity.max_age_secs, now.div_euclid(1000))?;
+        // A token with a `jti` is good once: a copy replayed from another browser is refused.
+        if let Some(jti) = &verified.jti {
+            let expires_at = (verified.exp + LEEWAY_SECS).saturating_mul(1000);
+            if !identity::use_jti(self.db(), &agent.id, jti, expires_at, now).await? {
+                return Err(IdentityError::Replayed.into());
+            }
+        }
+        let claimed = verified.claimed;
         let link = || {
             identity::link(
                 self.db(),
@@ -195,7 +226,7 @@ impl Engine {
             Err(DbError::Database(e)) if e.is_unique_violation() => link().await?,
             other => other?,
         };
-        if linked.merged > 0 || linked.new_token.is_some() || !visitor.is_identified() {
+        if linked.new_token.is_some() || !visitor.is_identified() {
             self.visitors_changed();
         }
         let conversation_id = identity::latest_conversation(self.db(), &agent.id, &linked.user.visitor_id).await?;
@@ -268,6 +299,10 @@ mod tests {
     }
 
     fn check(token: &str) -> Result<Claimed, IdentityError> {
+        verified(token).map(|v| v.claimed)
+    }
+
+    fn verified(token: &str) -> Result<Verified, IdentityError> {
         verify(token, &[SECRET.to_owned()], "shop", 3600, NOW)
     }
 
@@ -311,6 +346,25 @@ mod tests {
         assert_eq!(check(&sign(ahead, SECRET)), Err(IdentityError::NotYet));
         assert_eq!(check("not a token"), Err(IdentityError::Malformed));
         assert_eq!(verify(&sign(good(), SECRET), &[], "shop", 3600, NOW), Err(IdentityError::NotConfigured));
+    }
+
+    #[test]
+    fn a_token_not_yet_valid_is_refused_and_its_jti_is_read() {
+        let mut early = good();
+        early["nbf"] = json!(NOW + 120);
+        assert_eq!(check(&sign(early, SECRET)), Err(IdentityError::NotYet));
+        let mut skewed = good();
+        skewed["nbf"] = json!(NOW + 30);
+        assert!(check(&sign(skewed, SECRET)).is_ok(), "within the clock skew");
+        let mut once = good();
+        once["jti"] = json!(" t-1 ");
+        let v = verified(&sign(once, SECRET)).unwrap();
+        assert_eq!((v.jti.as_deref(), v.exp), (Some("t-1"), NOW + 600));
+        assert_eq!(verified(&sign(good(), SECRET)).unwrap().jti, None);
+        let mut long = good();
+        long["jti"] = json!("x".repeat(201));
+        assert_eq!(check(&sign(long, SECRET)), Err(IdentityError::Claim("jti".into())));
+        assert_eq!(crate::store::agents::IdentitySettings::default().max_age_secs, 600, "ten minutes by default");
     }
 
     #[test]

@@ -107,9 +107,13 @@ pub const RETENTION_DAYS: std::ops::RangeInclusive<i64> = 1..=3650;
 /// Shortest and longest token lifetime an agent may accept, in seconds (one minute to 30 days).
 pub const IDENTITY_MAX_AGES: std::ops::RangeInclusive<i64> = 60..=30 * 24 * 3600;
 
+/// The longest token lifetime a new agent accepts: ten minutes (a token is made for one page
+/// load, so a copied one is soon worthless).
+pub const DEFAULT_IDENTITY_MAX_AGE_SECS: i64 = 600;
+
 impl Default for IdentitySettings {
     fn default() -> Self {
-        IdentitySettings { required: false, max_age_secs: 24 * 3600, retention_days: None }
+        IdentitySettings { required: false, max_age_secs: DEFAULT_IDENTITY_MAX_AGE_SECS, retention_days: None }
     }
 }
 
@@ -229,11 +233,12 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, SaveErro
     let id = new_id();
     let sql = "INSERT INTO agents (id, public_key, name, vertical, capabilities, enabled_tools, provider, \
          base_url, api_key, model, fallback_model, system_prompt, greeting, theme_color, \
-         launcher_position, allowed_origins, language, look, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)";
+         launcher_position, allowed_origins, language, look, created_at, updated_at, identity_max_age_secs) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19, $20)";
     let key = seal_key(db, new.provider.api_key.as_ref())?;
     bind_editable(sqlx::query(sql).bind(&id), new, key)
         .bind(now)
+        .bind(DEFAULT_IDENTITY_MAX_AGE_SECS)
         .execute(db.writer())
         .await
         .map_err(SaveError::from_db)?;

@@ -4,14 +4,12 @@
 //! A user's conversations, memories, leads, orders and images live on one visitor row, the user's
 //! (`end_users.visitor_id`). Every browser the user signs in on keeps its own token row, which
 //! then stands for the user's row (`visitors.acts_as`): everything that checks ownership by
-//! visitor id works unchanged, on every device. What the browser had before it was identified is
-//! moved onto the user's row (the merge).
+//! visitor id works unchanged, on every device. What a browser had before it was identified
+//! becomes the user's only when that browser creates the user (its row becomes the user's);
+//! nothing is merged into an existing account (issue 41: a copied token must not plant data).
 
 use super::visitors::{insert, new_token};
 use super::{Db, DbError, new_id};
-
-/// Tables whose rows belong to a visitor, moved to the user on a merge.
-pub const VISITOR_TABLES: [&str; 6] = ["conversations", "memories", "leads", "orders", "attachments", "usage_ledger"];
 
 crate::store::row_struct! {
     /// An identity secret as listed (never the secret itself).
@@ -135,16 +133,32 @@ pub struct Linked {
     /// A new token for the browser, when its old one belonged to another user (their data stays
     /// theirs; the browser starts afresh as this user).
     pub new_token: Option<String>,
-    /// Rows moved from the browser's anonymous history onto the user.
-    pub merged: u64,
+}
+
+/// Records a token's `jti` for an agent until `expires_at` (ms): `false` when it was used
+/// already. Expired ones are swept on the way.
+pub async fn use_jti(db: &Db, agent_id: &str, jti: &str, expires_at: i64, now: i64) -> Result<bool, DbError> {
+    sqlx::query("DELETE FROM identity_jtis WHERE expires_at < $1").bind(now).execute(db.writer()).await?;
+    let done = sqlx::query(
+        "INSERT INTO identity_jtis (agent_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT (agent_id, jti) DO NOTHING",
+    )
+    .bind(agent_id)
+    .bind(jti)
+    .bind(expires_at)
+    .execute(db.writer())
+    .await?;
+    Ok(done.rows_affected() == 1)
 }
 
 /// Links the browser holding the token row `token_row` (standing for the visitor `person`) to
 /// the user `claimed` of the agent, in one transaction:
 /// - the browser already is this user's: their name and email are refreshed;
-/// - the browser is anonymous: its history moves onto the user (who is created with the browser's
-///   own row when new) and its token stands for the user from now on;
-/// - the browser is another user's: nothing of theirs moves; a new token for this user is made.
+/// - the user is new and the browser anonymous: the browser's own row (with its history) becomes
+///   the user's, and its token stands for the user from now on;
+/// - an anonymous browser of a user who exists: its token stands for the user from now on, and
+///   its anonymous history stays where it was (left behind, not merged: anonymous history
+///   becomes an account's only from the browser that created the account);
+/// - a browser of another user: nothing of theirs moves; a new token for this user is made.
 pub async fn link(
     db: &Db,
     agent_id: &str,
@@ -167,20 +181,13 @@ pub async fn link(
         .await?;
     let anonymous = owner_of_person.is_none();
     let mut fresh_token = None;
-    let mut merged = 0;
     let user = match existing {
         Some(mut user) => {
             if user.visitor_id != person {
                 if anonymous {
-                    for table in VISITOR_TABLES {
-                        let sql = format!("UPDATE {table} SET visitor_id = $1 WHERE visitor_id = $2");
-                        merged += sqlx::query(&sql)
-                            .bind(&user.visitor_id)
-                            .bind(person)
-                            .execute(&mut *tx)
-                            .await?
-                            .rows_affected();
-                    }
+                    // Its token stands for the user from now on. Its anonymous history is not
+                    // merged into the existing account (issue 41: whoever replays a copied token
+                    // must not plant data in someone's account).
                     sqlx::query("UPDATE visitors SET acts_as = $1 WHERE id = $2 OR acts_as = $3")
                         .bind(&user.visitor_id)
                         .bind(token_row)
@@ -243,7 +250,7 @@ pub async fn link(
         }
     };
     tx.commit().await?;
-    Ok(Linked { user, new_token: fresh_token, merged })
+    Ok(Linked { user, new_token: fresh_token })
 }
 
 /// The newest conversation a visitor row holds with the agent, if any.
