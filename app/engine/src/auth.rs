@@ -18,6 +18,17 @@ use super::store::users::{self, Role, User};
 
 /// Where the signed-in user's id lives in the session.
 pub const USER_KEY: &str = "user_id";
+/// Where the moment of signing in (ms) lives in the session.
+pub const SIGNED_IN_KEY: &str = "signed_in_at";
+/// Where the moment this session changed its user's password (ms) lives, if it did.
+pub const RENEWED_KEY: &str = "renewed_at";
+/// A console session ends this long after signing in, however active (it also ends after 12
+/// hours without a request, and when the user's password changes).
+pub const SESSION_LIFETIME_MS: i64 = 24 * 3_600_000;
+/// Sign-in attempts for one email from all addresses together, per minute, by default (a burst
+/// of this many, then one every `60 / n` s): distributed guessing at one account is slowed, and
+/// a refusal never asks to wait more than a few seconds.
+pub const PER_EMAIL_PER_MINUTE: u32 = 30;
 
 /// Why a sign-in or an access check failed.
 #[derive(Debug, PartialEq, thiserror::Error)]
@@ -37,7 +48,14 @@ pub enum AuthError {
     Internal,
 }
 
-/// Sign-in attempts by email. Every attempt is counted as a failure when it is let through (a
+/// The key of an attempt in the [`Throttle`]: the email and the client's address (an IPv6
+/// address by its /64, which one subscriber usually holds whole).
+pub fn attempt_key(email: &str, ip: IpAddr) -> String {
+    format!("{email} {}", crate::net::address_group(ip))
+}
+
+/// Sign-in attempts by email and address ([`attempt_key`]): guesses from one address slow that
+/// address only, so nobody locks an account's owner out from elsewhere. Every attempt is counted as a failure when it is let through (a
 /// success clears the count), and reserves its start time under the lock: beyond three, each
 /// attempt starts at least 500 ms, 1 s, 2 s, … (up to 30 s) after the previous one, so parallel
 /// guesses queue up like sequential ones. An attempt that would have to wait longer than the
@@ -105,6 +123,8 @@ impl Throttle {
 pub struct SignInLimits {
     /// Attempts per client IP per minute; 0 turns the limit off.
     pub per_ip_per_minute: u32,
+    /// Attempts for one email from all addresses per minute; 0 turns the limit off.
+    pub per_email_per_minute: u32,
     /// Password verifications running at once.
     pub concurrency: usize,
     /// How long an attempt may wait for its turn (per email, or for a verification slot)
@@ -114,7 +134,12 @@ pub struct SignInLimits {
 
 impl Default for SignInLimits {
     fn default() -> Self {
-        SignInLimits { per_ip_per_minute: 10, concurrency: 4, max_wait: Duration::from_secs(5) }
+        SignInLimits {
+            per_ip_per_minute: 10,
+            per_email_per_minute: PER_EMAIL_PER_MINUTE,
+            concurrency: 4,
+            max_wait: Duration::from_secs(5),
+        }
     }
 }
 
@@ -122,6 +147,8 @@ impl Default for SignInLimits {
 #[derive(Debug)]
 pub struct Auth {
     pub throttle: Throttle,
+    /// Attempts per email from all addresses ([`PER_EMAIL_PER_MINUTE`]).
+    per_email: Arc<Rate>,
     /// Verified when the email is unknown, so both cases do the same work.
     dummy_hash: String,
     per_ip: Arc<Rate>,
@@ -144,17 +171,20 @@ impl Auth {
     /// allowance is full again are dropped every minute).
     pub async fn new(limits: SignInLimits) -> Auth {
         let per_ip = Arc::new(Rate::new(limits.per_ip_per_minute, MINUTE, "sign-ins from this address"));
-        let weak = Arc::downgrade(&per_ip);
+        let per_email = Arc::new(Rate::new(limits.per_email_per_minute, MINUTE, "sign-ins for this email"));
+        let (weak_ip, weak_email) = (Arc::downgrade(&per_ip), Arc::downgrade(&per_email));
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(60));
             loop {
                 tick.tick().await;
-                let Some(limiter) = weak.upgrade() else { return };
-                limiter.prune();
+                let (Some(ip), Some(email)) = (weak_ip.upgrade(), weak_email.upgrade()) else { return };
+                ip.prune();
+                email.prune();
             }
         });
         Auth {
             throttle: Throttle::default(),
+            per_email,
             dummy_hash: hash_password("not a real password".into()).await,
             per_ip,
             verifying: Arc::new(Semaphore::new(limits.concurrency.max(1))),
@@ -168,9 +198,11 @@ impl Auth {
         (self.stats.peak.load(Ordering::SeqCst), self.stats.total.load(Ordering::SeqCst))
     }
 
-    /// Counts an attempt from `ip` against the per-IP limit.
-    fn admit(&self, ip: IpAddr) -> Result<(), AuthError> {
-        self.per_ip.check(ip).map_err(|refused| AuthError::TooMany { retry_after: refused.retry_after })
+    /// Counts an attempt from `ip` for `email` against the per-IP and the per-email limits.
+    fn admit(&self, ip: IpAddr, email: &str) -> Result<(), AuthError> {
+        let too_many = |refused: super::limits::Refused| AuthError::TooMany { retry_after: refused.retry_after };
+        self.per_ip.check(ip).map_err(too_many)?;
+        self.per_email.check(email).map_err(too_many)
     }
 
     /// Checks a password against a hash once a verification slot is free (waiting at most the
@@ -206,9 +238,12 @@ pub async fn verify_password(password: String, hash: String) -> bool {
     tokio::task::spawn_blocking(move || password_auth::verify_password(password, &hash).is_ok()).await.unwrap_or(false)
 }
 
-/// Signs in: the per-IP limit, then the email's turn (awaited before anything is verified),
-/// then one verification slot; an unknown email is verified against a dummy hash so it costs the
-/// same. On success the session id is cycled and the user stored in the session.
+/// Signs in: the per-IP and per-email limits, then the turn of this email from this address
+/// (awaited before anything is verified), then one verification slot; an unknown email is
+/// verified against a dummy hash so it costs the same. A refusal is counted in
+/// `parley_signin_refused_total` and logged with the email masked (not an audit row each: a
+/// flood of guesses must not flood the audit log). On success the session id is cycled and the
+/// user and the moment stored in the session.
 pub async fn sign_in(
     engine: &Engine,
     auth: &Auth,
@@ -217,10 +252,17 @@ pub async fn sign_in(
     email: &str,
     password: &str,
 ) -> Result<User, AuthError> {
-    auth.admit(ip)?;
     let email = users::normalize_email(email);
-    let wait =
-        auth.throttle.reserve(&email, auth.max_wait).map_err(|retry_after| AuthError::TooMany { retry_after })?;
+    let refused = |reason: &'static str| {
+        metrics::counter!("parley_signin_refused_total", "reason" => reason).increment(1);
+        tracing::info!(email = %crate::engine::mail::masked(&email), %ip, reason, "sign-in refused");
+    };
+    auth.admit(ip, &email).inspect_err(|_| refused("too_many"))?;
+    let key = attempt_key(&email, ip);
+    let wait = auth.throttle.reserve(&key, auth.max_wait).map_err(|retry_after| {
+        refused("too_many");
+        AuthError::TooMany { retry_after }
+    })?;
     if !wait.is_zero() {
         tokio::time::sleep(wait).await;
     }
@@ -231,17 +273,23 @@ pub async fn sign_in(
     };
     let verified = auth.verify(password.to_owned(), hash).await?;
     let Some(user) = user.filter(|_| verified) else {
-        // The audit log keeps the address a refused sign-in gave (both sign-in paths).
-        let given: String = email.chars().take(100).collect();
-        engine.audit_as(None, &given, "sign_in.refused", None, &format!("from {ip}")).await;
+        refused("wrong_credentials");
         return Err(AuthError::BadCredentials);
     };
-    auth.throttle.succeeded(&email);
+    auth.throttle.succeeded(&key);
     session.cycle_id().await.map_err(|_| AuthError::Internal)?;
     session.insert(USER_KEY, &user.id).await.map_err(|_| AuthError::Internal)?;
+    session.insert(SIGNED_IN_KEY, engine.now_ms()).await.map_err(|_| AuthError::Internal)?;
     let _ = users::touch_login(engine.db(), &user.id, engine.now_ms()).await;
     engine.audit(Some(&user), "sign_in", None, &format!("from {ip}")).await;
     Ok(user)
+}
+
+/// Changes a user's password: every other session of theirs ends; `session` (theirs) stays.
+pub async fn change_password(engine: &Engine, session: &Session, user: &User, hash: &str) -> Result<(), AuthError> {
+    let now = engine.now_ms();
+    users::set_password(engine.db(), &user.id, hash, now).await.map_err(|_| AuthError::Internal)?;
+    session.insert(RENEWED_KEY, now).await.map_err(|_| AuthError::Internal)
 }
 
 /// Signs out: the session is deleted.
@@ -249,10 +297,18 @@ pub async fn sign_out(session: &Session) {
     let _ = session.flush().await;
 }
 
-/// The signed-in user, if any.
+/// The signed-in user, if any: a session past its lifetime ([`SESSION_LIFETIME_MS`]) or older
+/// than the user's last password change is over (and emptied).
 pub async fn current_user(engine: &Engine, session: &Session) -> Option<User> {
     let id: String = session.get(USER_KEY).await.ok().flatten()?;
-    users::by_id(engine.db(), &id).await.ok().flatten()
+    let since: i64 = session.get(SIGNED_IN_KEY).await.ok().flatten().unwrap_or(0);
+    let renewed: i64 = session.get(RENEWED_KEY).await.ok().flatten().unwrap_or(0);
+    let (user, sessions_after) = users::for_session(engine.db(), &id).await.ok().flatten()?;
+    if since.max(renewed) < sessions_after || engine.now_ms().saturating_sub(since) > SESSION_LIFETIME_MS {
+        let _ = session.flush().await;
+        return None;
+    }
+    Some(user)
 }
 
 /// A request whose `Origin` names another site than the `Host` it was sent to.
@@ -356,6 +412,24 @@ mod tests {
         t.succeeded("a@x");
         assert_eq!(t.reserve("a@x", long), Ok(Duration::ZERO));
         assert_eq!(spacing(30), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn attempts_are_keyed_by_email_and_address_with_ipv6_by_its_64() {
+        let key = |ip: &str| attempt_key("a@x", ip.parse().unwrap());
+        assert_eq!(key("203.0.113.7"), "a@x 203.0.113.7");
+        assert_eq!(key("::ffff:203.0.113.7"), "a@x 203.0.113.7");
+        assert_eq!(key("2001:db8:1:2:aaaa::1"), key("2001:db8:1:2:bbbb::2"), "one /64");
+        assert_ne!(key("2001:db8:1:2::1"), key("2001:db8:1:3::1"));
+        // Guesses from one address slow that address only.
+        let t = Throttle::default();
+        let long = Duration::from_secs(3600);
+        let (guesser, owner) = (key("203.0.113.7"), key("198.51.100.9"));
+        for _ in 0..8 {
+            t.reserve(&guesser, long).unwrap();
+        }
+        assert!(t.reserve(&guesser, Duration::from_secs(1)).is_err());
+        assert_eq!(t.reserve(&owner, Duration::from_secs(1)), Ok(Duration::ZERO));
     }
 
     #[test]

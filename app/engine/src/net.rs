@@ -5,13 +5,17 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use http::HeaderMap;
 use ipnet::IpNet;
 
-/// The proxies whose `X-Forwarded-For` is believed.
+/// The proxies whose `X-Forwarded-For` is believed, and how many requests brought the header
+/// from a peer that is not one of them (a proxy the operator forgot to name: every visitor then
+/// looks like the proxy, and shares its limits).
 #[derive(Clone, Debug, Default)]
-pub struct TrustedProxies(Vec<IpNet>);
+pub struct TrustedProxies(Vec<IpNet>, Arc<AtomicU64>);
 
 impl TrustedProxies {
     /// Parses a comma-separated list of addresses and CIDR ranges (`10.0.0.0/8, 127.0.0.1`).
@@ -26,7 +30,7 @@ impl TrustedProxies {
             };
             nets.push(net);
         }
-        Ok(TrustedProxies(nets))
+        Ok(TrustedProxies(nets, Arc::default()))
     }
 
     /// Whether `ip` is one of the trusted proxies.
@@ -35,10 +39,22 @@ impl TrustedProxies {
         self.0.iter().any(|net| net.contains(&ip))
     }
 
+    /// Requests so far that carried `X-Forwarded-For` from a peer that is not a trusted proxy.
+    pub fn untrusted_forwards(&self) -> u64 {
+        self.1.load(Ordering::Relaxed)
+    }
+
     /// The client's address for a request that came from `peer` with `headers`.
     pub fn client_ip(&self, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
         let mut ip = canonical(peer.ip());
         if !self.trusts(ip) {
+            if headers.contains_key("x-forwarded-for") && self.1.fetch_add(1, Ordering::Relaxed) == 0 {
+                tracing::warn!(
+                    peer = %ip,
+                    "a request carries X-Forwarded-For from a peer that is not a trusted proxy: the header is \
+                     ignored; if this peer is your proxy, name it in PARLEY_TRUSTED_PROXIES"
+                );
+            }
             return ip;
         }
         // Walk the chain from the nearest hop back; the first address not a trusted proxy is the
@@ -58,6 +74,18 @@ impl TrustedProxies {
             }
         }
         ip
+    }
+}
+
+/// A client address as limits count it: IPv4 as it is (mapped IPv4 too), IPv6 by its /64, which
+/// one subscriber usually holds whole (so a new address from the same /64 is the same client).
+pub fn address_group(ip: IpAddr) -> String {
+    match canonical(ip) {
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+        v4 => v4.to_string(),
     }
 }
 

@@ -108,7 +108,7 @@ pub async fn create_user(config: &Config, a: CreateUser) -> anyhow::Result<()> {
     let hash = auth::hash_password(password.clone()).await;
     match users::with_hash(&db, &a.email).await? {
         Some((user, _)) => {
-            users::set_password(&db, &user.id, &hash).await?;
+            users::set_password(&db, &user.id, &hash, SystemClock.now_ms()).await?;
             println!("new password set for {} ({})", user.email, user.role.as_str());
         }
         None => {

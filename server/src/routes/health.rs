@@ -11,7 +11,21 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/healthz", get(health)).route("/metrics", get(metrics))
 }
 
-async fn health(State(state): State<AppState>) -> impl IntoResponse {
+async fn health(State(state): State<AppState>) -> (StatusCode, String) {
+    let (status, text) = probe(&state).await;
+    // A detail for the operator: requests arrive through a proxy Parley does not trust.
+    let forwards = state.http.trusted_proxies.untrusted_forwards();
+    if status == StatusCode::OK && forwards > 0 {
+        let warning = format!(
+            "ok\nwarning: {forwards} requests carried X-Forwarded-For from a peer that is not a trusted proxy \
+             (the header was ignored; name the proxy in PARLEY_TRUSTED_PROXIES)"
+        );
+        return (status, warning);
+    }
+    (status, text.to_owned())
+}
+
+async fn probe(state: &AppState) -> (StatusCode, &'static str) {
     // Draining: a load balancer stops sending new visitors here.
     if state.engine.shutdown_state().is_draining() {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down");

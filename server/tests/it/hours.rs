@@ -84,9 +84,11 @@ async fn outside_business_hours_the_visitor_leaves_a_message_and_learns_when_peo
     assert_eq!((button.label.as_str(), button.away), ("Talk to a person", false));
     assert!(!told.contains("Nobody from the team is online"), "{told}");
 
-    // Friday 18:00: closed until Monday 09:00.
+    // Friday 18:00: closed until Monday 09:00. (Days later: the console session has ended, its
+    // lifetime is a day; the administrator signs in again.)
     let friday = next(thursday - 2 * 86_400_000, Weekday::Fri, 18, 0);
     clock.advance_ms(friday - clock.now_ms());
+    let mut admin = app.signed_in(&ADMIN).await;
     let monday = next(friday - 2 * 86_400_000, Weekday::Mon, 9, 0);
     let closed = config(&app).await.availability.unwrap();
     assert_eq!((closed.open, closed.reopens_at), (false, Some(monday)));

@@ -114,13 +114,27 @@ pub async fn list(db: &Db) -> Result<Vec<User>, DbError> {
     Ok(rows.iter().map(Row::user).collect())
 }
 
-pub async fn set_password(db: &Db, id: &str, password_hash: &str) -> Result<bool, DbError> {
-    let done = sqlx::query("UPDATE users SET password_hash = $2 WHERE id = $1")
+/// Stores a new password hash; every session the user started before `now` ends.
+pub async fn set_password(db: &Db, id: &str, password_hash: &str, now: i64) -> Result<bool, DbError> {
+    let done = sqlx::query("UPDATE users SET password_hash = $2, sessions_after = $3 WHERE id = $1")
         .bind(id)
         .bind(password_hash)
+        .bind(now)
         .execute(db.writer())
         .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// The user, and the moment (ms) before which their sessions are over.
+pub async fn for_session(db: &Db, id: &str) -> Result<Option<(User, i64)>, DbError> {
+    let row: Option<(String, String, String, String, i64)> =
+        sqlx::query_as("SELECT id, email, name, role, sessions_after FROM users WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *db.read().await?)
+            .await?;
+    Ok(row.map(|(id, email, name, role, after)| {
+        (User { id, email, name, role: Role::parse(&role).unwrap_or(Role::Operator) }, after)
+    }))
 }
 
 pub async fn touch_login(db: &Db, id: &str, now: i64) -> Result<(), DbError> {

@@ -49,10 +49,11 @@ async fn client_ip(state: &crate::server::state::AppState) -> Result<std::net::I
     Ok(state.http.trusted_proxies.client_ip(peer, &headers))
 }
 
-/// Signs out: the session is deleted.
+/// Signs out: the session is deleted. Only from the console's own pages (a cross-site request
+/// is refused, as for every other change).
 #[server]
 pub async fn sign_out() -> Result<(), ConsoleError> {
-    let session = super::access::current_session().await?;
+    let SameSite { session, .. } = SameSite::extract().await?;
     parley_engine::auth::sign_out(&session).await;
     Ok(())
 }
@@ -80,6 +81,8 @@ pub async fn change_password(current: String, new_password: String) -> Result<()
         return Err(ConsoleError::invalid("current", "The current password is wrong."));
     }
     let hash = auth::hash_password(new_password).await;
-    users::set_password(state.engine.db(), &user.id, &hash).await?;
+    // Every other browser signed in as this user is signed out; this one stays.
+    let session = super::access::current_session().await?;
+    auth::change_password(&state.engine, &session, &user, &hash).await.map_err(refusal)?;
     Ok(())
 }
