@@ -48,6 +48,21 @@ impl From<UploadError> for ApiFailure {
                 ApiCode::TooManyWaitingImages,
                 "Too many images are waiting to be sent. Send or remove some first.",
             ),
+            UploadError::TooManyPixels => ApiFailure::new(
+                ApiCode::AttachmentTooLarge,
+                format!(
+                    "The image is too large (at most {side} × {side} pixels).",
+                    side = parley_engine::engine::attachments::MAX_IMAGE_SIDE
+                ),
+            ),
+            UploadError::NotSupported => ApiFailure::new(
+                ApiCode::ImagesNotSupported,
+                "Images are not supported by this agent. Please describe it in words instead.",
+            ),
+            UploadError::Quota => ApiFailure::new(
+                ApiCode::TooManyWaitingImages,
+                "Too many images are waiting to be sent from here. Send or remove some, or try again later.",
+            ),
             UploadError::Db(e) => e.into(),
         }
     }
@@ -76,7 +91,7 @@ async fn upload(
         BytesRejection::FailedToBufferBody(_) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => too_large(),
         other => ApiFailure::new(ApiCode::UnreadableBody, other.body_text()),
     })?;
-    let created = state.engine.upload_attachment(&visitor, content_type, &body).await?;
+    let created = state.engine.upload_attachment(&visitor, ip, content_type, &body).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
 

@@ -19,8 +19,12 @@ pub(crate) const PNG: &[u8] = &[
 /// Its base64 form, as a data URL carries it.
 const PNG_BASE64: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP4z8DwHwAFAAH/VscvDQAAAABJRU5ErkJggg==";
-/// The start of a JPEG (JFIF) file.
-const JPEG: &[u8] = &[0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F', 0x00, 0x01, 0x01, 0x00];
+/// The headers of a 3 × 2 JPEG (JFIF, baseline): enough for its type and size.
+const JPEG: &[u8] = &[
+    0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F', 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00,
+    0x00, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x00, 0x02, 0x00, 0x03, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11,
+    0x01, 0xFF, 0xD9,
+];
 /// The start of a WebP file.
 const WEBP: &[u8] = b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0\x2f\0\0\0\x10\x07\x10\x11\x11\x88\x88\xfe\x07\0";
 
@@ -214,6 +218,8 @@ async fn a_vision_model_gets_the_image_and_the_transcript_lists_it() {
 #[tokio::test]
 async fn a_model_without_vision_refuses_images_and_stores_nothing() {
     let (app, token) = setup().await;
+    // Uploaded while the model read images; the model changed since.
+    let id = app.upload_ok(&token, "image/png", PNG).await;
     sqlx::query("UPDATE agents SET model = 'some-text-model' WHERE public_key = 'bot'")
         .execute(app.db().writer())
         .await
@@ -222,8 +228,8 @@ async fn a_model_without_vision_refuses_images_and_stores_nothing() {
     let config: Value =
         app.client.get(app.url("/api/v1/agents/bot/config")).send().await.unwrap().json().await.unwrap();
     assert_eq!(config["accepts_images"], false);
+    assert_eq!(error_code(app.upload(&token, "image/png", PNG).await).await.1, "images_not_supported");
 
-    let id = app.upload_ok(&token, "image/png", PNG).await;
     let (status, code, message) = error_code(send_with(&app, &token, None, "What is this?", &[&id]).await).await;
     assert_eq!((status, code.as_str()), (422, "images_not_supported"));
     assert_eq!(message, "Images are not supported by this agent. Please describe it in words instead.");
@@ -337,4 +343,58 @@ async fn images_never_sent_are_deleted_after_a_day() {
     let mut want = vec![fresh, sent];
     want.sort();
     assert_eq!(left, want);
+}
+
+/// Images parked by strangers (issue 41, item 1): an agent whose model reads no images takes
+/// none; a huge canvas in a few bytes is refused by its header; the bytes parked from one
+/// address, and overall, are capped (429) and shown in `/metrics`.
+#[tokio::test]
+async fn parked_images_are_refused_where_unread_huge_or_past_the_quotas() {
+    let app = TestApp::builder()
+        .config(|c| {
+            c.parked_image_mib_per_ip = 1;
+            c.parked_image_mib_total = 0;
+        })
+        .spawn()
+        .await;
+    app.agent("bot", &[]).await; // gpt-4o-mini: reads images
+    app.insert_agent(fixtures::agent("blind", fixtures::openai_provider(&app.fake)).model("text-only-model")).await;
+    let blind = app.visitor("blind").await;
+    let (status, code, _) = error_code(app.upload(&blind, "image/png", PNG).await).await;
+    assert_eq!((status, code.as_str()), (422, "images_not_supported"));
+
+    let token = app.visitor("bot").await;
+    let mut huge = PNG.to_vec();
+    huge[16..24].copy_from_slice(&[0, 0, 0x75, 0x30, 0, 0, 0x75, 0x30]); // 30,000 × 30,000
+    let (status, code, message) = error_code(app.upload(&token, "image/png", &huge).await).await;
+    assert_eq!((status, code.as_str()), (413, "attachment_too_large"), "{message}");
+    assert!(message.contains("pixels"), "{message}");
+    assert_eq!(app.count("attachments").await, 0, "nothing stored");
+
+    // 700 KB parked, then 700 more from the same address is past its 1 MiB: refused, for this
+    // visitor and for a new one from the same address.
+    let mut padded = PNG.to_vec();
+    padded.resize(700 * 1024, 0);
+    assert_eq!(app.upload(&token, "image/png", &padded).await.status(), 201);
+    let (status, code, _) = error_code(app.upload(&token, "image/png", &padded).await).await;
+    assert_eq!((status, code.as_str()), (429, "too_many_waiting_images"));
+    let other = app.visitor("bot").await;
+    assert_eq!(app.upload(&other, "image/png", &padded).await.status(), 429);
+    assert_eq!(app.upload(&other, "image/png", PNG).await.status(), 201, "a small one still fits");
+    let metrics = app.client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let parked = format!("parley_parked_image_bytes {}", 700 * 1024 + PNG.len());
+    assert!(metrics.contains(&parked), "{parked} in {metrics}");
+
+    // The overall cap holds across addresses.
+    let all = TestApp::builder()
+        .config(|c| {
+            c.parked_image_mib_per_ip = 0;
+            c.parked_image_mib_total = 1;
+        })
+        .spawn()
+        .await;
+    all.agent("bot", &[]).await;
+    let token = all.visitor("bot").await;
+    assert_eq!(all.upload(&token, "image/png", &padded).await.status(), 201);
+    assert_eq!(all.upload(&all.visitor("bot").await, "image/png", &padded).await.status(), 429);
 }

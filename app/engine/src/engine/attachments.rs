@@ -20,6 +20,26 @@ use crate::store::{DbError, attachments, new_id};
 
 /// Uploads a visitor may have waiting to be sent at once.
 pub const MAX_UNSENT: i64 = 20;
+/// The longest side of an image accepted, in pixels (what the vision models take at most).
+pub const MAX_IMAGE_SIDE: usize = 8_000;
+/// The most pixels of an image accepted (a 30,000 × 30,000 PNG of a few KB would take 3.6 GB
+/// to draw).
+pub const MAX_IMAGE_PIXELS: usize = 40_000_000;
+
+/// Bytes of images parked (uploaded, not sent) that the server keeps at most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParkedLimits {
+    /// From one address (an IPv6 address by its /64); 0: no limit.
+    pub per_ip: u64,
+    /// From everyone; 0: no limit.
+    pub total: u64,
+}
+
+impl Default for ParkedLimits {
+    fn default() -> Self {
+        ParkedLimits { per_ip: 100 * 1024 * 1024, total: 2 * 1024 * 1024 * 1024 }
+    }
+}
 /// Uploads never sent are deleted after this long.
 pub const UNSENT_TTL_MS: i64 = 24 * 60 * 60 * 1000;
 
@@ -49,6 +69,12 @@ pub enum UploadError {
     TooLarge,
     #[error("too many images waiting to be sent")]
     TooMany,
+    #[error("the image has too many pixels")]
+    TooManyPixels,
+    #[error("this agent's model does not read images")]
+    NotSupported,
+    #[error("too many image bytes are waiting to be sent")]
+    Quota,
     #[error(transparent)]
     Db(#[from] DbError),
 }
@@ -66,6 +92,12 @@ pub fn check_upload(content_type: Option<&str>, bytes: &[u8]) -> Result<&'static
     }
     if sniff(bytes) != Some(mime) {
         return Err(UploadError::Mismatch(mime));
+    }
+    // The dimensions from the header: an image that would take gigabytes to draw is refused
+    // before anyone's browser (an operator's) tries.
+    let size = imagesize::blob_size(bytes).map_err(|_| UploadError::Mismatch(mime))?;
+    if size.width.max(size.height) > MAX_IMAGE_SIDE || size.width.saturating_mul(size.height) > MAX_IMAGE_PIXELS {
+        return Err(UploadError::TooManyPixels);
     }
     Ok(mime)
 }
@@ -95,20 +127,41 @@ impl Engine {
         demo || self.prices().lookup(&agent.provider.model).is_some_and(|p| p.vision)
     }
 
-    /// Stores a visitor's upload, not yet sent with a message.
+    /// Stores a visitor's upload, not yet sent with a message: only for an agent whose model
+    /// reads images, within the visitor's count and the bytes parked from the address (`ip`)
+    /// and overall ([`ParkedLimits`]). (Two uploads at the same moment may both pass a quota's
+    /// edge: it holds to within the uploads in flight.)
     pub async fn upload_attachment(
         &self,
         visitor: &Visitor,
+        ip: std::net::IpAddr,
         content_type: Option<&str>,
         bytes: &[u8],
     ) -> Result<AttachmentCreated, UploadError> {
+        let agent = self.agent_by_id(&visitor.agent_id).await?.ok_or(UploadError::NotSupported)?;
+        if !self.accepts_images(&agent) {
+            return Err(UploadError::NotSupported);
+        }
         let mime = check_upload(content_type, bytes)?;
         if attachments::count_unsent(self.db(), &visitor.id).await? >= MAX_UNSENT {
             return Err(UploadError::TooMany);
         }
+        let client_ip = crate::net::address_group(ip);
+        let (from_ip, all) = attachments::parked_bytes(self.db(), &client_ip).await?;
+        metrics::gauge!("parley_parked_image_bytes").set(all as f64);
+        let limits = self.settings().parked_images;
+        let size = bytes.len() as u64;
+        let over = |parked: i64, limit: u64| limit > 0 && (parked.max(0) as u64).saturating_add(size) > limit;
+        if over(from_ip, limits.per_ip) || over(all, limits.total) {
+            metrics::counter!("parley_parked_image_refusals_total").increment(1);
+            return Err(UploadError::Quota);
+        }
         let id = new_id();
-        attachments::insert(self.db(), &id, &visitor.id, mime, bytes, self.now_ms()).await?;
-        Ok(AttachmentCreated { id, mime: mime.to_owned(), size: bytes.len() as u64 })
+        let upload =
+            attachments::NewUpload { id: &id, visitor_id: &visitor.id, client_ip: &client_ip, mime, data: bytes };
+        attachments::insert(self.db(), &upload, self.now_ms()).await?;
+        metrics::gauge!("parley_parked_image_bytes").set((all.max(0) as u64 + size) as f64);
+        Ok(AttachmentCreated { id, mime: mime.to_owned(), size })
     }
 
     /// `(mime, bytes)` of an image the visitor uploaded; another visitor's is not found.
@@ -248,9 +301,14 @@ mod tests {
         assert_eq!(messages[2], ModelMessage::User("[image]".into()));
     }
 
-    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-    const JPEG: &[u8] = &[0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, b'J', b'F', b'I', b'F'];
-    const WEBP: &[u8] = b"RIFF\x24\0\0\0WEBPVP8 ";
+    /// The headers of a 1 × 1 PNG, a 3 × 2 JPEG (JFIF, baseline) and a 1 × 1 WebP (lossless).
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01";
+    const JPEG: &[u8] = &[
+        0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F', 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01,
+        0x00, 0x00, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x00, 0x02, 0x00, 0x03, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01,
+        0x03, 0x11, 0x01, 0xFF, 0xD9,
+    ];
+    const WEBP: &[u8] = b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0\x2f\0\0\0\x10\x07\x10\x11\x11\x88\x88\xfe\x07\0";
 
     #[test]
     fn sniffs_the_three_types_by_their_first_bytes() {
@@ -272,6 +330,14 @@ mod tests {
         assert!(matches!(check_upload(Some("image/gif"), b"GIF89a"), Err(UploadError::UnsupportedType)));
         assert!(matches!(check_upload(None, PNG), Err(UploadError::UnsupportedType)));
         assert!(matches!(check_upload(Some("image/png"), b""), Err(UploadError::Empty)));
+        // Dimensions from the header: a huge canvas in a few bytes is refused, a header that
+        // names no size is not an image.
+        let huge = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x75\x30\0\0\x75\x30\x08\x06\0\0\0";
+        assert!(matches!(check_upload(Some("image/png"), huge), Err(UploadError::TooManyPixels)));
+        let wide = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x27\x10\0\0\0\x01";
+        assert!(matches!(check_upload(Some("image/png"), wide), Err(UploadError::TooManyPixels)), "10,000 wide");
+        let headless: &[u8] = &[0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F', 0x00, 0x01, 0x01, 0x00];
+        assert!(matches!(check_upload(Some("image/jpeg"), headless), Err(UploadError::Mismatch(_))));
         let mut big = PNG.to_vec();
         big.resize(MAX_ATTACHMENT_BYTES + 1, 0);
         assert!(matches!(check_upload(Some("image/png"), &big), Err(UploadError::TooLarge)));

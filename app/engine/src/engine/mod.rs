@@ -84,6 +84,8 @@ pub struct EngineSettings {
     pub outbound: outbound::OutboundSettings,
     /// How mail leaves (`None`: no mail).
     pub mail: Option<mail::MailSettings>,
+    /// Images uploaded and not yet sent: the most bytes parked from one address, and overall.
+    pub parked_images: attachments::ParkedLimits,
 }
 
 impl Default for EngineSettings {
@@ -102,6 +104,7 @@ impl Default for EngineSettings {
             fallbacks: provider::fallbacks::DefaultFallbacks::default(),
             outbound: outbound::OutboundSettings::default(),
             mail: None,
+            parked_images: attachments::ParkedLimits::default(),
         }
     }
 }

@@ -22,21 +22,48 @@ fn list(from: usize, n: usize) -> String {
     (from..from + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
-/// Stores an upload of `visitor_id`, not yet linked to a message.
-pub async fn insert(db: &Db, id: &str, visitor_id: &str, mime: &str, data: &[u8], now: i64) -> Result<(), DbError> {
+/// An upload about to be stored.
+pub struct NewUpload<'a> {
+    pub id: &'a str,
+    pub visitor_id: &'a str,
+    /// The address it came from, as [`crate::net::address_group`] gives it.
+    pub client_ip: &'a str,
+    pub mime: &'a str,
+    pub data: &'a [u8],
+}
+
+/// Stores an upload, not yet linked to a message.
+pub async fn insert(db: &Db, upload: &NewUpload<'_>, now: i64) -> Result<(), DbError> {
     sqlx::query(
-        "INSERT INTO attachments (id, visitor_id, conversation_id, message_id, mime, size_bytes, data, created_at) \
-         VALUES ($1, $2, NULL, NULL, $3, $4, $5, $6)",
+        "INSERT INTO attachments (id, visitor_id, conversation_id, message_id, mime, size_bytes, data, created_at, \
+         client_ip) VALUES ($1, $2, NULL, NULL, $3, $4, $5, $6, $7)",
     )
-    .bind(id)
-    .bind(visitor_id)
-    .bind(mime)
-    .bind(i64::try_from(data.len()).unwrap_or(i64::MAX))
-    .bind(data)
+    .bind(upload.id)
+    .bind(upload.visitor_id)
+    .bind(upload.mime)
+    .bind(i64::try_from(upload.data.len()).unwrap_or(i64::MAX))
+    .bind(upload.data)
     .bind(now)
+    .bind(upload.client_ip)
     .execute(db.writer())
     .await?;
     Ok(())
+}
+
+/// Bytes of images parked (uploaded, not sent): from `client_ip`, and from everyone.
+pub async fn parked_bytes(db: &Db, client_ip: &str) -> Result<(i64, i64), DbError> {
+    let mut conn = db.read().await?;
+    let from_ip: Option<i64> = sqlx::query_scalar(
+        "SELECT CAST(SUM(size_bytes) AS BIGINT) FROM attachments WHERE message_id IS NULL AND client_ip = $1",
+    )
+    .bind(client_ip)
+    .fetch_one(&mut *conn)
+    .await?;
+    let all: Option<i64> =
+        sqlx::query_scalar("SELECT CAST(SUM(size_bytes) AS BIGINT) FROM attachments WHERE message_id IS NULL")
+            .fetch_one(&mut *conn)
+            .await?;
+    Ok((from_ip.unwrap_or(0), all.unwrap_or(0)))
 }
 
 /// How many uploads of a visitor wait to be sent.
