@@ -120,8 +120,21 @@ pub struct Config {
     /// every 60/N seconds); more answer 429.
     #[arg(long, global = true, env = "PARLEY_SIGNIN_PER_IP_PER_MINUTE", default_value_t = 10)]
     pub signin_per_ip_per_minute: u32,
+    /// Console sign-in attempts allowed for one email from all addresses together per minute (a
+    /// burst of as many, then one every 60/N seconds); more answer 429 with a short wait. Guesses
+    /// from one address slow only that address.
+    #[arg(long, global = true, env = "PARLEY_SIGNIN_PER_EMAIL_PER_MINUTE", default_value_t = parley_engine::auth::PER_EMAIL_PER_MINUTE)]
+    pub signin_per_email_per_minute: u32,
     /// Password verifications (Argon2, about 19 MiB each) that run at once; other sign-ins wait
     /// up to 5 seconds for a turn, then answer 429.
+    /// MiB of images visitors have uploaded and not yet sent that one address (an IPv6 address
+    /// by its /64) may park; past it uploads answer 429. 0: no limit.
+    #[arg(long, global = true, env = "PARLEY_PARKED_IMAGE_MIB_PER_IP", default_value_t = 100)]
+    pub parked_image_mib_per_ip: u64,
+    /// MiB of images uploaded and not yet sent the server keeps from everyone together; past it
+    /// uploads answer 429. 0: no limit.
+    #[arg(long, global = true, env = "PARLEY_PARKED_IMAGE_MIB_TOTAL", default_value_t = 2048)]
+    pub parked_image_mib_total: u64,
     #[arg(long, global = true, env = "PARLEY_SIGNIN_CONCURRENCY", default_value_t = 4)]
     pub signin_concurrency: usize,
     /// A visitor token unused for this many hours stops working (the visitor gets a new one).
@@ -174,12 +187,28 @@ pub struct LimitArgs {
     /// Turns one agent may start per minute.
     #[arg(long, global = true, env = "PARLEY_LIMIT_TURNS_PER_AGENT", default_value_t = LimitSettings::default().turns_per_agent)]
     pub limit_turns_per_agent: u32,
+    /// Public reads (an agent's configuration, the embed page) per IP address per minute.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_READS_PER_IP", default_value_t = LimitSettings::default().reads_per_ip)]
+    pub limit_reads_per_ip: u32,
+    /// MCP requests per IP address per minute.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_MCP_PER_IP", default_value_t = LimitSettings::default().mcp_per_ip)]
+    pub limit_mcp_per_ip: u32,
+    /// Typing notices and stops per visitor per minute.
+    #[arg(long, global = true, env = "PARLEY_LIMIT_SMALL_CALLS_PER_VISITOR", default_value_t = LimitSettings::default().small_calls_per_visitor)]
+    pub limit_small_calls_per_visitor: u32,
     /// Answer streams open at once on this server (0: no cap).
     #[arg(long, global = true, env = "PARLEY_LIMIT_STREAMS", default_value_t = LimitSettings::default().max_streams)]
     pub limit_streams: usize,
     /// Answer streams one visitor may hold open at once (0: no cap).
     #[arg(long, global = true, env = "PARLEY_LIMIT_STREAMS_PER_VISITOR", default_value_t = LimitSettings::default().max_streams_per_visitor)]
     pub limit_streams_per_visitor: usize,
+    /// Streams one address (an IPv6 address by its /64) may hold open at once (0: no cap).
+    #[arg(long, global = true, env = "PARLEY_LIMIT_STREAMS_PER_IP", default_value_t = LimitSettings::default().max_streams_per_ip)]
+    pub limit_streams_per_ip: usize,
+    /// Seconds a followed conversation's stream may stay without an event before it ends (the
+    /// panel reconnects; 0: never).
+    #[arg(long, global = true, env = "PARLEY_RESUME_IDLE_SECS", default_value_t = LimitSettings::default().resume_idle.as_secs())]
+    pub resume_idle_secs: u64,
 }
 
 impl LimitArgs {
@@ -202,8 +231,13 @@ impl LimitArgs {
             leads_per_visitor_per_hour: self.limit_leads_per_visitor_per_hour,
             ratings_per_visitor_per_hour: self.limit_ratings_per_visitor_per_hour,
             turns_per_agent: self.limit_turns_per_agent,
+            reads_per_ip: self.limit_reads_per_ip,
+            mcp_per_ip: self.limit_mcp_per_ip,
+            small_calls_per_visitor: self.limit_small_calls_per_visitor,
             max_streams: self.limit_streams,
             max_streams_per_visitor: self.limit_streams_per_visitor,
+            max_streams_per_ip: self.limit_streams_per_ip,
+            resume_idle: std::time::Duration::from_secs(self.resume_idle_secs),
         }
     }
 }
@@ -220,8 +254,13 @@ impl From<LimitSettings> for LimitArgs {
             limit_leads_per_visitor_per_hour: s.leads_per_visitor_per_hour,
             limit_ratings_per_visitor_per_hour: s.ratings_per_visitor_per_hour,
             limit_turns_per_agent: s.turns_per_agent,
+            limit_reads_per_ip: s.reads_per_ip,
+            limit_mcp_per_ip: s.mcp_per_ip,
+            limit_small_calls_per_visitor: s.small_calls_per_visitor,
             limit_streams: s.max_streams,
             limit_streams_per_visitor: s.max_streams_per_visitor,
+            limit_streams_per_ip: s.max_streams_per_ip,
+            resume_idle_secs: s.resume_idle.as_secs(),
         }
     }
 }
@@ -385,6 +424,9 @@ impl Config {
             embeddings_model: "text-embedding-3-small".into(),
             secret_key: SecretArg::default(),
             signin_per_ip_per_minute: 10,
+            signin_per_email_per_minute: parley_engine::auth::PER_EMAIL_PER_MINUTE,
+            parked_image_mib_per_ip: 100,
+            parked_image_mib_total: 2048,
             signin_concurrency: 4,
             visitor_idle_hours: 720,
             shutdown_grace_secs: 20,

@@ -25,7 +25,7 @@ use leptos::config::{Env, LeptosOptions};
 use parley_app::server::state::{AppState, HttpSettings};
 use parley_engine::engine::clock::{Clock, SystemClock};
 use parley_engine::engine::knowledge::Knowledge;
-use parley_engine::engine::outbound::OutboundSettings;
+use parley_engine::engine::outbound::{self, OutboundSettings};
 use parley_engine::engine::payments::{PayLinks, Payments, WebhookSecret};
 use parley_engine::engine::provider::fallbacks::DefaultFallbacks;
 use parley_engine::engine::shutdown::ShutdownReport;
@@ -92,7 +92,7 @@ pub async fn build_state(
 ) -> anyhow::Result<AppState> {
     crate::metrics::install();
     let db = open_database(config, clock.now_ms()).await?;
-    let http = http_client()?;
+    let http = http_client(config.allow_private_endpoints)?;
     let settings = engine_settings(config)?;
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
     let payments = payments(config, &db, &public_url, clock.now_ms()).await?;
@@ -149,6 +149,7 @@ pub async fn build_state(
         auth: Arc::new(
             auth::Auth::new(auth::SignInLimits {
                 per_ip_per_minute: config.signin_per_ip_per_minute,
+                per_email_per_minute: config.signin_per_email_per_minute,
                 concurrency: config.signin_concurrency,
                 ..auth::SignInLimits::default()
             })
@@ -161,14 +162,16 @@ pub async fn build_state(
 /// The HTTP client of model calls and tools. Idle connections kept per upstream host: enough
 /// for steady concurrency to reuse them, and after a burst of thousands of streams the rest
 /// (each with its buffers) is closed rather than kept for the idle timeout.
-fn http_client() -> anyhow::Result<reqwest::Client> {
-    reqwest::Client::builder()
+/// Unless private addresses are allowed, a host name that resolves to one is refused when
+/// connecting (the outbound rule of owner tools, for model calls too).
+fn http_client(allow_private: bool) -> anyhow::Result<reqwest::Client> {
+    let builder = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
         .pool_max_idle_per_host(128)
-        .tcp_nodelay(true)
-        .build()
-        .context("building the HTTP client")
+        .tcp_nodelay(true);
+    let builder = if allow_private { builder } else { builder.dns_resolver(outbound::public_only()) };
+    builder.build().context("building the HTTP client")
 }
 
 /// The engine's tunables from the configuration; a bad value stops the start with its reason.
@@ -183,6 +186,10 @@ fn engine_settings(config: &Config) -> anyhow::Result<EngineSettings> {
             .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
         outbound: OutboundSettings { allow_private: config.allow_private_endpoints },
         mail: config.mail.settings()?,
+        parked_images: parley_engine::engine::attachments::ParkedLimits {
+            per_ip: config.parked_image_mib_per_ip.saturating_mul(1024 * 1024),
+            total: config.parked_image_mib_total.saturating_mul(1024 * 1024),
+        },
         ..EngineSettings::default()
     })
 }

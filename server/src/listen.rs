@@ -2,6 +2,7 @@
 //! with a graceful stop, and the lock that keeps a second process off a SQLite file.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
@@ -47,28 +48,68 @@ pub(crate) fn lock_sqlite(config: &Config) -> anyhow::Result<Option<std::fs::Fil
     }
 }
 
+/// How long a client may take to send a request's headers (HTTP/1): a connection that sends
+/// them a byte at a time (slow-loris) is closed after this, whatever it holds.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Serves `app` on `listener` in the background, with Nagle off so small SSE frames leave at once.
 pub fn serve_in_background(listener: tokio::net::TcpListener, app: axum::Router, what: &'static str) {
     serve_until(listener, app, what, CancellationToken::new());
 }
 
-/// Like [`serve_in_background`]; once `stop` is cancelled no connection is accepted and the task
-/// ends when the open ones have.
+/// Like [`serve_in_background`]; once `stop` is cancelled no connection is accepted, the open
+/// ones finish what they are doing (a graceful shutdown each), and the task ends when they have.
+///
+/// The accept loop is Parley's own rather than `axum::serve`, which gives hyper no timer: hyper's
+/// header read timeout then never fires, and a client dribbling its headers keeps a connection
+/// (and its memory) forever. Here every connection gets [`HEADER_READ_TIMEOUT`].
 pub fn serve_until(
     listener: tokio::net::TcpListener,
     app: axum::Router,
     what: &'static str,
     stop: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
     tokio::spawn(async move {
-        let served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(stop.cancelled_owned());
-        if let Err(e) = served.await {
-            tracing::error!(error = %e, "{what} stopped");
+        let connections = tokio_util::task::TaskTracker::new();
+        loop {
+            let (tcp, peer) = tokio::select! {
+                _ = stop.cancelled() => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait a moment rather than spin.
+                        tracing::warn!(error = %e, "{what}: accepting a connection failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let _ = tcp.set_nodelay(true);
+            connections.spawn(serve_connection(tcp, peer, app.clone(), stop.clone()));
         }
+        connections.close();
+        connections.wait().await;
     })
+}
+
+/// One connection: HTTP/1 or HTTP/2, the peer's address as `ConnectInfo`, the header timeout,
+/// and a graceful shutdown when `stop` is cancelled.
+async fn serve_connection(tcp: tokio::net::TcpStream, peer: SocketAddr, app: axum::Router, stop: CancellationToken) {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use tower::ServiceExt;
+    let service = app.map_request(move |mut request: http::Request<hyper::body::Incoming>| {
+        request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+        request.map(axum::body::Body::new)
+    });
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    let connection = builder
+        .serve_connection_with_upgrades(TokioIo::new(tcp), hyper_util::service::TowerToHyperService::new(service));
+    tokio::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => return,
+        _ = stop.cancelled() => {}
+    }
+    connection.as_mut().graceful_shutdown();
+    let _ = connection.await;
 }

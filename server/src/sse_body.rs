@@ -36,8 +36,6 @@ impl Drop for OpenStream {
     }
 }
 
-/// An SSE response of `frames`; `hello` is written first when set (a comment, so nothing waits
-/// for the first event to know the stream is open).
 /// `frames`, holding `permit` (room in the stream limits) until the stream is dropped.
 pub fn held_while_open<S, P>(frames: S, permit: P) -> impl Stream<Item = Arc<Frame>> + Send + 'static
 where
@@ -51,6 +49,23 @@ where
     })
 }
 
+/// `frames` until one of them is `idle` late (a stream with nothing to say ends; zero: never).
+pub fn ends_when_idle<S>(frames: S, idle: Duration) -> std::pin::Pin<Box<dyn Stream<Item = Arc<Frame>> + Send>>
+where
+    S: Stream<Item = Arc<Frame>> + Send + 'static,
+{
+    if idle.is_zero() {
+        return Box::pin(frames);
+    }
+    Box::pin(
+        tokio_stream::StreamExt::timeout(frames, idle)
+            .take_while(|next| futures::future::ready(next.is_ok()))
+            .filter_map(|next| futures::future::ready(next.ok())),
+    )
+}
+
+/// An SSE response of `frames`; `hello` is written first when set (a comment, so nothing waits
+/// for the first event to know the stream is open).
 ///
 /// The stream ends when `closing` is cancelled (a shutdown, once the answers have ended): the
 /// client sees a clean end and resumes, on another replica, from its `Last-Event-ID`.

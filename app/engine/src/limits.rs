@@ -44,10 +44,34 @@ pub struct LimitSettings {
     pub ratings_per_visitor_per_hour: u32,
     /// Turns an agent may start per minute (all visitors together).
     pub turns_per_agent: u32,
+    /// Public reads (an agent's configuration, the embed page) per IP address per minute.
+    pub reads_per_ip: u32,
+    /// MCP requests per IP address per minute (checked before the token is looked up).
+    pub mcp_per_ip: u32,
+    /// Typing notices and stops per visitor per minute.
+    pub small_calls_per_visitor: u32,
     /// Answer streams open at once on this server.
     pub max_streams: usize,
     /// Answer streams one visitor may hold open at once.
     pub max_streams_per_visitor: usize,
+    /// Streams one address (an IPv6 address by its /64) may hold open at once.
+    pub max_streams_per_ip: usize,
+    /// A resume stream (`GET …/events`) with no event for this long ends (the panel reconnects
+    /// with `Last-Event-ID` and loses nothing); zero: never.
+    pub resume_idle: Duration,
+}
+
+/// Of [`LimitSettings::max_streams`], the share resume streams may fill: the rest is kept for
+/// answers, so idle followers can never refuse every new question.
+pub const RESUME_SHARE: f64 = 0.75;
+
+/// The kinds of open stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamKind {
+    /// An answer being written (`POST /api/v1/chat`).
+    Answer,
+    /// A conversation followed (`GET …/events`).
+    Resume,
 }
 
 impl LimitSettings {
@@ -62,8 +86,13 @@ impl LimitSettings {
             leads_per_visitor_per_hour: 0,
             ratings_per_visitor_per_hour: 0,
             turns_per_agent: 0,
+            reads_per_ip: 0,
+            mcp_per_ip: 0,
+            small_calls_per_visitor: 0,
             max_streams: 0,
             max_streams_per_visitor: 0,
+            max_streams_per_ip: 0,
+            resume_idle: Duration::ZERO,
         }
     }
 }
@@ -79,8 +108,13 @@ impl Default for LimitSettings {
             leads_per_visitor_per_hour: 10,
             ratings_per_visitor_per_hour: 60,
             turns_per_agent: 600,
+            reads_per_ip: 600,
+            mcp_per_ip: 600,
+            small_calls_per_visitor: 60,
             max_streams: 20_000,
             max_streams_per_visitor: 6,
+            max_streams_per_ip: 200,
+            resume_idle: Duration::from_secs(300),
         }
     }
 }
@@ -94,6 +128,12 @@ pub enum Action {
     Resume,
     Lead,
     Rate,
+    /// A public read: an agent's configuration, the embed page.
+    Read,
+    /// An MCP request (before its token is looked up).
+    Mcp,
+    /// A typing notice or a stop.
+    SmallCall,
 }
 
 /// A refused call: when to try again, and what was limited.
@@ -167,6 +207,9 @@ pub struct Limits {
     leads_per_visitor: Rate,
     ratings_per_visitor: Rate,
     turns_per_agent: Rate,
+    reads_per_ip: Rate,
+    mcp_per_ip: Rate,
+    small_calls_per_visitor: Rate,
     streams: Arc<Streams>,
 }
 
@@ -206,6 +249,9 @@ impl Limits {
             leads_per_visitor: Rate::new(s.leads_per_visitor_per_hour, MINUTE * 60, "contact forms"),
             ratings_per_visitor: Rate::new(s.ratings_per_visitor_per_hour, MINUTE * 60, "ratings"),
             turns_per_agent: Rate::new(s.turns_per_agent, MINUTE, "answers of this assistant"),
+            reads_per_ip: Rate::new(s.reads_per_ip, MINUTE, "requests from this address"),
+            mcp_per_ip: Rate::new(s.mcp_per_ip, MINUTE, "MCP requests from this address"),
+            small_calls_per_visitor: Rate::new(s.small_calls_per_visitor, MINUTE, "typing notices and stops"),
             streams: Arc::new(Streams::default()),
             settings,
         }
@@ -229,6 +275,9 @@ impl Limits {
             Action::Resume => visitor.map_or(Ok(()), |v| self.resumes_per_visitor.check(v)),
             Action::Lead => visitor.map_or(Ok(()), |v| self.leads_per_visitor.check(v)),
             Action::Rate => visitor.map_or(Ok(()), |v| self.ratings_per_visitor.check(v)),
+            Action::Read => self.reads_per_ip.check(ip),
+            Action::Mcp => self.mcp_per_ip.check(ip),
+            Action::SmallCall => visitor.map_or(Ok(()), |v| self.small_calls_per_visitor.check(v)),
         }
     }
 
@@ -237,9 +286,11 @@ impl Limits {
         self.turns_per_agent.check(agent_id)
     }
 
-    /// Room for one more open answer stream of `visitor`, held until the permit is dropped.
-    pub fn stream(&self, visitor: &str) -> Result<StreamPermit, Refused> {
-        self.streams.acquire(visitor, self.settings.max_streams, self.settings.max_streams_per_visitor)
+    /// Room for one more open stream of `visitor` at `ip`, held until the permit is dropped:
+    /// within the visitor's and the address's caps and the server's, of which resume streams
+    /// may fill [`RESUME_SHARE`] only.
+    pub fn stream(&self, kind: StreamKind, visitor: &str, ip: IpAddr) -> Result<StreamPermit, Refused> {
+        self.streams.acquire(kind, visitor, &crate::net::address_group(ip), &self.settings)
     }
 
     /// Drops keys that are back to full (called every [`PRUNE_EVERY`]).
@@ -252,6 +303,9 @@ impl Limits {
         self.leads_per_visitor.prune();
         self.ratings_per_visitor.prune();
         self.turns_per_agent.prune();
+        self.reads_per_ip.prune();
+        self.mcp_per_ip.prune();
+        self.small_calls_per_visitor.prune();
     }
 
     /// Keys held by all the limiters together (for tests and metrics).
@@ -264,6 +318,9 @@ impl Limits {
             + self.leads_per_visitor.keys()
             + self.ratings_per_visitor.keys()
             + self.turns_per_agent.keys()
+            + self.reads_per_ip.keys()
+            + self.mcp_per_ip.keys()
+            + self.small_calls_per_visitor.keys()
     }
 
     /// Streams open now.
@@ -286,42 +343,78 @@ fn key_of(key: impl Hash) -> u64 {
 #[derive(Default)]
 struct Streams {
     total: AtomicUsize,
-    per_visitor: Mutex<HashMap<u64, usize>>,
+    counts: Mutex<Counts>,
+}
+
+/// Open streams by visitor, by address, and resumes in all (under one lock).
+#[derive(Default)]
+struct Counts {
+    per_visitor: HashMap<u64, usize>,
+    per_ip: HashMap<u64, usize>,
+    resumes: usize,
+}
+
+fn decrement(map: &mut HashMap<u64, usize>, key: u64) {
+    if let Some(n) = map.get_mut(&key) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(&key);
+        }
+    }
 }
 
 impl Streams {
-    fn acquire(self: &Arc<Self>, visitor: &str, max: usize, max_per_visitor: usize) -> Result<StreamPermit, Refused> {
+    fn acquire(
+        self: &Arc<Self>,
+        kind: StreamKind,
+        visitor: &str,
+        address: &str,
+        s: &LimitSettings,
+    ) -> Result<StreamPermit, Refused> {
         let refused = |reason| Refused { retry_after: Duration::from_secs(5), reason };
-        let key = key_of(visitor);
-        let mut per = self.per_visitor.lock().unwrap_or_else(|p| p.into_inner());
-        let mine = per.get(&key).copied().unwrap_or(0);
-        if max_per_visitor > 0 && mine >= max_per_visitor {
-            return Err(refused("open answer streams of this visitor"));
+        let (visitor, ip) = (key_of(visitor), key_of(address));
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let mine = counts.per_visitor.get(&visitor).copied().unwrap_or(0);
+        if s.max_streams_per_visitor > 0 && mine >= s.max_streams_per_visitor {
+            return Err(refused("open streams of this visitor"));
         }
-        if max > 0 && self.total.load(Ordering::SeqCst) >= max {
-            return Err(refused("open answer streams on this server"));
+        let from_ip = counts.per_ip.get(&ip).copied().unwrap_or(0);
+        if s.max_streams_per_ip > 0 && from_ip >= s.max_streams_per_ip {
+            return Err(refused("open streams from this address"));
+        }
+        if s.max_streams > 0 && self.total.load(Ordering::SeqCst) >= s.max_streams {
+            return Err(refused("open streams on this server"));
+        }
+        let resume_room = (s.max_streams as f64 * RESUME_SHARE) as usize;
+        if kind == StreamKind::Resume && s.max_streams > 0 && counts.resumes >= resume_room {
+            return Err(refused("conversations followed on this server"));
         }
         self.total.fetch_add(1, Ordering::SeqCst);
-        per.insert(key, mine + 1);
-        Ok(StreamPermit { streams: self.clone(), key })
+        counts.per_visitor.insert(visitor, mine + 1);
+        counts.per_ip.insert(ip, from_ip + 1);
+        if kind == StreamKind::Resume {
+            counts.resumes += 1;
+        }
+        Ok(StreamPermit { streams: self.clone(), kind, visitor, ip })
     }
 }
 
 /// One open stream; dropping it frees the room.
 pub struct StreamPermit {
     streams: Arc<Streams>,
-    key: u64,
+    kind: StreamKind,
+    visitor: u64,
+    ip: u64,
 }
 
 impl Drop for StreamPermit {
     fn drop(&mut self) {
         self.streams.total.fetch_sub(1, Ordering::SeqCst);
-        let mut per = self.streams.per_visitor.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = per.get_mut(&self.key) {
-            *n -= 1;
-            if *n == 0 {
-                per.remove(&self.key);
-            }
+        let mut counts = self.streams.counts.lock().unwrap_or_else(|p| p.into_inner());
+        decrement(&mut counts.per_visitor, self.visitor);
+        decrement(&mut counts.per_ip, self.ip);
+        if self.kind == StreamKind::Resume {
+            counts.resumes -= 1;
         }
     }
 }
@@ -372,14 +465,45 @@ mod tests {
     fn streams_are_capped_per_visitor_and_in_all_and_freed_on_drop() {
         let limits =
             Limits::new(LimitSettings { max_streams: 3, max_streams_per_visitor: 2, ..LimitSettings::default() });
-        let a1 = limits.stream("a").expect("a1");
-        let _a2 = limits.stream("a").expect("a2");
-        assert!(limits.stream("a").is_err(), "a third stream of one visitor");
-        let _b1 = limits.stream("b").expect("b1");
-        assert!(limits.stream("c").is_err(), "past the server's cap");
+        let ip = |n: u8| IpAddr::from([198, 51, 100, n]);
+        let answer = |v: &str, n: u8| limits.stream(StreamKind::Answer, v, ip(n));
+        let a1 = answer("a", 1).expect("a1");
+        let _a2 = answer("a", 1).expect("a2");
+        assert!(answer("a", 2).is_err(), "a third stream of one visitor");
+        let _b1 = answer("b", 2).expect("b1");
+        assert!(answer("c", 3).is_err(), "past the server's cap");
         drop(a1);
         assert_eq!(limits.open_streams(), 2);
-        limits.stream("c").expect("room again");
+        answer("c", 3).expect("room again");
+    }
+
+    #[test]
+    fn addresses_have_a_cap_and_followers_leave_room_for_answers() {
+        let limits = Limits::new(LimitSettings {
+            max_streams: 8,
+            max_streams_per_visitor: 2,
+            max_streams_per_ip: 3,
+            ..LimitSettings::default()
+        });
+        let v6 = |last: u16| IpAddr::from([0x2001, 0xdb8, 0, 7, 0, 0, 0, last]);
+        let mut held = Vec::new();
+        for v in ["a", "b", "c"] {
+            held.push(
+                limits.stream(StreamKind::Resume, v, v6(u16::from(v.as_bytes()[0]))).expect("within the /64's cap"),
+            );
+        }
+        assert!(limits.stream(StreamKind::Resume, "d", v6(99)).is_err(), "a fourth from one /64");
+        // Followers fill 6 of 8 (75 %) at most; answers still get the rest.
+        for (v, n) in [("e", 1u8), ("f", 2), ("g", 3)] {
+            held.push(limits.stream(StreamKind::Resume, v, IpAddr::from([203, 0, 113, n])).expect("room to follow"));
+        }
+        assert!(limits.stream(StreamKind::Resume, "h", IpAddr::from([203, 0, 113, 9])).is_err(), "followers' share");
+        held.push(limits.stream(StreamKind::Answer, "h", IpAddr::from([203, 0, 113, 9])).expect("an answer"));
+        held.push(limits.stream(StreamKind::Answer, "i", IpAddr::from([203, 0, 113, 10])).expect("an answer"));
+        assert_eq!(limits.open_streams(), 8);
+        held.clear();
+        assert_eq!(limits.open_streams(), 0);
+        limits.stream(StreamKind::Resume, "d", v6(99)).expect("all freed");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use parley_widget::protocol::{ApiCode, MAX_PAGE_CONTEXT_BYTES, SendMessage};
 
 use crate::api_error::ApiFailure;
 use parley_engine::engine::chat::SendRequest;
-use parley_engine::limits::Action;
+use parley_engine::limits::{Action, StreamKind};
 
 use crate::extract::{ApiJson, ClientIp, VisitorAuth, check_origin};
 use crate::sse_body::{held_while_open, sse_response};
@@ -49,7 +49,7 @@ async fn send(
         }
     };
     state.limits.turn(&agent.id).map_err(ApiFailure::limited)?;
-    let permit = state.limits.stream(&visitor.id).map_err(ApiFailure::limited)?;
+    let permit = state.limits.stream(StreamKind::Answer, &visitor.id, ip).map_err(ApiFailure::limited)?;
     let started = state
         .engine
         .send(SendRequest {

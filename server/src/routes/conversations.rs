@@ -11,10 +11,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api_error::ApiFailure;
-use parley_engine::limits::Action;
+use parley_engine::limits::{Action, StreamKind};
 
 use crate::extract::{ApiJson, ClientIp, VisitorAuth};
-use crate::sse_body::{held_while_open, sse_response};
+use crate::sse_body::{ends_when_idle, held_while_open, sse_response};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -57,16 +57,21 @@ async fn events(
         _ => query.after.unwrap_or(0),
     };
     state.limits.check(Action::Resume, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
-    let permit = state.limits.stream(&visitor.id).map_err(ApiFailure::limited)?;
+    let permit = state.limits.stream(StreamKind::Resume, &visitor.id, ip).map_err(ApiFailure::limited)?;
     let frames = state.engine.follow(&visitor, &id, after).await?;
+    // A follower with nothing to hear for a while is let go (it reconnects with Last-Event-ID):
+    // idle streams do not hold their room forever.
+    let frames = ends_when_idle(frames, state.limits.settings().resume_idle);
     Ok(sse_response(held_while_open(frames, permit), true, state.engine.shutdown_state().streams_closing()))
 }
 
 async fn stop(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     VisitorAuth(visitor): VisitorAuth,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiFailure> {
+    state.limits.check(Action::SmallCall, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
     let stopped = state.engine.stop(&visitor, &id).await?;
     Ok(Json(json!({ "stopped": stopped })))
 }
@@ -92,10 +97,12 @@ struct TypingBody {
 /// The visitor is typing: shown to the person handling the conversation.
 async fn typing(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     VisitorAuth(visitor): VisitorAuth,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<TypingBody>,
 ) -> Result<StatusCode, ApiFailure> {
+    state.limits.check(Action::SmallCall, ip, Some(&visitor.id)).map_err(ApiFailure::limited)?;
     state.engine.visitor_typing(&visitor, &id, body.active).await?;
     Ok(StatusCode::NO_CONTENT)
 }

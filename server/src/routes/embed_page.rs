@@ -22,6 +22,8 @@ use serde::Deserialize;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
+use crate::extract::ClientIp;
+
 /// The bundle's files, as `.ci/build-widget.sh` names them in `manifest.json`.
 #[derive(Clone, Debug, Deserialize)]
 pub struct WidgetAssets {
@@ -58,7 +60,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
     let assets = Arc::new(WidgetAssets::load(&dir));
     let files = ServeDir::new(&dir).precompressed_br().precompressed_gzip();
     Router::new()
-        .route("/embed/{key}", get(move |state, key, query| page(state, key, query, assets.clone())))
+        .route("/embed/{key}", get(move |state, ip, key, query| page(state, ip, key, query, assets.clone())))
         .nest_service(
             "/widget",
             tower::ServiceBuilder::new()
@@ -79,10 +81,14 @@ struct EmbedQuery {
 
 async fn page(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     UrlPath(key): UrlPath<String>,
     Query(query): Query<EmbedQuery>,
     assets: Arc<Option<WidgetAssets>>,
 ) -> Response {
+    if let Err(refused) = state.limits.check(parley_engine::limits::Action::Read, ip, None) {
+        return crate::api_error::ApiFailure::limited(refused).into_response();
+    }
     let agent = match state.engine.agent_by_key(&key).await {
         Ok(Some(agent)) => agent,
         Ok(None) => return (StatusCode::NOT_FOUND, "Unknown agent.").into_response(),

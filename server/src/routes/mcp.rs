@@ -33,23 +33,64 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use tokio_util::sync::CancellationToken;
 
 use crate::api_error::ApiFailure;
+use axum::extract::ConnectInfo;
+use parley_engine::limits::Action;
 use parley_widget::protocol::ApiCode;
 
 /// Open SSE sessions of one process at most (each holds a small server task and two queues).
 const MAX_SSE_SESSIONS: usize = 1_000;
+/// Open SSE sessions of one token at most: one token cannot hold every session.
+const MAX_SSE_SESSIONS_PER_TOKEN: usize = 16;
+/// How long a refused token is refused again without the database being asked.
+const REFUSED_FOR: Duration = Duration::from_secs(300);
+/// Refused tokens remembered at most (the memory of a flood of garbage tokens stays bounded).
+const MAX_REFUSED: usize = 10_000;
 /// Messages queued per direction of an SSE session before the sender waits.
 const SSE_QUEUE: usize = 32;
 /// Largest message posted to an SSE session, in bytes (as `/mcp`).
 const MAX_SSE_MESSAGE_BYTES: usize = 256 * 1024;
 
-/// The open SSE sessions of this process: where each one's posted messages go.
+/// An open SSE session: where its posted messages go, and the token (its digest) it runs with.
+struct SseSession {
+    to_server: mpsc::Sender<ClientJsonRpcMessage>,
+    token: u64,
+}
+
+/// The open SSE sessions of this process.
 #[derive(Clone, Default)]
-struct SseSessions(Arc<Mutex<HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>>>);
+struct SseSessions(Arc<Mutex<HashMap<String, SseSession>>>);
 
 impl SseSessions {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SseSession>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// A token's digest (for counting and remembering, never stored as it is).
+fn digest(token: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    token.hash(&mut h);
+    h.finish()
+}
+
+/// Tokens refused lately (by digest): asked again, they are refused without a database lookup.
+static REFUSED: std::sync::LazyLock<Mutex<HashMap<u64, std::time::Instant>>> = std::sync::LazyLock::new(Mutex::default);
+
+fn refused_lately(token: &str) -> bool {
+    let refused = REFUSED.lock().unwrap_or_else(|p| p.into_inner());
+    refused.get(&digest(token)).is_some_and(|at| at.elapsed() < REFUSED_FOR)
+}
+
+fn remember_refused(token: &str) {
+    let mut refused = REFUSED.lock().unwrap_or_else(|p| p.into_inner());
+    if refused.len() >= MAX_REFUSED {
+        refused.retain(|_, at| at.elapsed() < REFUSED_FOR);
+        if refused.len() >= MAX_REFUSED {
+            refused.clear();
+        }
+    }
+    refused.insert(digest(token), std::time::Instant::now());
 }
 
 /// Forgets a session when its event stream is dropped (the client went, or the server stops).
@@ -87,14 +128,17 @@ async fn open_sse(
     let (to_server, incoming) = mpsc::channel(SSE_QUEUE);
     {
         let mut open = sessions.lock();
-        if open.len() >= MAX_SSE_SESSIONS {
-            return ApiFailure {
-                retry_after: Some(5),
-                ..ApiFailure::new(ApiCode::Unavailable, "too many open MCP SSE sessions; try again shortly")
-            }
-            .into_response();
+        let of_token = open.values().filter(|s| s.token == digest(&token)).count();
+        if open.len() >= MAX_SSE_SESSIONS || of_token >= MAX_SSE_SESSIONS_PER_TOKEN {
+            let message = if of_token >= MAX_SSE_SESSIONS_PER_TOKEN {
+                "this token holds too many open MCP SSE sessions; close one first"
+            } else {
+                "too many open MCP SSE sessions; try again shortly"
+            };
+            return ApiFailure { retry_after: Some(5), ..ApiFailure::new(ApiCode::RateLimited, message) }
+                .into_response();
         }
-        open.insert(id.clone(), to_server);
+        open.insert(id.clone(), SseSession { to_server, token: digest(&token) });
     }
     let (outgoing, to_client) = mpsc::channel(SSE_QUEUE);
     let stop = CancellationToken::new();
@@ -132,7 +176,7 @@ async fn post_sse_message(
     Query(query): Query<SessionQuery>,
     body: axum::body::Bytes,
 ) -> Response {
-    let Some(mut to_server) = sessions.lock().get(&query.session_id).cloned() else {
+    let Some(mut to_server) = sessions.lock().get(&query.session_id).map(|s| s.to_server.clone()) else {
         return ApiFailure::new(ApiCode::NotFound, "no open MCP SSE session has this id; open /sse/mcp again")
             .into_response();
     };
@@ -184,11 +228,28 @@ fn credentials(request: &Request) -> (Option<String>, Overrides) {
 }
 
 async fn require_token(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    // Counted per address before anything is looked up; a token refused lately is refused again
+    // without the database.
+    if let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<std::net::SocketAddr>>() {
+        let ip = state.http.trusted_proxies.client_ip(*peer, request.headers());
+        if let Err(refused) = state.limits.check(Action::Mcp, ip, None) {
+            return ApiFailure::limited(refused).into_response();
+        }
+    }
     let (token, overrides) = credentials(&request);
-    let outcome = match token {
-        Some(token) => authenticate(&state.engine, &token, &overrides).await,
+    let outcome = match &token {
+        Some(token) if refused_lately(token) => Err(AuthError::Invalid),
+        Some(token) => authenticate(&state.engine, token, &overrides).await,
         None => Err(AuthError::Missing),
     };
+    if let (Some(token), Err(AuthError::Invalid)) = (&token, &outcome) {
+        let cached = refused_lately(token);
+        metrics::counter!("parley_mcp_tokens_refused_total", "cached" => if cached { "true" } else { "false" })
+            .increment(1);
+        if !cached {
+            remember_refused(token);
+        }
+    }
     match outcome {
         Ok(access) => {
             request.extensions_mut().insert(Arc::new(access));

@@ -114,6 +114,69 @@ async fn open_streams_are_capped_per_visitor_and_freed_when_closed() {
     eventually(async || app.follow(&token, &conversation, 0).await.status() == 200).await;
 }
 
+/// A follow of a conversation from address `ip` (through the trusted proxy).
+async fn follow_from(app: &TestApp, token: &str, conversation: &str, ip: &str) -> reqwest::Response {
+    app.client
+        .get(app.url(&format!("/api/v1/conversations/{conversation}/events")))
+        .bearer_auth(token)
+        .header("x-forwarded-for", ip)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Idle followers cannot lock everyone out (issue 41, item 2): one address holds a few streams
+/// at most, followers fill three quarters of the server's streams at most, and an idle follow
+/// ends by itself; a new visitor from another address still gets an answer.
+#[tokio::test]
+async fn idle_followers_leave_room_for_answers_and_end_by_themselves() {
+    let app = TestApp::builder()
+        .config(|c| {
+            c.trusted_proxies = "127.0.0.1".into();
+            c.limits.limit_streams = 8;
+            c.limits.limit_streams_per_ip = 3;
+            c.limits.limit_streams_per_visitor = 2;
+            c.limits.resume_idle_secs = 2;
+        })
+        .spawn()
+        .await;
+    app.agent("follow", &[]).await;
+    let mut held = Vec::new();
+    let mut refused = 0;
+    // Ten visitors on two addresses (three streams each at most), then more addresses: the
+    // followers stop at 6 of 8.
+    for (i, ip) in ["198.51.100.1", "198.51.100.1", "198.51.100.1", "198.51.100.1", "198.51.100.2", "198.51.100.2"]
+        .into_iter()
+        .chain((3..9).map(|_| "198.51.100.3"))
+        .chain(["198.51.100.4", "198.51.100.5", "198.51.100.6"])
+        .enumerate()
+    {
+        let token = app.visitor("follow").await;
+        app.fake.push_content(&format!("answer {i}"));
+        let conversation = conversation_id(&app.send(&token, "follow", None, "hello").await);
+        let r = follow_from(&app, &token, &conversation, ip).await;
+        if r.status() == 200 {
+            held.push(r);
+        } else {
+            assert_limited(r).await;
+            refused += 1;
+        }
+    }
+    assert_eq!(held.len(), 6, "followers fill 75 % of 8 streams, three an address ({refused} refused)");
+    // A new visitor from another address asks and is answered.
+    let token = app.visitor("follow").await;
+    app.fake.push_content("Still here.");
+    let events = app.send(&token, "follow", None, "anyone?").await;
+    assert_eq!(text(&events), "Still here.");
+    // With nothing to say for 2 s, the follows end by themselves (the panel reconnects).
+    let started = std::time::Instant::now();
+    for r in held {
+        let body = tokio::time::timeout(std::time::Duration::from_secs(10), r.text()).await;
+        assert!(body.is_ok(), "an idle follow ended");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
 #[tokio::test]
 async fn an_agent_starts_a_bounded_number_of_turns_a_minute() {
     let app = TestApp::builder().config(|c| c.limits.limit_turns_per_agent = 2).spawn().await;
@@ -225,4 +288,45 @@ async fn a_new_agent_allows_no_website_until_one_is_listed() {
     let own = app.client.get(app.url("/embed/fresh")).send().await.unwrap();
     let csp = own.headers()["content-security-policy"].to_str().unwrap().to_owned();
     assert!(csp.ends_with("; frame-ancestors 'self'"), "only Parley's own pages may frame it: {csp}");
+}
+
+/// A slow-loris client (issue 41, item 2): headers a byte a second are cut off once the header
+/// read timeout passes, while other clients are served all along.
+#[tokio::test]
+async fn a_client_dribbling_its_headers_is_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app().await;
+    let addr = app.url("").trim_start_matches("http://").trim_end_matches('/').to_owned();
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let started = std::time::Instant::now();
+    let head =
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let mut cut = false;
+    for byte in head {
+        if slow.write_all(&[*byte]).await.is_err() {
+            cut = true;
+            break;
+        }
+        // Others are served meanwhile.
+        if started.elapsed() < std::time::Duration::from_secs(2) {
+            assert_eq!(app.client.get(app.url("/healthz")).send().await.unwrap().status(), 200);
+        }
+        let mut buf = [0u8; 256];
+        match tokio::time::timeout(std::time::Duration::from_secs(1), slow.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                cut = true;
+                break;
+            }
+            Ok(Ok(_)) => {
+                // hyper answers 408 before it closes: the connection is over either way.
+                cut = true;
+                break;
+            }
+            Err(_) => {}
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "never cut off");
+    }
+    assert!(cut, "the connection was closed");
+    let took = started.elapsed();
+    assert!(took >= std::time::Duration::from_secs(8) && took < std::time::Duration::from_secs(20), "{took:?}");
 }

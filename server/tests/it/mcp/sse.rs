@@ -110,3 +110,53 @@ async fn mcp_sse_transport_serves_the_tools_of_a_session() {
     }
     assert_eq!(gone, 404, "a session outlived its stream");
 }
+
+/// Unthrottled MCP work (issue 41, item 10): requests are counted per address before any token
+/// is looked up, a token refused once is refused again without the database, and one token holds
+/// a bounded number of SSE sessions.
+#[tokio::test]
+async fn mcp_requests_are_limited_per_address_refused_tokens_are_remembered_and_sessions_capped() {
+    let app = TestApp::builder().config(|c| c.limits.limit_mcp_per_ip = 40).spawn().await;
+    let (agent, _) = agent_with_content(&app, "mcp-limits").await;
+    let t = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
+    let garbage = "pm_not-a-token-at-all";
+    for _ in 0..3 {
+        let r = app.client.get(app.url(&format!("/sse/mcp?token={garbage}"))).send().await.unwrap();
+        assert_eq!(r.status(), 401);
+    }
+    let metrics = app.client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("parley_mcp_tokens_refused_total{cached=\"true\"} 2"), "{metrics}");
+    assert!(metrics.contains("parley_mcp_tokens_refused_total{cached=\"false\"} 1"), "{metrics}");
+
+    // Sixteen sessions of one token; the seventeenth is refused until one closes.
+    let mut open = Vec::new();
+    for _ in 0..16 {
+        let r = app.client.get(app.url(&format!("/sse/mcp?token={t}"))).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        open.push(r);
+    }
+    let r = app.client.get(app.url(&format!("/sse/mcp?token={t}"))).send().await.unwrap();
+    assert_eq!(r.status(), 429, "{}", r.text().await.unwrap());
+    drop(open.pop());
+    let mut reopened = None;
+    for _ in 0..50 {
+        let r = app.client.get(app.url(&format!("/sse/mcp?token={t}"))).send().await.unwrap();
+        if r.status() == 200 {
+            reopened = Some(r);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(reopened.is_some(), "room again once a session closed");
+
+    // The address's allowance (40 a minute here) runs out: refused before any token is read.
+    let mut limited = false;
+    for _ in 0..40 {
+        let r = app.client.get(app.url(&format!("/sse/mcp?token={garbage}"))).send().await.unwrap();
+        if r.status() == 429 {
+            limited = true;
+            break;
+        }
+    }
+    assert!(limited, "the per-address limit refuses at last");
+}
