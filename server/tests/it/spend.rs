@@ -277,3 +277,46 @@ async fn the_console_shows_todays_spend_and_warns_about_unpriced_models() {
     assert_eq!(status, 200);
     assert!(page.contains("Spend today") && page.contains("has no row in the price table"), "{page}");
 }
+
+/// A burst at an agent's daily cap (issue 41, item 4): each call holds its worst case (its
+/// input and all of its `max_tokens`), so fifty turns started together pass the cap by one
+/// call's worst case at most. (With a hold of 1,000 tokens in and 200 out, about eleven of them
+/// went ahead at once and spent four times the cap.)
+#[tokio::test]
+async fn fifty_turns_at_once_pass_a_daily_cap_by_one_call_at_most() {
+    let app = TestApp::builder()
+        .config(|c| {
+            c.limits.no_limits = true;
+            c.spend.visitor_daily_cap_usd = 0.0;
+        })
+        .spawn()
+        .await;
+    // gpt-4o: $2.50 a million tokens in, $10 out; 2,000 tokens out cost $0.02.
+    let agent = agent_on(&app, "burst", "gpt-4o").await;
+    let limits = parley_engine::store::agents::AgentLimits {
+        daily_cap_usd: Some(0.05),
+        max_tokens: Some(2_000),
+        budget_usd: 1.0,
+        ..Default::default()
+    };
+    app.set_limits(&agent.id, limits).await;
+    let long = Reply::Content { pieces: (0..2_000).map(|i| format!("w{i} ")).collect(), delay: Duration::ZERO };
+    for _ in 0..50 {
+        app.fake.push(Reply::Delayed(Duration::from_millis(300), Box::new(long.clone())));
+    }
+    let mut visitors = Vec::new();
+    for _ in 0..50 {
+        visitors.push(app.visitor("burst").await);
+    }
+    let turns = visitors.iter().map(|v| app.send(v, "burst", None, "Tell me everything."));
+    let ends = futures::future::join_all(turns).await;
+    let complete = ends.iter().filter(|e| shape(e).last().is_some_and(|s| s == "message_end:complete")).count();
+    let refused = ends.iter().filter(|e| ended_by_budget(e)).count();
+    assert_eq!(complete + refused, 50, "each answered or refused by the cap");
+    assert!(complete >= 2, "the cap's room was used: {complete}");
+    app.engine().flush().await;
+    let spent = app.engine().budgets().spent_today(app.db(), &agent.id, app.engine().now_ms()).await.unwrap();
+    let spent = spent.unwrap_or_default();
+    let one_call = (40.0 * 2.5 + 2_000.0 * 10.0) / 1_000_000.0;
+    assert!(spent <= 0.05 + one_call, "spent {spent} of a 0.05 cap in {complete} answers");
+}

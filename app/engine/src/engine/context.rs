@@ -50,6 +50,8 @@ pub struct Compaction {
     pub replaces: std::ops::Range<usize>,
     /// `created_at` of the last summarised message.
     pub until: i64,
+    /// The model's context window in tokens, when known.
+    pub window: Option<u64>,
 }
 
 /// Messages read since the last summary at most.
@@ -77,12 +79,14 @@ pub fn estimate_tokens(text: &str) -> usize {
     ascii / 4 + other + 1
 }
 
-fn message_tokens(m: &ModelMessage) -> usize {
+pub fn message_tokens(m: &ModelMessage) -> usize {
     match m {
         ModelMessage::System(t) | ModelMessage::User(t) => estimate_tokens(t),
         // About a thousand tokens an image (they are only in the newest message).
         ModelMessage::UserImages { text, images } => estimate_tokens(text) + images.len() * 1_000,
-        ModelMessage::Assistant { content, .. } => estimate_tokens(content),
+        ModelMessage::Assistant { content, tool_calls } => {
+            estimate_tokens(content) + tool_calls.iter().map(|c| estimate_tokens(&c.arguments)).sum::<usize>()
+        }
         ModelMessage::Tool { content, .. } => estimate_tokens(content),
     }
 }
@@ -237,13 +241,38 @@ pub fn build(
     ];
     // The old summary (if any) and the summarised turns give way to the new summary.
     let start = if loaded.summary.is_some() { first_turn - 1 } else { first_turn };
-    let compaction = Compaction { request, replaces: start..first_turn + split, until: turns[split - 1].0.created_at };
+    let compaction = Compaction {
+        request,
+        replaces: start..first_turn + split,
+        until: turns[split - 1].0.created_at,
+        window: context_window,
+    };
     (out, Some(compaction))
 }
 
 /// The turn's messages once the summary is known.
 pub fn apply(messages: &mut Vec<ModelMessage>, compaction: &Compaction, summary: &str) {
     messages.splice(compaction.replaces.clone(), [summary_message(summary)]);
+}
+
+/// The turn's messages when the summary failed: the turns it would have replaced are dropped
+/// (with a note that earlier turns are left out), then, while the rest still fills more than
+/// the model's window allows, the oldest turns after them, down to the visitor's new message.
+/// A hard trim: the model answers from less, rather than the provider refusing an overlong
+/// request.
+pub fn trim(messages: &mut Vec<ModelMessage>, compaction: &Compaction) {
+    let start = compaction.replaces.start;
+    messages.splice(
+        compaction.replaces.clone(),
+        [ModelMessage::System("(Earlier turns of this conversation are left out.)".into())],
+    );
+    let Some(window) = compaction.window else { return };
+    let limit = (window as f64 * THRESHOLD) as usize;
+    // The first turn after the note; the last message (the visitor's new one) always stays.
+    let first = start + 1;
+    while messages.len() > first + 1 && messages.iter().map(message_tokens).sum::<usize>() > limit {
+        messages.remove(first);
+    }
 }
 
 #[cfg(test)]
@@ -312,6 +341,28 @@ mod tests {
         assert_eq!(c.replaces, 1..1 + 1 + 18);
         let ModelMessage::User(transcript) = &c.request[1] else { panic!() };
         assert!(transcript.starts_with("Summary so far:\nEarlier."));
+    }
+
+    #[test]
+    fn a_failed_summary_trims_the_turns_to_the_window() {
+        let long = "x".repeat(2_000); // about 500 tokens each
+        let loaded = Loaded { history: history(10, &long), ..Default::default() };
+        let (messages, compaction) = build(&agent(&[]), &[], &loaded, "next", &[], Some(4_000), 20);
+        let c = compaction.expect("over 75 % of 4,000 tokens");
+        let mut trimmed = messages.clone();
+        trim(&mut trimmed, &c);
+        let tokens: usize = trimmed.iter().map(message_tokens).sum();
+        assert!(tokens <= 3_000, "within 75 % of the window: {tokens}");
+        assert!(matches!(&trimmed[1], ModelMessage::System(s) if s.contains("left out")));
+        assert!(matches!(trimmed.last(), Some(ModelMessage::User(s)) if s == "next"), "the new message stays");
+        assert!(matches!(&trimmed[0], ModelMessage::System(_)), "the instructions stay");
+        // Too many turns but a roomy window: only the summarised turns go.
+        let loaded = Loaded { history: history(24, "short"), ..Default::default() };
+        let (messages, c) = build(&agent(&[]), &[], &loaded, "next", &[], Some(128_000), 20);
+        let c = c.expect("more turns than the history limit");
+        let mut trimmed = messages.clone();
+        trim(&mut trimmed, &c);
+        assert_eq!(trimmed.len(), messages.len() - c.replaces.len() + 1);
     }
 
     #[test]

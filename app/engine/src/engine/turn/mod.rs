@@ -218,8 +218,8 @@ impl Hops<'_> {
             };
             match summary {
                 Ok(Some(summary)) => context::apply(&mut messages, &compaction, &summary),
-                // The summary failed: answer from the turns as they are.
-                Ok(None) => {}
+                // The summary failed: answer from the recent turns, trimmed to the window.
+                Ok(None) => context::trim(&mut messages, &compaction),
                 Err(stop) => return Some(stop),
             }
         }

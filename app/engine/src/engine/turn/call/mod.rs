@@ -25,6 +25,8 @@ use super::{HopEnd, Stop};
 use crate::store::usage::UsageRecord;
 use retry::{rejects_tools, toolless, wants_fallback};
 
+/// `max_tokens` assumed for a call that sets none (seed 003's default).
+const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The daily caps a turn's calls count against (the agent's own or the server's default).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct DayCaps {
@@ -65,11 +67,31 @@ impl<'a> Caller<'a> {
         filter: Option<&mut StateFilter>,
         text: &mut String,
     ) -> Result<HopEnd, Stop> {
-        let hold = self.hold(&request.model).await?;
+        let hold = self.hold(&request).await?;
         self.call(request, hold, filter, text).await
     }
 
-    async fn hold(&self, model: &str) -> Result<Hold, Stop> {
+    /// The most a call can cost: its input as counted here (messages and tool definitions) and
+    /// every token of its `max_tokens`. What a hold takes, so that calls started together at a
+    /// cap's edge cannot together pass it by more than one call's worst case; the rest is given
+    /// back when the call's usage is known.
+    fn worst_case_usd(&self, request: &ModelRequest) -> f64 {
+        let input = request.messages.iter().map(super::super::context::message_tokens).sum::<usize>()
+            + request
+                .tools
+                .iter()
+                .map(|t| {
+                    super::super::context::estimate_tokens(&t.description)
+                        + super::super::context::estimate_tokens(&t.parameters.to_string())
+                })
+                .sum::<usize>();
+        let output = u64::from(request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
+        let worst = self.prices.cost_usd(&request.model, input as u64, 0, output);
+        worst.max(self.prices.floor_usd(&request.model))
+    }
+
+    async fn hold(&self, request: &ModelRequest) -> Result<Hold, Stop> {
+        let worst_usd = self.worst_case_usd(request);
         let agent = &self.ctx.agent;
         let limits = Limits {
             agent_id: &agent.id,
@@ -77,7 +99,7 @@ impl<'a> Caller<'a> {
             budget_usd: agent.limits.budget_usd,
             daily_cap_usd: self.caps.agent_usd,
             visitor_daily_cap_usd: self.caps.visitor_usd,
-            floor_usd: self.prices.floor_usd(model),
+            floor_usd: worst_usd,
             now_ms: self.ctx.clock.now_ms(),
         };
         match self.budgets.hold(&self.ctx.db, &self.out.lease, limits).await {
