@@ -34,6 +34,17 @@ async fn a_retried_send_replays_the_same_reply_without_a_new_turn() {
     assert_eq!(retried, original, "the same events with the same ids");
     assert_eq!(app.count("messages").await, 4, "nothing new stored");
     assert_eq!(app.fake.served(), 2, "no new upstream call");
+
+    // The same id with another message is a client's mistake, not a retry (issue 41): refused,
+    // and nothing is stored or answered.
+    let reused =
+        json!({"agent": "plain", "conversation_id": conv, "message": "something else", "client_message_id": "cm-1"});
+    let r = app.send_raw(&token, reused).await;
+    assert_eq!(r.status(), 422);
+    assert_eq!(r.json::<serde_json::Value>().await.unwrap()["error"], "bad_client_message_id");
+    let first_again = json!({"agent": "plain", "message": "another first", "client_message_id": "cm-1"});
+    assert_eq!(app.send_raw(&token, first_again).await.status(), 422, "a first message too");
+    assert_eq!((app.count("messages").await, app.fake.served()), (4, 2));
 }
 
 #[tokio::test]

@@ -77,7 +77,7 @@ impl Engine {
     /// committed before the model is called) and [`Self::start_turn`].
     pub async fn send(&self, req: SendRequest<'_>) -> Result<Started, ChatError> {
         let text = self.check_send(&req)?;
-        let existing = match self.resolve_send(&req).await? {
+        let existing = match self.resolve_send(&req, text).await? {
             Resolved::Resume(started) => return Ok(started),
             Resolved::Go(existing) => existing,
         };
@@ -125,14 +125,27 @@ impl Engine {
     }
 
     /// The conversation the message goes to: the visitor's own, open, of this agent; or the
-    /// stream of the answer a retried send already started.
-    async fn resolve_send(&self, req: &SendRequest<'_>) -> Result<Resolved, ChatError> {
+    /// stream of the answer a retried send already started (the same `client_message_id` with
+    /// the same text: the id reused for another message is refused, not answered with the old
+    /// answer).
+    async fn resolve_send(&self, req: &SendRequest<'_>, text: &str) -> Result<Resolved, ChatError> {
+        let same = |stored: &messages::Message| {
+            if stored.content == text {
+                Ok(())
+            } else {
+                Err(ChatError::Invalid(
+                    ApiCode::BadClientMessageId,
+                    "client_message_id was used for another message; use a new one for each message.".into(),
+                ))
+            }
+        };
         let Some(id) = req.conversation_id else {
             // A retried first message: the client never learnt the conversation's id.
             if let Some(cid) = req.client_message_id
                 && let Some((visitor_msg, reply)) =
                     messages::by_visitor_client_id(self.db(), &req.visitor.id, cid).await?
             {
+                same(&visitor_msg)?;
                 return Ok(Resolved::Resume(self.resume_reply(&visitor_msg.conversation_id, reply).await?));
             }
             return Ok(Resolved::Go(None));
@@ -145,8 +158,9 @@ impl Engine {
             return Err(ChatError::Closed);
         }
         if let Some(cid) = req.client_message_id
-            && let Some((_, reply)) = messages::by_client_id(self.db(), &conv.id, cid).await?
+            && let Some((visitor_msg, reply)) = messages::by_client_id(self.db(), &conv.id, cid).await?
         {
+            same(&visitor_msg)?;
             return Ok(Resolved::Resume(self.resume_reply(&conv.id, reply).await?));
         }
         Ok(Resolved::Go(Some(conv)))
