@@ -46,11 +46,13 @@ CREATE TABLE attachments (
     size_bytes BIGINT NOT NULL,
     data BYTEA NOT NULL,
     created_at BIGINT NOT NULL
-);
+, client_ip TEXT);
 
 CREATE INDEX attachments_by_conversation ON attachments (conversation_id);
 
 CREATE INDEX attachments_by_visitor ON attachments (visitor_id, created_at);
+
+CREATE INDEX attachments_parked ON attachments (client_ip) WHERE message_id IS NULL;
 
 CREATE TABLE audit_log (
     id TEXT PRIMARY KEY,
@@ -168,6 +170,15 @@ CREATE TABLE http_tools (
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );
+
+CREATE TABLE identity_jtis (
+    agent_id TEXT NOT NULL,
+    jti TEXT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, jti)
+);
+
+CREATE INDEX identity_jtis_by_expiry ON identity_jtis (expires_at);
 
 CREATE TABLE identity_secrets (
     id TEXT PRIMARY KEY,
@@ -466,7 +477,7 @@ CREATE TABLE users (
     password_hash TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     last_login_at BIGINT
-, away BIGINT NOT NULL DEFAULT 0, last_seen_at BIGINT, notify_events TEXT NOT NULL DEFAULT '');
+, away BIGINT NOT NULL DEFAULT 0, last_seen_at BIGINT, notify_events TEXT NOT NULL DEFAULT '', sessions_after BIGINT NOT NULL DEFAULT 0);
 
 CREATE TABLE visitors (
     id TEXT PRIMARY KEY,

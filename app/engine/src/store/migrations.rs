@@ -46,6 +46,9 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     migration!(27, "0027_answer_loop.sql"),
     migration!(28, "0028_business_hours.sql"),
     migration!(29, "0029_mail.sql"),
+    migration!(30, "0030_identity_replay.sql"),
+    migration!(31, "0031_session_lifetime.sql"),
+    migration!(32, "0032_parked_images.sql"),
 ];
 
 /// The migrator `Db::connect` runs against a fresh or older database.
