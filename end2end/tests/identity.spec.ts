@@ -88,8 +88,10 @@ test('a signed-in user: identified from the host page, history on a second brows
   const fresh = await openWithLauncher(phone);
   await expect(fresh.locator('.pw-msg.pw-visitor')).toHaveCount(0);
 
-  // The console names the user and lists their conversations.
+  // The console names the user and lists their conversations. (The choice of agent is read by
+  // the hydrated page: wait for the console's bundle first, or a busy machine drops it.)
   await admin.goto(`${APP_URL}/admin/identity`);
+  await admin.waitForLoadState('networkidle');
   await admin.getByLabel('Agent').selectOption({ label: 'Parley Help Center' });
   const row = admin.locator('#identity-users tbody tr').filter({ hasText: sub });
   await expect(row).toContainText('Ada E2E');
