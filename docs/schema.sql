@@ -23,6 +23,17 @@ CREATE TABLE agents (
     updated_at BIGINT NOT NULL
 , budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION, language TEXT NOT NULL DEFAULT 'auto', look TEXT NOT NULL DEFAULT '{}', max_tokens BIGINT, identity_required BIGINT NOT NULL DEFAULT 0, identity_max_age_secs BIGINT NOT NULL DEFAULT 86400, retention_days BIGINT);
 
+CREATE TABLE alerts (
+    agent_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    detail TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, kind, day)
+);
+
+CREATE INDEX alerts_by_time ON alerts (created_at);
+
 CREATE TABLE articles (
     id TEXT PRIMARY KEY,
     knowledge_base_id TEXT NOT NULL REFERENCES knowledge_bases (id) ON DELETE CASCADE,

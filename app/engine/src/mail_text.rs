@@ -97,9 +97,50 @@ pub fn notification(
                 ],
             )
         }
+        "agent.cap_reached" | "provider.quota_exhausted" => {
+            let capped = event == "agent.cap_reached";
+            (
+                "alert",
+                if capped {
+                    lang.pick(
+                        format!("[{agent}] Today's spending cap is reached"),
+                        format!("【{agent}】今日花费已达上限"),
+                    )
+                } else {
+                    lang.pick(
+                        format!("[{agent}] The model provider's quota is exhausted"),
+                        format!("【{agent}】模型服务商的额度已用完"),
+                    )
+                },
+                if capped {
+                    lang.pick(
+                        "The agent's daily spending cap is reached: it answers no visitor until tomorrow (UTC) \
+                         unless you raise the cap in the console.",
+                        "该助手今日花费已达上限：在明天（UTC）之前不再回答访客，除非在控制台提高上限。",
+                    )
+                } else {
+                    lang.pick(
+                        "The model provider refused a call because the account's quota or balance is \
+                         exhausted: visitors get no answers until it is topped up.",
+                        "模型服务商因账户额度或余额用完而拒绝了请求：充值之前访客得不到回答。",
+                    )
+                },
+                vec![(lang.pick("Detail", "详情"), s(&data["detail"]))],
+            )
+        }
         _ => return None,
     };
     let (table_text, table_html) = fields(&rows);
+    if conv.is_empty() {
+        let open = lang.pick("Open the console", "打开控制台");
+        let link = format!("{CONSOLE}/admin");
+        let text = format!("{intro}\n\n{table_text}\n\n{open}: {link}\n");
+        let html = html_page(
+            &subject,
+            &format!("<p>{}</p>{table_html}<p><a href=\"{link}\">{}</a></p>", escape_html(intro), escape_html(open)),
+        );
+        return Some((kind, subject, text, html));
+    }
     let open = lang.pick("Open the conversation", "打开对话");
     let text = format!("{intro}\n\n{table_text}\n\n{open}: {link}\n").replace("\n\n\n\n", "\n\n");
     let html = html_page(

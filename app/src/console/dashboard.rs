@@ -34,6 +34,18 @@ fn Figures(d: Dashboard) -> impl IntoView {
             <Tile label="Leads waiting" value=d.leads_waiting.to_string() />
             <Tile label="Orders paid (today)" value=format!("{} ({})", d.orders_paid, d.orders_paid_today) />
         </section>
+        {(!d.alerts.is_empty()).then(|| view! {
+            <section class="c-card" id="alerts" aria-label="Alerts">
+                <h2>"Alerts (7 days)"</h2>
+                <ul>
+                    {d.alerts.into_iter().map(|a| view! {
+                        <li class="c-warn">
+                            <b>{a.agent.clone()}</b>": "{a.meaning()}" — "{a.detail.clone()}" ("{a.at.clone()}" UTC)"
+                        </li>
+                    }).collect_view()}
+                </ul>
+            </section>
+        })}
         <SpendToday agents=d.spend_today unpriced=d.unpriced />
         <Ratings agents=d.ratings />
         <section class="c-card">

@@ -320,3 +320,71 @@ async fn fifty_turns_at_once_pass_a_daily_cap_by_one_call_at_most() {
     let one_call = (40.0 * 2.5 + 2_000.0 * 10.0) / 1_000_000.0;
     assert!(spent <= 0.05 + one_call, "spent {spent} of a 0.05 cap in {complete} answers");
 }
+
+/// A cap reached and an exhausted quota are told (issue 41, item 4): administrators get one
+/// mail and the agent's endpoints one webhook event (`agent.cap_reached`,
+/// `provider.quota_exhausted`) a day, however many calls are refused, and the dashboard lists
+/// them.
+#[tokio::test]
+async fn a_cap_reached_and_an_exhausted_quota_are_told_once_a_day() {
+    let app = TestApp::builder()
+        .with_users(&[ADMIN])
+        .config(|c| {
+            c.spend.agent_daily_cap_usd = 0.0003;
+            c.spend.visitor_daily_cap_usd = 0.0;
+            c.allow_private_endpoints = true;
+        })
+        .spawn()
+        .await;
+    let capped = agent_on(&app, "capped", UNPRICED).await;
+    let events = vec!["agent.cap_reached".to_owned(), "provider.quota_exhausted".to_owned()];
+    app.engine().add_webhook(&capped.id, "http://127.0.0.1:9/hook", &events).await.unwrap();
+    let visitor = app.visitor("capped").await;
+    app.fake.push_content("one two three");
+    assert_eq!(shape(&app.send(&visitor, "capped", None, "hello").await).last().unwrap(), "message_end:complete");
+    for _ in 0..3 {
+        let other = app.visitor("capped").await;
+        assert!(ended_by_budget(&app.send(&other, "capped", None, "hello").await));
+    }
+    let count = |sql: &'static str, value: &'static str| {
+        let db = app.db().clone();
+        async move { sqlx::query_scalar::<_, i64>(sql).bind(value).fetch_one(db.pool()).await.unwrap() }
+    };
+    eventually(async || {
+        count("SELECT COUNT(*) FROM webhook_deliveries WHERE event = $1", "agent.cap_reached").await == 1
+    })
+    .await;
+    eventually(async || count("SELECT COUNT(*) FROM mail_outbox WHERE to_address = $1", ADMIN.email).await == 1).await;
+    let subject: String = sqlx::query_scalar("SELECT subject FROM mail_outbox WHERE to_address = $1")
+        .bind(ADMIN.email)
+        .fetch_one(app.db().pool())
+        .await
+        .unwrap();
+    assert!(subject.contains("spending cap"), "{subject}");
+
+    // A provider that says the account's quota is gone: told once too.
+    let broke = agent_on(&app, "broke", "gpt-4o-mini").await;
+    app.engine().add_webhook(&broke.id, "http://127.0.0.1:9/hook", &events).await.unwrap();
+    let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+    for _ in 0..2 {
+        app.fake.push(Reply::Status { status: 429, headers: vec![], body: quota.into() });
+        let v = app.visitor("broke").await;
+        let ended = app.send(&v, "broke", None, "hello").await;
+        assert_eq!(shape(&ended).last().unwrap(), "message_end:failed", "{:?}", shape(&ended));
+    }
+    eventually(async || {
+        count("SELECT COUNT(*) FROM webhook_deliveries WHERE event = $1", "provider.quota_exhausted").await == 1
+    })
+    .await;
+    eventually(async || count("SELECT COUNT(*) FROM mail_outbox WHERE to_address = $1", ADMIN.email).await == 2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(count("SELECT COUNT(*) FROM alerts WHERE kind LIKE $1", "%").await, 2, "once each");
+
+    let mut admin = app.signed_in(&ADMIN).await;
+    let (status, body) = admin.call(dashboard::DashboardFigures::PATH, &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let figures: Value = serde_json::from_str(&body).unwrap();
+    let kinds: Vec<&str> = figures["alerts"].as_array().unwrap().iter().map(|a| a["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.len(), 2, "{body}");
+    assert!(kinds.contains(&"agent.cap_reached") && kinds.contains(&"provider.quota_exhausted"), "{body}");
+}

@@ -4,6 +4,7 @@
 //! tests run against both databases.
 
 pub mod agents;
+pub mod alerts;
 pub mod attachments;
 pub mod audit;
 pub mod batch;

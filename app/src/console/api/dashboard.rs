@@ -66,6 +66,19 @@ pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
             })
         })
         .collect();
+    let names: HashMap<String, String> = agents.iter().map(|a| (a.id.clone(), a.name.clone())).collect();
+    let alerts = parley_engine::store::alerts::since(db, now - week)
+        .await?
+        .into_iter()
+        .map(|a| crate::console::types::AlertItem {
+            agent: names.get(&a.agent_id).cloned().unwrap_or_else(|| a.agent_id.clone()),
+            kind: a.kind,
+            detail: a.detail,
+            at: chrono::DateTime::from_timestamp_millis(a.created_at)
+                .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+                .unwrap_or_default(),
+        })
+        .collect();
     let spend_today = agents
         .into_iter()
         .map(|a| crate::console::types::AgentSpend {
@@ -78,6 +91,7 @@ pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
         })
         .collect();
     Ok(Dashboard {
+        alerts,
         ratings,
         spend_today,
         unpriced: crate::console::api::agents::unpriced_price(&state),

@@ -29,6 +29,34 @@ pub struct Dashboard {
     /// Each rated agent's ratings, this week and the week before.
     #[serde(default)]
     pub ratings: Vec<AgentRatings>,
+    /// Alerts of the last 7 days (a cap reached, a provider's quota exhausted), newest first.
+    #[serde(default)]
+    pub alerts: Vec<AlertItem>,
+}
+
+/// An alert as the dashboard shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AlertItem {
+    /// The agent's name.
+    pub agent: String,
+    /// `agent.cap_reached` or `provider.quota_exhausted`.
+    pub kind: String,
+    pub detail: String,
+    /// `YYYY-MM-DD HH:MM` (UTC).
+    pub at: String,
+}
+
+impl AlertItem {
+    /// What the alert means, in words.
+    pub fn meaning(&self) -> &'static str {
+        match self.kind.as_str() {
+            "agent.cap_reached" => {
+                "Daily spending cap reached: no answers until tomorrow (UTC) unless the cap is raised"
+            }
+            "provider.quota_exhausted" => "The model provider's quota or balance is exhausted",
+            _ => "Alert",
+        }
+    }
 }
 
 /// How visitors rated one agent: the last 7 days and the 7 before (the trend).

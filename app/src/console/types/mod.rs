@@ -14,7 +14,7 @@ pub use answers::{SavedReplyItem, UnansweredGroup};
 pub use conversations::{
     ConsoleMessage, ConsultingState, ConversationDetail, ConversationItem, ToolCallInfo, UsageInfo,
 };
-pub use dashboard::{AgentRatings, AgentSpend, Dashboard, DayUsage, UnpricedPrice};
+pub use dashboard::{AgentRatings, AgentSpend, AlertItem, Dashboard, DayUsage, UnpricedPrice};
 pub use hours::{HoursView, NOTIFICATION_CHOICES, NotificationsView, PresenceView};
 pub use http_tools::{EmbeddingCounts, HttpToolForm, HttpToolItem};
 pub use identity::{AuditItem, DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret, SecretItem, UserItem, UserLabel};

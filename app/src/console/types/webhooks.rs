@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Every event an endpoint can receive, with what it means.
-pub const WEBHOOK_EVENTS: [(&str, &str); 8] = [
+pub const WEBHOOK_EVENTS: [(&str, &str); 10] = [
     ("lead.created", "a visitor left their contact details"),
     ("conversation.waiting_human", "a conversation waits for a person"),
     ("conversation.claimed", "an operator took a conversation over"),
@@ -13,6 +13,8 @@ pub const WEBHOOK_EVENTS: [(&str, &str); 8] = [
     ("order.expired", "an order expired unpaid"),
     ("answer.rated", "a visitor rated an answer"),
     ("conversation.rated", "a visitor rated a closed conversation"),
+    ("agent.cap_reached", "the agent's daily spending cap was reached (once a day)"),
+    ("provider.quota_exhausted", "the model provider's quota or balance ran out (once a day)"),
 ];
 
 /// One delivery of an event to an endpoint.

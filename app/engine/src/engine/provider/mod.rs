@@ -148,6 +148,16 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// The account's quota or balance is exhausted (waiting does not help; someone must pay):
+    /// OpenAI's `insufficient_quota` 429, a 402, Anthropic's "credit balance is too low".
+    pub fn is_quota(&self) -> bool {
+        match self {
+            ProviderError::Client { status: 429 | 402, .. } => true,
+            ProviderError::Client { status: 400, detail } => detail.contains("credit balance"),
+            _ => false,
+        }
+    }
+
     /// A stable code for the ledger and the `error` event.
     pub fn code(&self) -> &'static str {
         match self {

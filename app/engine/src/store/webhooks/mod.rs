@@ -17,7 +17,7 @@ pub use outbox::{Attempt, AttemptRow, DeliveryRow, Due, Next, attempts, claim_du
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
 
 /// Every event an endpoint can subscribe to.
-pub const EVENTS: [&str; 8] = [
+pub const EVENTS: [&str; 10] = [
     "lead.created",
     "conversation.waiting_human",
     "conversation.claimed",
@@ -26,6 +26,8 @@ pub const EVENTS: [&str; 8] = [
     "order.expired",
     "answer.rated",
     "conversation.rated",
+    "agent.cap_reached",
+    "provider.quota_exhausted",
 ];
 
 crate::store::row_struct! {

@@ -25,6 +25,9 @@ use super::{HopEnd, Stop};
 use crate::store::usage::UsageRecord;
 use retry::{rejects_tools, toolless, wants_fallback};
 
+/// An alert raised by this process: agent, kind, UTC day.
+type Raised = (String, &'static str, i64);
+
 /// `max_tokens` assumed for a call that sets none (seed 003's default).
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The daily caps a turn's calls count against (the agent's own or the server's default).
@@ -68,7 +71,37 @@ impl<'a> Caller<'a> {
         text: &mut String,
     ) -> Result<HopEnd, Stop> {
         let hold = self.hold(&request).await?;
-        self.call(request, hold, filter, text).await
+        let model = request.model.clone();
+        let result = self.call(request, hold, filter, text).await;
+        if let Err(Stop::Provider(e)) = &result
+            && e.is_quota()
+        {
+            let detail = format!("{} refused a call of {model}: {e}", self.ctx.agent.provider.kind.as_str());
+            self.alert(crate::store::alerts::QUOTA_EXHAUSTED, detail, serde_json::json!({"model": model}));
+        }
+        result
+    }
+
+    /// Raises an alert for the agent (once a day: the mail to administrators and the webhook
+    /// event), in the background so the visitor's answer does not wait for it.
+    fn alert(&self, kind: &'static str, detail: String, data: serde_json::Value) {
+        let (db, agent_id, now) = (self.ctx.db.clone(), self.ctx.agent.id.clone(), self.ctx.clock.now_ms());
+        // Raised here already today: a refused call after another does not write again.
+        static RAISED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<Raised>>> =
+            std::sync::LazyLock::new(Default::default);
+        let day = now.div_euclid(86_400_000);
+        {
+            let mut raised = RAISED.lock().unwrap_or_else(|p| p.into_inner());
+            raised.retain(|(_, _, d)| *d >= day);
+            if !raised.insert((agent_id.clone(), kind, day)) {
+                return;
+            }
+        }
+        tokio::spawn(async move {
+            if let Err(e) = crate::store::alerts::raise(&db, &agent_id, kind, &detail, data, now).await {
+                tracing::warn!(error = %e, kind, "could not raise an alert");
+            }
+        });
     }
 
     /// The most a call can cost: its input as counted here (messages and tool definitions) and
@@ -111,6 +144,11 @@ impl<'a> Caller<'a> {
                     LimitHit::VisitorDaily { spent_usd, cap_usd } => (spent_usd, cap_usd, "visitor daily"),
                 };
                 tracing::info!(conversation = %self.out.conversation_id, kind, spent, limit, "budget reached");
+                if let LimitHit::AgentDaily { spent_usd, cap_usd } = hit {
+                    let detail = format!("spent ${spent_usd:.4} of a ${cap_usd:.2} daily cap");
+                    let data = serde_json::json!({"spent_usd": spent_usd, "cap_usd": cap_usd});
+                    self.alert(crate::store::alerts::CAP_REACHED, detail, data);
+                }
                 metrics::counter!("parley_budget_refusals_total", "agent" => agent.public_key.clone(), "limit" => kind)
                     .increment(1);
                 Err(Stop::Limit(StreamCode::BudgetExceeded))
