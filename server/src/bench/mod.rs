@@ -214,7 +214,7 @@ async fn start(args: &BenchArgs, data: &str) -> anyhow::Result<Running> {
                 "openai",
             ])
             .args(["--base-url", &format!("http://{base}/v1"), "--model", "fake-model"])
-            .env("PARLEY_DATA_DIR", &data)
+            .env("PARLEY_DATA_DIR", data)
             .stdout(Stdio::null())
             .status()
             .await?;

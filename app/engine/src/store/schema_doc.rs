@@ -39,7 +39,7 @@ async fn the_schema_document_is_current() {
     }
     assert!(
         DOC == schema,
-        "docs/schema.sql is out of date: run `PARLEY_WRITE_SCHEMA=1 cargo test -p parley-app --features ssr \
+        "docs/schema.sql is out of date: run `PARLEY_WRITE_SCHEMA=1 cargo nextest run --release -p parley-engine \
          the_schema_document_is_current`"
     );
 }
