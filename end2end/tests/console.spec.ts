@@ -224,6 +224,8 @@ test('knowledge: a base gets topics in the console, and a refused edit changes n
   const page = await signIn(browser, ADMIN);
   const errors = collectErrors(page);
   await page.goto(`${APP_URL}/admin/knowledge`);
+  // The choice of agent is read by the hydrated page: wait for the console's bundle first.
+  await page.waitForLoadState('networkidle');
   // A new base with its topics.
   await page.getByLabel('Agent').selectOption({ label: '香港移民顾问' });
   await page.locator('#kb-name').fill('Store help e2e');
@@ -294,6 +296,7 @@ test('every console page renders on a direct load and hydrates; MCP tokens are m
   }
   // Hydrated: a form on a directly loaded page works.
   await page.goto(`${APP_URL}/admin/tokens`);
+  await page.waitForLoadState('networkidle');
   await page.getByLabel('Agent').selectOption({ label: '香港移民顾问' });
   await page.getByLabel('Name').fill('e2e client');
   await page.getByLabel('Tool definitions').selectOption('detail');
