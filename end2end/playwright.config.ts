@@ -91,6 +91,7 @@ export default defineConfig({
       RUST_LOG: process.env.RUST_LOG ?? 'info',
       // Every browser test signs in from 127.0.0.1: the per-IP sign-in limit is for strangers.
       PARLEY_SIGNIN_PER_IP_PER_MINUTE: '600',
+      PARLEY_SIGNIN_PER_EMAIL_PER_MINUTE: '600',
       // No request leaves this machine: the live rate API is a closed local port, so the
       // reference table answers (as it would offline).
       PARLEY_EXCHANGE_RATE_BASE_URL: 'http://127.0.0.1:9',

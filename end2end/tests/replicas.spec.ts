@@ -72,6 +72,7 @@ test.describe('two replicas behind nginx', () => {
       PARLEY_DEMO_TOKEN_DELAY_MS: '40',
       PARLEY_TRUSTED_PROXIES: '127.0.0.1',
       PARLEY_SIGNIN_PER_IP_PER_MINUTE: '600',
+      PARLEY_SIGNIN_PER_EMAIL_PER_MINUTE: '600',
       PARLEY_LIMIT_VISITORS_PER_IP: '0',
       PARLEY_LIMIT_SENDS_PER_IP: '0',
       PARLEY_EXCHANGE_RATE_BASE_URL: 'http://127.0.0.1:9',
