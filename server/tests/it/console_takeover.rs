@@ -93,6 +93,37 @@ async fn takeover_is_exclusive_stored_and_keeps_the_model_off() {
     assert!(body.contains(&conv), "{body}");
 }
 
+/// A claim that lands after a send read the conversation's status (the bot's) and before it took
+/// the slot: the message goes to the person, the model is not called.
+#[tokio::test]
+async fn a_claim_between_a_sends_status_read_and_its_slot_keeps_the_model_off() {
+    let app = TestApp::builder().with_users(&[OLIVE]).spawn().await;
+    app.agent("shop", &[]).await;
+    let mut olive = app.signed_in(&OLIVE).await;
+    let visitor = app.visitor("shop").await;
+    app.fake.push_content("Hello from the bot.");
+    let first = app.send(&visitor, "shop", None, "hello").await;
+    let conv = conversation_id(&first);
+    assert_eq!(app.fake.served(), 1);
+
+    let (reached, go) = app.engine().pause_next_send();
+    app.fake.push_content("The bot must not say this.");
+    let claim = async {
+        assert_eq!(reached.await.expect("the send paused"), conv, "paused after reading the status");
+        let (status, body) = olive.call(c::Claim::PATH, &[("id", conv.as_str())]).await;
+        assert_eq!((status, body.as_str()), (200, "true"));
+        go.send(()).expect("the send waits");
+    };
+    let (events, ()) = tokio::join!(app.send(&visitor, "shop", Some(&conv), "is anyone there?"), claim);
+    assert_eq!(shape(&events), ["visitor_message"], "{events:?}");
+    app.engine().flush().await;
+    assert_eq!(app.fake.served(), 1, "the model is not called once a person holds the conversation");
+    let (_, body) = olive.call(c::Conversation::PATH, &[("id", &conv)]).await;
+    let detail: Value = serde_json::from_str(&body).unwrap();
+    let roles: Vec<&str> = detail["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["visitor", "assistant", "visitor"], "stored for the person, no answer");
+}
+
 #[tokio::test]
 async fn the_conversation_shows_the_consulting_state_as_text() {
     use parley_engine::store::conversations::set_consulting_state;

@@ -149,6 +149,8 @@ struct Inner {
     outbox: Arc<tokio::sync::Notify>,
     /// How mail leaves, if it does.
     mail: Option<mail::MailSettings>,
+    /// A test's pause inside the next send ([`Engine::pause_next_send`]).
+    send_pause: chat::SendPause,
 }
 
 /// The engine handle; cheap to clone.
@@ -217,6 +219,7 @@ impl Engine {
             relay,
             outbox: Arc::default(),
             mail,
+            send_pause: chat::SendPause::default(),
         }))
     }
 

@@ -3,6 +3,8 @@
 //! the conversation belongs to the visitor asking; another visitor's conversation is simply not
 //! found.
 
+mod operator;
+pub use operator::SendPause;
 mod rating;
 mod send;
 pub use send::SendRequest;

@@ -52,13 +52,13 @@ enum Resolved {
 }
 
 /// A turn that holds its conversation: its ids, the lease, the stop token.
-struct Claimed {
-    conversation_id: String,
-    visitor_message_id: String,
-    message_id: String,
-    lease: Lease,
-    cancel: CancellationToken,
-    slot_token: Option<String>,
+pub(super) struct Claimed {
+    pub(super) conversation_id: String,
+    pub(super) visitor_message_id: String,
+    pub(super) message_id: String,
+    pub(super) lease: Lease,
+    pub(super) cancel: CancellationToken,
+    pub(super) slot_token: Option<String>,
 }
 
 /// What the commit gives the turn: where its events start, the conversation as known, and the
@@ -73,8 +73,10 @@ struct Committed {
 impl Engine {
     /// Sends a visitor message and starts the assistant's answer: [`Self::check_send`],
     /// [`Self::resolve_send`], then the lease; a conversation a person holds takes the message
-    /// for them; otherwise [`Self::claim_turn`], [`Self::commit_turn`] (the message is
-    /// committed before the model is called) and [`Self::start_turn`].
+    /// for them; otherwise [`Self::claim_turn`] — and, the turn held, the status read again, so
+    /// a claim that landed meanwhile still passes the message to the person —,
+    /// [`Self::commit_turn`] (the message is committed before the model is called) and
+    /// [`Self::start_turn`].
     pub async fn send(&self, req: SendRequest<'_>) -> Result<Started, ChatError> {
         let text = self.check_send(&req)?;
         let existing = match self.resolve_send(&req, text).await? {
@@ -93,7 +95,17 @@ impl Engine {
                 .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, cmid, images.ids)
                 .await;
         }
+        self.paused_send(&conversation_id).await;
         let claimed = self.claim_turn(lease, conversation_id, visitor_message_id, existing.is_some()).await?;
+        if existing.is_some() && self.taken_over(&claimed).await? {
+            // A person claimed it after its status was read: the message is theirs after all.
+            let Claimed { conversation_id, visitor_message_id, lease, .. } = claimed;
+            lease.end_turn();
+            let (agent, visitor, cmid) = (req.agent.clone(), req.visitor, req.client_message_id);
+            return self
+                .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, cmid, images.ids)
+                .await;
+        }
         let mut committed = self.commit_turn(&req, &claimed, text, images.ids, existing.is_some()).await?;
         committed.images = images.images;
         self.start_turn(req, claimed, committed, text).await
@@ -327,55 +339,6 @@ impl Engine {
             visitor_daily_cap_usd: spend.visitor_daily_cap_usd,
             fallback_model: self.settings().fallbacks.for_provider(&agent.provider),
         }
-    }
-
-    /// Stores a visitor message for the operator who holds the conversation; no model call.
-    #[allow(clippy::too_many_arguments)]
-    async fn to_operator(
-        &self,
-        agent: Arc<Agent>,
-        visitor: &Visitor,
-        conversation_id: &str,
-        lease: Lease,
-        visitor_message_id: String,
-        text: &str,
-        client_message_id: Option<&str>,
-        attachments: Vec<String>,
-    ) -> Result<Started, ChatError> {
-        if !lease.hold_slot(super::SLOT_WAIT).await? {
-            return Err(ChatError::Busy);
-        }
-        let frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
-            message_id: visitor_message_id.clone(),
-            text: text.to_owned(),
-        }));
-        let stored = NewTurn {
-            conversation_id: conversation_id.to_owned(),
-            new_conversation: None,
-            visitor_message_id: visitor_message_id.clone(),
-            text: text.to_owned(),
-            client_message_id: client_message_id.map(str::to_owned),
-            assistant_message_id: None,
-            assistant_start_seq: 0,
-            now: self.now_ms(),
-            attachments,
-            owner: None,
-            slot_token: None,
-        };
-        let committed = self.0.writer.begin_turn(stored).await;
-        if committed.is_ok() {
-            self.0.writer.event(&Arc::from(conversation_id), frame.clone());
-        }
-        lease.release_slot();
-        committed?;
-        self.0.writer.release(lease);
-        self.console(ConsoleEvent::message(conversation_id, &agent.id));
-        let _ = visitor;
-        Ok(Started {
-            conversation_id: conversation_id.to_owned(),
-            message_id: String::new(),
-            events: Box::pin(futures::stream::iter([frame])),
-        })
     }
 
     /// The stream of an earlier reply (a retried send).
