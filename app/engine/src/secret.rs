@@ -59,8 +59,33 @@ pub struct SecretBox {
     cipher: aes_gcm::Aes256Gcm,
 }
 
-/// The prefix of a sealed value: the format's version, then base64 of the nonce and ciphertext.
+/// The prefix of a value sealed before associated data (still opened, without it).
 const SEALED_V1: &str = "enc:v1:";
+
+/// The prefix of a value sealed to its place: the format's version, then base64 of the nonce and
+/// ciphertext; the place (table, column, row) is the associated data.
+const SEALED_V2: &str = "enc:v2:";
+
+/// Where a sealed value is stored: its table, column and row. Sealed into the value as associated
+/// data, so a value copied to another row or column does not open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place<'a> {
+    pub table: &'static str,
+    pub column: &'static str,
+    /// The row's id.
+    pub row: &'a str,
+}
+
+impl<'a> Place<'a> {
+    pub fn new(table: &'static str, column: &'static str, row: &'a str) -> Self {
+        Place { table, column, row }
+    }
+
+    /// `parley\0table\0column\0row`: the names are fixed identifiers without NUL, the row is last.
+    fn associated_data(&self) -> Vec<u8> {
+        format!("parley\0{}\0{}\0{}", self.table, self.column, self.row).into_bytes()
+    }
+}
 
 /// Why a secret key could not be read, or a sealed value not opened.
 #[derive(Debug, PartialEq, thiserror::Error)]
@@ -109,33 +134,73 @@ impl SecretBox {
         stored.starts_with("enc:")
     }
 
-    /// `enc:v1:` + base64 of a random 96-bit nonce followed by the ciphertext and its tag.
-    pub fn seal(&self, plain: &str) -> String {
-        use aes_gcm::aead::Aead;
+    /// Whether a sealed value is in the current format (bound to its place); an older one opens
+    /// and is sealed again at the next start or write.
+    pub fn is_current(stored: &str) -> bool {
+        stored.starts_with(SEALED_V2)
+    }
+
+    /// `enc:v2:` + base64 of a random 96-bit nonce followed by the ciphertext and its tag; the
+    /// value's place is the associated data.
+    pub fn seal(&self, plain: &str, place: Place<'_>) -> String {
+        use aes_gcm::aead::{Aead, Payload};
         use base64::Engine as _;
         let nonce: [u8; 12] = rand::random();
+        let aad = place.associated_data();
         // Encryption fails only for inputs of gigabytes.
-        let sealed = self.cipher.encrypt(&nonce.into(), plain.as_bytes()).unwrap_or_default();
+        let sealed =
+            self.cipher.encrypt(&nonce.into(), Payload { msg: plain.as_bytes(), aad: &aad }).unwrap_or_default();
         let mut out = Vec::with_capacity(12 + sealed.len());
         out.extend_from_slice(&nonce);
         out.extend_from_slice(&sealed);
-        format!("{SEALED_V1}{}", base64::engine::general_purpose::STANDARD.encode(out))
+        format!("{SEALED_V2}{}", base64::engine::general_purpose::STANDARD.encode(out))
     }
 
-    /// The plain text of a sealed value; [`SecretError::WrongKey`] when it does not decrypt
-    /// (another key, or altered).
-    pub fn open(&self, stored: &str) -> Result<String, SecretError> {
-        use aes_gcm::aead::Aead;
+    /// The plain text of a value sealed at `place` (or, in the older format, sealed with no
+    /// place); [`SecretError::WrongKey`] when it does not decrypt (another key, another place,
+    /// or altered).
+    pub fn open(&self, stored: &str, place: Place<'_>) -> Result<String, SecretError> {
+        use aes_gcm::aead::{Aead, Payload};
         use base64::Engine as _;
-        let body = stored.strip_prefix(SEALED_V1).ok_or(SecretError::Unknown)?;
+        let (body, aad) = if let Some(body) = stored.strip_prefix(SEALED_V2) {
+            (body, place.associated_data())
+        } else if let Some(body) = stored.strip_prefix(SEALED_V1) {
+            (body, Vec::new())
+        } else {
+            return Err(SecretError::Unknown);
+        };
         let bytes = base64::engine::general_purpose::STANDARD.decode(body).map_err(|_| SecretError::Unknown)?;
         if bytes.len() < 12 + 16 {
             return Err(SecretError::Unknown);
         }
         let (nonce, sealed) = bytes.split_at(12);
         let nonce: [u8; 12] = nonce.try_into().map_err(|_| SecretError::Unknown)?;
-        let plain = self.cipher.decrypt(&nonce.into(), sealed).map_err(|_| SecretError::WrongKey)?;
+        let plain = self
+            .cipher
+            .decrypt(&nonce.into(), Payload { msg: sealed, aad: &aad })
+            .map_err(|_| SecretError::WrongKey)?;
         String::from_utf8(plain).map_err(|_| SecretError::WrongKey)
+    }
+
+    /// A value sealed in the current format if `stored` is in an older one (`None`: nothing to
+    /// do, or it does not open).
+    pub fn reseal(&self, stored: &str, place: Place<'_>) -> Option<String> {
+        if !Self::is_sealed(stored) || Self::is_current(stored) {
+            return None;
+        }
+        self.open(stored, place).ok().map(|plain| self.seal(&plain, place))
+    }
+
+    /// Seals in the format used before places were bound (kept for the tests of the upgrade).
+    #[cfg(test)]
+    pub(crate) fn seal_v1(&self, plain: &str) -> String {
+        use aes_gcm::aead::Aead;
+        use base64::Engine as _;
+        let nonce: [u8; 12] = rand::random();
+        let sealed = self.cipher.encrypt(&nonce.into(), plain.as_bytes()).unwrap_or_default();
+        let mut out = nonce.to_vec();
+        out.extend_from_slice(&sealed);
+        format!("{SEALED_V1}{}", base64::engine::general_purpose::STANDARD.encode(out))
     }
 }
 
@@ -175,20 +240,56 @@ mod tests {
 
     #[test]
     fn sealed_values_open_with_their_key_only() {
-        use super::{SecretBox, SecretError};
+        use super::{Place, SecretBox, SecretError};
+        let at = Place::new("agents", "api_key", "agent-1");
         let (key, text) = SecretBox::generate();
-        let sealed = key.seal("sk-live-1234567890");
-        assert!(sealed.starts_with("enc:v1:") && !sealed.contains("sk-live"), "{sealed}");
-        assert_ne!(key.seal("sk-live-1234567890"), sealed, "a fresh nonce each time");
-        assert_eq!(key.open(&sealed).unwrap(), "sk-live-1234567890");
-        assert_eq!(SecretBox::parse(&text).unwrap().open(&sealed).unwrap(), "sk-live-1234567890");
+        let sealed = key.seal("sk-live-1234567890", at);
+        assert!(sealed.starts_with("enc:v2:") && !sealed.contains("sk-live"), "{sealed}");
+        assert_ne!(key.seal("sk-live-1234567890", at), sealed, "a fresh nonce each time");
+        assert_eq!(key.open(&sealed, at).unwrap(), "sk-live-1234567890");
+        assert_eq!(SecretBox::parse(&text).unwrap().open(&sealed, at).unwrap(), "sk-live-1234567890");
         let other = SecretBox::from_bytes([7; 32]);
-        assert_eq!(other.open(&sealed), Err(SecretError::WrongKey));
+        assert_eq!(other.open(&sealed, at), Err(SecretError::WrongKey));
         let mut tampered = sealed.clone();
         tampered.pop();
         tampered.push(if sealed.ends_with('A') { 'B' } else { 'A' });
-        assert!(key.open(&tampered).is_err());
-        assert_eq!(key.open("sk-plain"), Err(SecretError::Unknown));
+        assert!(key.open(&tampered, at).is_err());
+        assert_eq!(key.open("sk-plain", at), Err(SecretError::Unknown));
+    }
+
+    #[test]
+    fn a_value_copied_to_another_row_or_column_does_not_open() {
+        use super::{Place, SecretBox, SecretError};
+        let key = SecretBox::from_bytes([3; 32]);
+        let sealed = key.seal("whsec_abc", Place::new("webhook_endpoints", "secret", "e1"));
+        assert_eq!(key.open(&sealed, Place::new("webhook_endpoints", "secret", "e1")).unwrap(), "whsec_abc");
+        for elsewhere in [
+            Place::new("webhook_endpoints", "secret", "e2"),
+            Place::new("webhook_endpoints", "prefix", "e1"),
+            Place::new("identity_secrets", "secret", "e1"),
+            // The parts cannot be shifted into one another.
+            Place::new("webhook_endpoints", "secret", "e1\0"),
+        ] {
+            assert_eq!(key.open(&sealed, elsewhere), Err(SecretError::WrongKey), "{elsewhere:?}");
+        }
+    }
+
+    #[test]
+    fn values_sealed_before_places_open_and_are_sealed_again() {
+        use super::{Place, SecretBox};
+        let key = SecretBox::from_bytes([5; 32]);
+        let at = Place::new("agents", "api_key", "a1");
+        let old = key.seal_v1("sk-old");
+        assert!(old.starts_with("enc:v1:") && !SecretBox::is_current(&old));
+        // The older format carries no place: it opens wherever it is (until sealed again).
+        assert_eq!(key.open(&old, at).unwrap(), "sk-old");
+        let new = key.reseal(&old, at).expect("sealed again");
+        assert!(SecretBox::is_current(&new));
+        assert_eq!(key.open(&new, at).unwrap(), "sk-old");
+        assert!(key.open(&new, Place::new("agents", "api_key", "a2")).is_err());
+        assert_eq!(key.reseal(&new, at), None, "already current");
+        assert_eq!(key.reseal("plain", at), None, "plain text is sealed by its own step");
+        assert_eq!(SecretBox::from_bytes([6; 32]).reseal(&old, at), None, "another key");
     }
 
     #[test]
@@ -197,7 +298,8 @@ mod tests {
         let hex_key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
         let a = SecretBox::parse(hex_key).unwrap();
         let b64 = "ABEiM0RVZneImaq7zN3u/wARIjNEVWZ3iJmqu8zd7v8=";
-        assert_eq!(SecretBox::parse(b64).unwrap().open(&a.seal("x")).unwrap(), "x");
+        let at = super::Place::new("t", "c", "r");
+        assert_eq!(SecretBox::parse(b64).unwrap().open(&a.seal("x", at), at).unwrap(), "x");
         assert_eq!(SecretBox::parse("short").err(), Some(SecretError::BadKey));
         assert_eq!(SecretBox::parse(&hex_key[..62]).err(), Some(SecretError::BadKey));
         assert_eq!(SecretBox::parse("").err(), Some(SecretError::BadKey));

@@ -1,7 +1,7 @@
 //! Credentials at rest and in use: provider keys are sealed in the database and still reach the
-//! provider, plain keys from before are sealed at start, a wrong secret key stops the start and
-//! changes nothing, the agent form will not send a stored key to a new base URL, and visitor
-//! tokens stop working when idle too long or revoked.
+//! provider, plain keys from before are sealed at start, a sealed key copied to another agent does
+//! not open, a wrong secret key stops the start and changes nothing, the agent form will not send
+//! a stored key to a new base URL, and visitor tokens stop working when idle too long or revoked.
 
 use crate::harness::fixtures::ADMIN;
 use crate::harness::*;
@@ -24,7 +24,7 @@ async fn stored_key(app: &TestApp, key: &str) -> String {
 async fn provider_keys_are_sealed_in_the_database_and_still_reach_the_provider() {
     let (app, token) = spawn_chat("sealed", &[]).await;
     let stored = stored_key(&app, "sealed").await;
-    assert!(stored.starts_with("enc:v1:"), "{stored}");
+    assert!(stored.starts_with("enc:v2:"), "{stored}");
     assert!(!stored.contains("sk-test-secret"), "not plain text: {stored}");
     {
         use std::os::unix::fs::PermissionsExt;
@@ -49,9 +49,27 @@ async fn plain_keys_from_before_are_sealed_at_start() {
         .unwrap();
     let restarted = app.restart().await;
     let stored = stored_key(&app, "old").await;
-    assert!(stored.starts_with("enc:v1:") && !stored.contains("sk-plain"), "{stored}");
+    assert!(stored.starts_with("enc:v2:") && !stored.contains("sk-plain"), "{stored}");
     let agent = agents::by_public_key(restarted.state.engine.db(), "old").await.unwrap().unwrap();
     assert_eq!(agent.provider.api_key.unwrap().expose(), "sk-plain-from-before");
+}
+
+#[tokio::test]
+async fn a_sealed_key_copied_to_another_agent_does_not_open() {
+    let app = spawn_app().await;
+    app.agent("first", &[]).await;
+    app.agent("second", &[]).await;
+    let first = stored_key(&app, "first").await;
+    assert!(agents::by_public_key(app.db(), "second").await.unwrap().is_some(), "its own key opens");
+    // Someone with write access to the database moves a key to another agent's row.
+    sqlx::query("UPDATE agents SET api_key = $1 WHERE public_key = 'second'")
+        .bind(&first)
+        .execute(app.db().writer())
+        .await
+        .unwrap();
+    let moved = agents::by_public_key(app.db(), "second").await;
+    assert!(moved.is_err(), "bound to the first agent's row: {moved:?}");
+    assert!(agents::by_public_key(app.db(), "first").await.unwrap().is_some(), "where it was sealed it opens");
 }
 
 #[tokio::test]

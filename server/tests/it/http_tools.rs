@@ -77,7 +77,7 @@ async fn an_owner_defines_a_tool_and_the_model_calls_their_endpoint() {
         .fetch_one(&mut *app.db().read().await.unwrap())
         .await
         .unwrap();
-    assert!(stored.starts_with("enc:v1:") && !stored.contains("tool-secret"), "{stored}");
+    assert!(stored.starts_with("enc:v2:") && !stored.contains("tool-secret"), "{stored}");
     let (status, body) = admin.call(t::HttpTool::PATH, &[("id", &id)]).await;
     assert_eq!(status, 200, "{body}");
     assert!(!body.contains("tool-secret") && body.contains("Authorization: ••••4242"), "{body}");

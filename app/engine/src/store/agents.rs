@@ -14,8 +14,8 @@ use sqlx::query::Query;
 
 pub use self::fields::{AgentKey, AllowedOrigins, Capabilities, FieldError, ModelSettings, RawModel};
 pub use self::input::{AgentInput, Catalogue};
-pub(super) use self::row::seal_key;
 use self::row::{AgentRow, COLUMNS, LookColumn};
+pub(super) use self::row::{key_place, seal_key};
 use super::{Db, DbError, new_id, to_json_text};
 use crate::secret::ApiKey;
 
@@ -235,7 +235,7 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, SaveErro
          base_url, api_key, model, fallback_model, system_prompt, greeting, theme_color, \
          launcher_position, allowed_origins, language, look, created_at, updated_at, identity_max_age_secs) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19, $20)";
-    let key = seal_key(db, new.provider.api_key.as_ref())?;
+    let key = seal_key(db, &id, new.provider.api_key.as_ref())?;
     bind_editable(sqlx::query(sql).bind(&id), new, key)
         .bind(now)
         .bind(DEFAULT_IDENTITY_MAX_AGE_SECS)
@@ -252,7 +252,7 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool,
          fallback_model = $11, system_prompt = $12, greeting = $13, theme_color = $14, \
          launcher_position = $15, allowed_origins = $16, language = $17, look = $18, updated_at = $19 \
          WHERE id = $1";
-    let key = seal_key(db, new.provider.api_key.as_ref())?;
+    let key = seal_key(db, id, new.provider.api_key.as_ref())?;
     let done = bind_editable(sqlx::query(sql).bind(id), new, key)
         .bind(now)
         .execute(db.writer())

@@ -1,10 +1,21 @@
 //! Provider keys at rest: sealed with the secret key (AES-256-GCM, see
 //! [`crate::secret::SecretBox`]) by the agents' store functions. At every start,
 //! [`prepare`] proves the secret key is the one the database was sealed with (one check value in
-//! `secret_key_check`, and every stored key), and seals keys still stored as plain text.
+//! `secret_key_check`, and every stored key), seals keys still stored as plain text, and seals
+//! again every value sealed before values were bound to their place (`enc:v1:`, no associated
+//! data) so that each is bound to its row and column (`enc:v2:`).
 
 use super::{Db, DbError, agents};
-use crate::secret::{SecretBox, SecretError};
+use crate::secret::{Place, SecretBox, SecretError};
+
+/// Every sealed column: `(table, column)`; each table's key is `id`.
+const SEALED: [(&str, &str); 5] = [
+    ("agents", "api_key"),
+    ("http_tools", "headers"),
+    ("identity_secrets", "secret"),
+    ("webhook_endpoints", "secret"),
+    ("secret_key_check", "sealed"),
+];
 
 /// What the check value holds, sealed.
 const CHECK: &str = "parley secret key check v1";
@@ -38,8 +49,8 @@ pub async fn prepare(db: &Db, now: i64) -> Result<usize, CredentialsError> {
     let secrets = db.secrets().ok_or(CredentialsError::NoKey)?;
     let stored = agents::stored_keys(db).await?;
     // Every sealed key must open before anything is written.
-    for (_, key) in stored.iter().filter(|(_, k)| SecretBox::is_sealed(k)) {
-        secrets.open(key).map_err(|_| CredentialsError::WrongKey)?;
+    for (id, key) in stored.iter().filter(|(_, k)| SecretBox::is_sealed(k)) {
+        secrets.open(key, agents::key_place(id)).map_err(|_| CredentialsError::WrongKey)?;
     }
     // The first start writes the check value; a process starting at the same moment keeps the
     // one written first, and both then check against it.
@@ -51,7 +62,7 @@ pub async fn prepare(db: &Db, now: i64) -> Result<usize, CredentialsError> {
         sqlx::query(
             "INSERT INTO secret_key_check (id, sealed, created_at) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING",
         )
-        .bind(secrets.seal(CHECK))
+        .bind(secrets.seal(CHECK, check_place()))
         .bind(now)
         .execute(db.writer())
         .await?;
@@ -61,17 +72,96 @@ pub async fn prepare(db: &Db, now: i64) -> Result<usize, CredentialsError> {
     }
     let mut sealed = 0;
     for (id, key) in stored.iter().filter(|(_, k)| !SecretBox::is_sealed(k)) {
-        agents::replace_stored_key(db, id, key, &secrets.seal(key.trim())).await?;
+        agents::replace_stored_key(db, id, key, &secrets.seal(key.trim(), agents::key_place(id))).await?;
         sealed += 1;
+    }
+    for (table, column) in SEALED {
+        sealed += bind_to_places(db, secrets, table, column).await?;
     }
     Ok(sealed)
 }
 
+/// Seals again, bound to its row and column, every value of `table.column` sealed in the older
+/// format; each only if it is unchanged meanwhile. Returns how many were.
+async fn bind_to_places(
+    db: &Db,
+    secrets: &SecretBox,
+    table: &'static str,
+    column: &'static str,
+) -> Result<usize, DbError> {
+    // Both names come from `SEALED`, never from input.
+    let rows: Vec<(String, String)> =
+        sqlx::query_as(&format!("SELECT CAST(id AS TEXT), {column} FROM {table} WHERE {column} LIKE 'enc:v1:%'"))
+            .fetch_all(db.writer())
+            .await?;
+    let mut done = 0;
+    for (id, stored) in rows {
+        let Some(again) = secrets.reseal(&stored, Place::new(table, column, &id)) else { continue };
+        sqlx::query(&format!("UPDATE {table} SET {column} = $3 WHERE CAST(id AS TEXT) = $1 AND {column} = $2"))
+            .bind(&id)
+            .bind(&stored)
+            .bind(&again)
+            .execute(db.writer())
+            .await?;
+        done += 1;
+    }
+    Ok(done)
+}
+
+/// Where the check value is sealed to.
+fn check_place() -> Place<'static> {
+    Place::new("secret_key_check", "sealed", "1")
+}
+
 fn opens(secrets: &SecretBox, sealed: &str) -> Result<(), CredentialsError> {
-    match secrets.open(sealed) {
+    match secrets.open(sealed, check_place()) {
         Ok(text) if text == CHECK => Ok(()),
         Ok(_) | Err(SecretError::WrongKey | SecretError::Unknown | SecretError::BadKey) => {
             Err(CredentialsError::WrongKey)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::secret::{Place, SecretBox};
+    use crate::store::{agents, testing};
+
+    #[tokio::test]
+    async fn values_sealed_before_places_are_bound_to_their_row_at_start() {
+        let (db, agent, _dir) = testing::db_with_agent().await;
+        let key = SecretBox::from_bytes([9; 32]);
+        let db = db.with_secrets(key.clone());
+        // A key and a check value as an older version stored them (no associated data).
+        sqlx::query("UPDATE agents SET api_key = $2 WHERE id = $1")
+            .bind(&agent.id)
+            .bind(key.seal_v1("sk-from-before"))
+            .execute(db.writer())
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO secret_key_check (id, sealed, created_at) VALUES (1, $1, 0)")
+            .bind(key.seal_v1(super::CHECK))
+            .execute(db.writer())
+            .await
+            .unwrap();
+        let opened = agents::by_id(&db, &agent.id).await.unwrap().unwrap();
+        assert_eq!(opened.provider.api_key.unwrap().expose(), "sk-from-before", "the older format opens");
+        assert_eq!(super::prepare(&db, 1).await.unwrap(), 2, "both sealed again");
+        let stored: String = sqlx::query_scalar("SELECT api_key FROM agents WHERE id = $1")
+            .bind(&agent.id)
+            .fetch_one(db.writer())
+            .await
+            .unwrap();
+        assert!(SecretBox::is_current(&stored), "{stored}");
+        assert_eq!(key.open(&stored, Place::new("agents", "api_key", &agent.id)).unwrap(), "sk-from-before");
+        assert!(key.open(&stored, Place::new("agents", "api_key", "another")).is_err());
+        let check: String = sqlx::query_scalar("SELECT sealed FROM secret_key_check WHERE id = 1")
+            .fetch_one(db.writer())
+            .await
+            .unwrap();
+        assert!(SecretBox::is_current(&check), "{check}");
+        let opened = agents::by_id(&db, &agent.id).await.unwrap().unwrap();
+        assert_eq!(opened.provider.api_key.unwrap().expose(), "sk-from-before");
+        assert_eq!(super::prepare(&db, 2).await.unwrap(), 0, "nothing left to do");
     }
 }

@@ -86,7 +86,7 @@ fn open(db: &Db, r: Row) -> Result<HttpToolRow, DbError> {
         None => Vec::new(),
         Some(sealed) => {
             let secrets = db.secrets().ok_or_else(no_secret_key)?;
-            let plain = secrets.open(sealed).map_err(|e| DbError::Decode(Box::new(e)))?;
+            let plain = secrets.open(sealed, headers_place(&r.id)).map_err(|e| DbError::Decode(Box::new(e)))?;
             let pairs: Vec<(String, String)> =
                 serde_json::from_str(&plain).map_err(|e| DbError::Decode(Box::new(e)))?;
             pairs.into_iter().filter_map(|(n, v)| Some((n, ApiKey::new(v)?))).collect()
@@ -107,13 +107,18 @@ fn open(db: &Db, r: Row) -> Result<HttpToolRow, DbError> {
     })
 }
 
-/// Headers as stored: NULL for none, else the sealed JSON list of pairs.
-fn seal(db: &Db, headers: &[(String, String)]) -> Result<Option<String>, DbError> {
+/// Where a tool's headers are sealed to.
+fn headers_place(id: &str) -> crate::secret::Place<'_> {
+    crate::secret::Place::new("http_tools", "headers", id)
+}
+
+/// Headers as stored: NULL for none, else the JSON list of pairs sealed to the tool's row.
+fn seal(db: &Db, id: &str, headers: &[(String, String)]) -> Result<Option<String>, DbError> {
     if headers.is_empty() {
         return Ok(None);
     }
     let plain = serde_json::to_string(headers).map_err(|e| DbError::Decode(Box::new(e)))?;
-    Ok(Some(db.secrets().ok_or_else(no_secret_key)?.seal(&plain)))
+    Ok(Some(db.secrets().ok_or_else(no_secret_key)?.seal(&plain, headers_place(id))))
 }
 
 /// Every tool, by name.
@@ -135,7 +140,7 @@ pub async fn by_id(db: &Db, id: &str) -> Result<Option<HttpToolRow>, DbError> {
 /// Writes a new tool and returns its id; [`SaveError::NameTaken`] when the name is in use.
 pub async fn insert(db: &Db, t: &HttpToolFields, now: i64) -> Result<String, SaveError> {
     let id = new_id();
-    let headers = seal(db, t.headers.as_deref().unwrap_or_default())?;
+    let headers = seal(db, &id, t.headers.as_deref().unwrap_or_default())?;
     sqlx::query(
         "INSERT INTO http_tools (id, name, description, capability, parameters, method, url, headers, timeout_ms, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)",
@@ -158,7 +163,7 @@ pub async fn insert(db: &Db, t: &HttpToolFields, now: i64) -> Result<String, Sav
 
 /// Replaces a tool (its headers only when given); false when there is no such tool.
 pub async fn update(db: &Db, id: &str, t: &HttpToolFields, now: i64) -> Result<bool, SaveError> {
-    let headers = t.headers.as_deref().map(|h| seal(db, h)).transpose()?;
+    let headers = t.headers.as_deref().map(|h| seal(db, id, h)).transpose()?;
     let sql = if headers.is_some() {
         "UPDATE http_tools SET name = $2, description = $3, capability = $4, parameters = $5, method = $6, \
          url = $7, timeout_ms = $8, updated_at = $9, headers = $10 WHERE id = $1"

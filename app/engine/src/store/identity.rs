@@ -38,9 +38,9 @@ fn no_secret_key() -> DbError {
 /// Returns the new secret's row and the secret (shown once).
 pub async fn rotate_secret(db: &Db, agent_id: &str, grace_ms: i64, now: i64) -> Result<(SecretInfo, String), DbError> {
     let secret = new_secret();
-    let sealed = db.secrets().ok_or_else(no_secret_key)?.seal(&secret);
     let info =
         SecretInfo { id: new_id(), prefix: secret.chars().take(10).collect(), created_at: now, expires_at: None };
+    let sealed = db.secrets().ok_or_else(no_secret_key)?.seal(&secret, secret_place(&info.id));
     let mut tx = db.writer().begin().await?;
     sqlx::query("UPDATE identity_secrets SET expires_at = $2 WHERE agent_id = $1 AND expires_at IS NULL")
         .bind(agent_id)
@@ -75,8 +75,8 @@ pub async fn list_secrets(db: &Db, agent_id: &str) -> Result<Vec<SecretInfo>, Db
 
 /// The secrets that verify a token at `now`, opened, the current one first.
 pub async fn valid_secrets(db: &Db, agent_id: &str, now: i64) -> Result<Vec<String>, DbError> {
-    let sealed: Vec<(String,)> = sqlx::query_as(
-        "SELECT secret FROM identity_secrets WHERE agent_id = $1 AND (expires_at IS NULL OR expires_at > $2) \
+    let sealed: Vec<(String, String)> = sqlx::query_as(
+        "SELECT id, secret FROM identity_secrets WHERE agent_id = $1 AND (expires_at IS NULL OR expires_at > $2) \
          ORDER BY created_at DESC, id DESC",
     )
     .bind(agent_id)
@@ -84,7 +84,15 @@ pub async fn valid_secrets(db: &Db, agent_id: &str, now: i64) -> Result<Vec<Stri
     .fetch_all(&mut *db.read().await?)
     .await?;
     let secrets = db.secrets().ok_or_else(no_secret_key)?;
-    sealed.into_iter().map(|(s,)| secrets.open(&s).map_err(|e| DbError::Decode(Box::new(e)))).collect()
+    sealed
+        .into_iter()
+        .map(|(id, s)| secrets.open(&s, secret_place(&id)).map_err(|e| DbError::Decode(Box::new(e))))
+        .collect()
+}
+
+/// Where an identity secret is sealed to.
+pub(crate) fn secret_place(id: &str) -> crate::secret::Place<'_> {
+    crate::secret::Place::new("identity_secrets", "secret", id)
 }
 
 crate::store::row_struct! {

@@ -81,7 +81,7 @@ impl AgentRow {
     pub(super) fn into_agent(self, db: &Db) -> Result<Agent, DbError> {
         let r = self;
         let api_key = match r.api_key {
-            Some(stored) => open_key(db, &stored)?,
+            Some(stored) => open_key(db, &r.id, &stored)?,
             None => None,
         };
         let look: LookColumn = from_json_text(&r.look);
@@ -134,22 +134,27 @@ impl AgentRow {
 /// A stored provider key as the engine uses it: a sealed one opened (refused when it does not
 /// open), a plain one from before encryption as it is (sealed at the next start, see
 /// [`super::super::credentials::prepare`]).
-fn open_key(db: &Db, stored: &str) -> Result<Option<ApiKey>, DbError> {
+fn open_key(db: &Db, agent_id: &str, stored: &str) -> Result<Option<ApiKey>, DbError> {
     use crate::secret::SecretBox;
     if !SecretBox::is_sealed(stored) {
         return Ok(ApiKey::new(stored));
     }
     let secrets = db.secrets().ok_or_else(no_secret_key)?;
-    let plain = secrets.open(stored).map_err(|e| DbError::Decode(Box::new(e)))?;
+    let plain = secrets.open(stored, key_place(agent_id)).map_err(|e| DbError::Decode(Box::new(e)))?;
     Ok(ApiKey::new(plain))
 }
 
-/// A provider key as it is stored: sealed with the database's secret key.
-pub(in crate::store) fn seal_key(db: &Db, key: Option<&ApiKey>) -> Result<Option<String>, DbError> {
+/// A provider key as it is stored: sealed with the database's secret key to its agent's row.
+pub(in crate::store) fn seal_key(db: &Db, agent_id: &str, key: Option<&ApiKey>) -> Result<Option<String>, DbError> {
     match key {
         None => Ok(None),
-        Some(key) => Ok(Some(db.secrets().ok_or_else(no_secret_key)?.seal(key.expose()))),
+        Some(key) => Ok(Some(db.secrets().ok_or_else(no_secret_key)?.seal(key.expose(), key_place(agent_id)))),
     }
+}
+
+/// Where an agent's provider key is sealed to.
+pub(in crate::store) fn key_place(agent_id: &str) -> crate::secret::Place<'_> {
+    crate::secret::Place::new("agents", "api_key", agent_id)
 }
 
 fn no_secret_key() -> DbError {

@@ -75,9 +75,10 @@ pub async fn create(
     secret: &str,
     now: i64,
 ) -> Result<Endpoint, DbError> {
-    let sealed = db.secrets().ok_or_else(no_secret_key)?.seal(secret);
+    let id = new_id();
+    let sealed = db.secrets().ok_or_else(no_secret_key)?.seal(secret, secret_place(&id));
     let endpoint = Endpoint {
-        id: new_id(),
+        id,
         agent_id: agent_id.to_owned(),
         url: url.to_owned(),
         events: format!(",{},", events.join(",")),
@@ -128,7 +129,12 @@ pub async fn secret(db: &Db, id: &str) -> Result<Option<String>, DbError> {
         .await?;
     let Some((sealed,)) = sealed else { return Ok(None) };
     let secrets = db.secrets().ok_or_else(no_secret_key)?;
-    secrets.open(&sealed).map(Some).map_err(|e| DbError::Decode(Box::new(e)))
+    secrets.open(&sealed, secret_place(id)).map(Some).map_err(|e| DbError::Decode(Box::new(e)))
+}
+
+/// Where an endpoint's signing secret is sealed to.
+pub(crate) fn secret_place(id: &str) -> crate::secret::Place<'_> {
+    crate::secret::Place::new("webhook_endpoints", "secret", id)
 }
 
 /// Turns an endpoint on (its waiting deliveries go out again) or off by hand. False: no such
