@@ -2,7 +2,8 @@
 //! receiver: events reach the endpoints that chose them, signed as Standard Webhooks say (checked
 //! with that project's own verifier); a failing endpoint is retried on the documented schedule
 //! (a controllable clock), then disabled, and "send again" delivers the same message; a delivery
-//! left by a killed server is sent by the next one; private addresses are refused unless allowed.
+//! left by a killed server is sent by the next one; private addresses are refused unless allowed;
+//! a slow endpoint holds a few senders at most and delays no other agent's deliveries.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{conversations as c, webhooks as w};
 use parley_engine::engine::clock::ManualClock;
-use parley_engine::engine::webhooks::RETRY_DELAYS;
+use parley_engine::engine::webhooks::{PER_ENDPOINT, RETRY_DELAYS};
 use parley_engine::store::webhooks::{self as store, DeliveryRow};
 use parley_server::fake_openai::FakeOpenAi;
 use serde_json::{Value, json};
@@ -334,4 +335,67 @@ async fn addresses_inside_the_network_and_bad_choices_are_refused_unless_allowed
     assert_eq!(entries.len(), 1);
     assert!(entries[0].detail.contains(public), "{:?}", entries[0]);
     assert!(!entries[0].detail.contains(body["secret"].as_str().unwrap()));
+}
+
+/// A real endpoint that hangs: each request waits a minute before answering (the sender cuts it
+/// first); `(its URL, how many requests began, the server)`.
+async fn hanging_endpoint() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>, tokio::task::JoinHandle<()>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let begun = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = begun.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                http::StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, begun, server)
+}
+
+/// Queues `n` `lead.created` events of an agent, as one transaction.
+async fn queue_leads(app: &TestApp, agent_id: &str, n: usize) {
+    let mut tx = app.db().writer().begin().await.unwrap();
+    for i in 0..n {
+        let data =
+            json!({"lead": {"name": format!("Lead {i}"), "email": "ada@example.com", "phone": null, "message": "hi"}});
+        store::emit(&mut tx, agent_id, "lead.created", None, data, app.engine().now_ms()).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+    app.engine().wake_outbox();
+}
+
+#[tokio::test]
+async fn a_slow_endpoint_holds_a_few_senders_and_delays_no_other_agents_webhooks() {
+    use std::sync::atomic::Ordering;
+    let app = TestApp::builder().with_users(&[ADMIN]).config(|c| c.allow_private_endpoints = true).spawn().await;
+    let fast = Receiver::start().await;
+    let (slow_url, begun, _server) = hanging_endpoint().await;
+    let slow_agent = app.agent("slow", &[]).await;
+    let fast_agent = app.agent("fast", &[]).await;
+    let mut admin = app.signed_in(&ADMIN).await;
+    assert_eq!(add(&mut admin, &slow_agent.id, &slow_url, "lead.created").await.0, 200);
+    assert_eq!(add(&mut admin, &fast_agent.id, &fast.url("/hook"), "lead.created").await.0, 200);
+
+    // Forty deliveries to the hanging endpoint, due first; its first requests hang.
+    queue_leads(&app, &slow_agent.id, 40).await;
+    let per_endpoint = usize::try_from(PER_ENDPOINT).unwrap();
+    within(5, "the slow endpoint's requests began", async || begun.load(Ordering::SeqCst) >= per_endpoint).await;
+
+    // Another agent's event goes out at once, beside the hanging ones.
+    let queued = std::time::Instant::now();
+    queue_leads(&app, &fast_agent.id, 1).await;
+    let got = fast.wait_for("/hook", 1).await;
+    assert!(queued.elapsed() < Duration::from_secs(3), "delivered after {:?}", queued.elapsed());
+    assert_eq!(body_of(&got[0])["type"], "lead.created");
+    assert_eq!(begun.load(Ordering::SeqCst), per_endpoint, "no more than {per_endpoint} in flight to the slow one");
 }

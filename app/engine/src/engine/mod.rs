@@ -145,8 +145,8 @@ struct Inner {
     process_id: String,
     /// Messages to and from other processes on the same PostgreSQL (none on SQLite).
     relay: Option<Arc<relay::Relay>>,
-    /// Wakes this process's webhook sender when an event was queued.
-    outbox: Arc<tokio::sync::Notify>,
+    /// Wakes this process's webhook and mail senders when something was queued.
+    outbox: Arc<webhooks::Wake>,
     /// How mail leaves, if it does.
     mail: Option<mail::MailSettings>,
     /// A test's pause inside the next send ([`Engine::pause_next_send`]).

@@ -8,6 +8,10 @@
 //! is tried again after [`RETRY_DELAYS`] (about a day in all), then the delivery has failed — and
 //! if nothing reached the endpoint meanwhile, the endpoint is disabled (the console says why; the
 //! owner turns it back on and its waiting deliveries go out). `410 Gone` disables it at once.
+//!
+//! Deliveries go out concurrently, each in a task of its own: at most [`PER_ENDPOINT`] in flight
+//! to one endpoint and [`IN_FLIGHT`] in all, each attempt cut after [`ATTEMPT_TIMEOUT`]; mail is
+//! sent by a loop of its own. So a slow endpoint delays neither other endpoints nor mail.
 
 use std::time::{Duration, Instant};
 
@@ -34,8 +38,15 @@ pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a claimed delivery is held by its sender: past it, a sender that died lets go.
 const LEASE: Duration = Duration::from_secs(60);
 
-/// Deliveries sent at once by one process.
-const BATCH: i64 = 16;
+/// Deliveries sent at once by one process (all endpoints together).
+const IN_FLIGHT: usize = 64;
+
+/// Deliveries in flight at once to one endpoint: a slow endpoint holds at most this many senders
+/// (each for [`ATTEMPT_TIMEOUT`] at most) while the others' deliveries go on.
+pub const PER_ENDPOINT: i64 = 4;
+
+/// Mails claimed at once (sent one after another, in a loop of their own).
+const MAIL_BATCH: usize = 16;
 
 /// How often each process looks for due deliveries (an event in this process wakes it at once).
 const TICK: Duration = Duration::from_secs(1);
@@ -131,19 +142,26 @@ impl Engine {
         Ok(())
     }
 
-    /// Tells this process's sender that an event was queued (other processes find it within a
-    /// tick).
+    /// Tells this process's senders (webhooks and mail) that something was queued (other
+    /// processes find it within a tick).
     pub fn wake_outbox(&self) {
-        self.0.outbox.notify_one();
+        self.0.outbox.webhooks.notify_one();
+        self.0.outbox.mail.notify_one();
     }
 
-    /// Sends the deliveries due now (one batch, at once); how many it tried.
+    /// Sends the deliveries due now (up to [`IN_FLIGHT`], [`PER_ENDPOINT`] per endpoint, at
+    /// once) and waits for them; how many it tried.
     pub async fn deliver_due(&self) -> Result<usize, DbError> {
-        let lease = i64::try_from(LEASE.as_millis()).unwrap_or(i64::MAX);
-        let due = store::claim_due(self.db(), self.process_id(), self.now_ms(), lease, BATCH).await?;
+        let due = self.claim_webhooks(IN_FLIGHT).await?;
         let n = due.len();
         futures::future::join_all(due.into_iter().map(|d| self.attempt(d))).await;
         Ok(n)
+    }
+
+    async fn claim_webhooks(&self, room: usize) -> Result<Vec<Due>, DbError> {
+        let lease = i64::try_from(LEASE.as_millis()).unwrap_or(i64::MAX);
+        let limit = i64::try_from(room).unwrap_or(i64::MAX);
+        store::claim_due(self.db(), self.process_id(), self.now_ms(), lease, limit, PER_ENDPOINT).await
     }
 
     async fn attempt(&self, due: Due) {
@@ -217,39 +235,72 @@ impl Engine {
         }
     }
 
-    /// This process's sender of webhooks and mail: every [`TICK`], or at once when woken, it
-    /// sends what is due, batch after batch, until the engine shuts down.
+    /// This process's senders: webhooks and mail, each in a task of its own, until the engine
+    /// shuts down.
     pub fn spawn_webhook_sender(&self) {
-        let engine = self.clone();
-        tokio::spawn(async move {
-            let closing = engine.shutdown_state().streams_closing().clone();
-            loop {
-                tokio::select! {
-                    () = closing.cancelled() => return,
-                    () = engine.0.outbox.notified() => {}
-                    () = tokio::time::sleep(TICK) => {}
-                }
-                loop {
-                    match engine.deliver_due().await {
-                        Ok(n) if n as i64 == BATCH => continue,
-                        Ok(_) => break,
-                        Err(e) => {
-                            tracing::warn!(error = %e, "looking for due webhooks");
-                            break;
+        tokio::spawn(self.clone().send_webhooks());
+        tokio::spawn(self.clone().send_mail());
+    }
+
+    /// Keeps up to [`IN_FLIGHT`] deliveries going, each in a task of its own: it claims more
+    /// when one ends, when woken, and every [`TICK`], so a slow endpoint (at most
+    /// [`PER_ENDPOINT`] of them) delays no other endpoint's deliveries.
+    async fn send_webhooks(self) {
+        let closing = self.shutdown_state().streams_closing().clone();
+        let mut running = tokio::task::JoinSet::new();
+        loop {
+            let room = IN_FLIGHT.saturating_sub(running.len());
+            if room > 0 {
+                match self.claim_webhooks(room).await {
+                    Ok(due) => {
+                        for d in due {
+                            let engine = self.clone();
+                            running.spawn(async move { engine.attempt(d).await });
                         }
                     }
+                    Err(e) => tracing::warn!(error = %e, "looking for due webhooks"),
                 }
-                loop {
-                    match engine.deliver_due_mail().await {
-                        Ok(n) if n as i64 == BATCH => continue,
-                        Ok(_) => break,
-                        Err(e) => {
-                            tracing::warn!(error = %e, "looking for due mail");
-                            break;
-                        }
+            }
+            tokio::select! {
+                () = closing.cancelled() => {
+                    // Attempts under way finish on their own (or their lock runs out).
+                    running.detach_all();
+                    return;
+                }
+                () = self.0.outbox.webhooks.notified() => {}
+                () = tokio::time::sleep(TICK) => {}
+                Some(_) = running.join_next(), if !running.is_empty() => {}
+            }
+        }
+    }
+
+    /// Sends due mail every [`TICK`], or at once when woken, batch after batch: apart from the
+    /// webhooks, so no endpoint delays a mail.
+    async fn send_mail(self) {
+        let closing = self.shutdown_state().streams_closing().clone();
+        loop {
+            tokio::select! {
+                () = closing.cancelled() => return,
+                () = self.0.outbox.mail.notified() => {}
+                () = tokio::time::sleep(TICK) => {}
+            }
+            loop {
+                match self.deliver_due_mail().await {
+                    Ok(n) if n == MAIL_BATCH => continue,
+                    Ok(_) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "looking for due mail");
+                        break;
                     }
                 }
             }
-        });
+        }
     }
+}
+
+/// What wakes this process's senders: an event or a mail was queued.
+#[derive(Default)]
+pub struct Wake {
+    webhooks: tokio::sync::Notify,
+    mail: tokio::sync::Notify,
 }

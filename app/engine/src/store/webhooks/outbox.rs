@@ -20,9 +20,19 @@ crate::store::row_struct! {
 }
 
 /// Locks up to `limit` deliveries due at `now` (pending, their endpoint enabled, not locked by a
-/// live sender) for `lease_ms`, for process `by`; returns them. Of two processes asking at once,
-/// each delivery goes to one (the outer condition is checked again on the locked row).
-pub async fn claim_due(db: &Db, by: &str, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<Due>, DbError> {
+/// live sender) for `lease_ms`, for process `by`; returns them. An endpoint gets at most
+/// `per_endpoint` in flight (counting those locked already), its oldest due first, so one slow
+/// endpoint cannot take every sender. Of two processes asking at once, each delivery goes to one
+/// (the outer condition is checked again on the locked row); the cap per endpoint holds for each
+/// claim (two at the same instant may each send up to it).
+pub async fn claim_due(
+    db: &Db,
+    by: &str,
+    now: i64,
+    lease_ms: i64,
+    limit: i64,
+    per_endpoint: i64,
+) -> Result<Vec<Due>, DbError> {
     // Most ticks find nothing: a read first, so that an idle server does not write every second.
     let any: Option<(String,)> =
         sqlx::query_as("SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 LIMIT 1")
@@ -34,15 +44,21 @@ pub async fn claim_due(db: &Db, by: &str, now: i64, lease_ms: i64, limit: i64) -
     }
     let claimed: Vec<(String,)> = sqlx::query_as(
         "UPDATE webhook_deliveries SET locked_until = $1, locked_by = $2 \
-         WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+         WHERE id IN (SELECT r.id FROM (SELECT d.id, d.next_attempt_at, \
+                 ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS n, \
+                 (SELECT COUNT(*) FROM webhook_deliveries f WHERE f.endpoint_id = d.endpoint_id \
+                     AND f.status = 'pending' AND f.locked_until > $3) AS busy \
+             FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id \
              WHERE d.status = 'pending' AND d.next_attempt_at <= $3 AND e.enabled = 1 \
-             AND (d.locked_until IS NULL OR d.locked_until <= $3) ORDER BY d.next_attempt_at LIMIT $4) \
+             AND (d.locked_until IS NULL OR d.locked_until <= $3)) r \
+             WHERE r.n + r.busy <= $5 ORDER BY r.next_attempt_at, r.id LIMIT $4) \
          AND status = 'pending' AND (locked_until IS NULL OR locked_until <= $3) RETURNING id",
     )
     .bind(now.saturating_add(lease_ms))
     .bind(by)
     .bind(now)
     .bind(limit)
+    .bind(per_endpoint)
     .fetch_all(db.writer())
     .await?;
     if claimed.is_empty() {
