@@ -1,6 +1,7 @@
 //! The widget API's streams end to end: the visitor's stop keeps the partial answer and closes the
 //! upstream, a dropped stream resumes after `Last-Event-ID` without gaps or duplicates, a busy
-//! conversation refuses a second message, and a restart marks the streaming answer interrupted.
+//! conversation refuses a second message, a restart marks the streaming answer interrupted, and a
+//! conversation longer than a page of stored events resumes from its middle with every event once.
 
 use std::time::Duration;
 
@@ -210,4 +211,63 @@ async fn a_restart_marks_the_streaming_answer_interrupted_and_ends_its_stream() 
     let r = app.client.get(format!("{}/api/v1/conversations/{conv}", second.url())).bearer_auth(&token).send().await;
     let t: Transcript = r.unwrap().json().await.unwrap();
     assert_eq!((t.messages[1].status, t.messages[1].text.as_str()), (MessageStatus::Interrupted, kept.as_str()));
+}
+
+/// Stores `rows` event rows after `from` in the conversation, as the writer would: operator
+/// messages, and at `run_at` one row holding a run of ten tokens. Returns `(the run's first seq,
+/// the last seq)`.
+async fn store_long_history(app: &TestApp, conversation: &str, from: u64, rows: usize, run_at: usize) -> (u64, u64) {
+    use parley_widget::protocol::OperatorMessage;
+    let mut seq = from;
+    let mut run = 0;
+    for i in 0..rows {
+        let (first, last, name, data) = if i == run_at {
+            run = seq + 1;
+            let texts: Vec<String> = (0..10).map(|t| format!("t{t} ")).collect();
+            (seq + 1, seq + 10, "token".to_owned(), serde_json::to_string(&texts).unwrap())
+        } else {
+            let event = StreamEvent::OperatorMessage(OperatorMessage {
+                message_id: format!("m{i}"),
+                text: format!("reply {i}"),
+                operator_name: "Olive".into(),
+            });
+            (seq + 1, seq + 1, event.name().to_owned(), event.data_json())
+        };
+        sqlx::query(
+            "INSERT INTO events (conversation_id, seq, last_seq, name, data, created_at) VALUES ($1, $2, $3, $4, $5, 0)",
+        )
+        .bind(conversation)
+        .bind(i64::try_from(first).unwrap())
+        .bind(i64::try_from(last).unwrap())
+        .bind(name)
+        .bind(data)
+        .execute(app.db().writer())
+        .await
+        .unwrap();
+        seq = last;
+    }
+    (run, seq)
+}
+
+#[tokio::test]
+async fn a_resume_from_the_middle_of_a_long_conversation_reads_it_in_pages_each_event_once() {
+    let (app, token) = spawn_chat("long", &[]).await;
+    app.fake.push_content("Hello.");
+    let first = app.send(&token, "long", None, "hi").await;
+    let conv = conversation_id(&first);
+    app.engine().flush().await;
+    let stored = first.iter().map(|(seq, _)| *seq).max().unwrap();
+    // 700 rows: more than three pages of 200; the resume starts inside a run of tokens.
+    let (run, last) = store_long_history(&app, &conv, stored, 700, 150).await;
+    let resume = run + 4;
+    let mut live = Live::new(app.follow(&token, &conv, resume).await);
+    live.until_within(20, |events| events.iter().any(|(seq, _)| *seq == last)).await;
+    let got = seqs(&live.events);
+    assert_eq!(got, ((resume + 1)..=last).collect::<Vec<u64>>(), "every event after the resume, once, in order");
+    let tokens: Vec<String> = live
+        .events
+        .iter()
+        .filter_map(|(_, e)| if let StreamEvent::Token(t) = e { Some(t.text.clone()) } else { None })
+        .collect();
+    assert_eq!(tokens, ["t5 ", "t6 ", "t7 ", "t8 ", "t9 "], "the rest of the run it resumed in");
 }

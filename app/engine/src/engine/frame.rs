@@ -67,6 +67,27 @@ pub fn expand(row: &EventRow) -> Vec<(u64, StreamEvent)> {
     }
 }
 
+/// Stored rows a replay reads at a time.
+pub(crate) const PAGE_ROWS: i64 = 200;
+
+/// One page of the stored events of a conversation after `after`, as frames, and where the next
+/// page starts when more may follow (the page was full).
+pub(crate) async fn stored_page(
+    db: &Db,
+    conversation_id: &str,
+    after: u64,
+) -> Result<(Vec<Arc<Frame>>, Option<u64>), DbError> {
+    let rows = store::events::page(db, conversation_id, after, PAGE_ROWS).await?;
+    let more = (rows.len() as i64 >= PAGE_ROWS).then(|| rows.last().map_or(after, |r| r.last_seq));
+    let frames = rows
+        .iter()
+        .flat_map(expand)
+        .filter(|(seq, _)| *seq > after)
+        .map(|(seq, event)| Arc::new(Frame::from_store(seq, event)))
+        .collect();
+    Ok((frames, more))
+}
+
 /// The stored events of a conversation after `after`, as frames.
 pub(crate) async fn stored_after(db: &Db, conversation_id: &str, after: u64) -> Result<Vec<Arc<Frame>>, DbError> {
     let rows = store::events::after(db, conversation_id, after).await?;

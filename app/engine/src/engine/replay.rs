@@ -8,7 +8,7 @@ use futures::Stream;
 use parley_widget::protocol::StreamEvent;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::frame::{Frame, stored_after};
+use super::frame::{Frame, stored_page};
 use super::hub::Lease;
 use crate::store::{Db, DbError};
 
@@ -30,10 +30,16 @@ struct State {
     lease: Lease,
     rx: tokio::sync::broadcast::Receiver<Arc<Frame>>,
     queue: VecDeque<Arc<Frame>>,
+    /// Stored events after `last` (and `read`) are still to be read, a page at a time.
+    paging: bool,
+    /// The last sequence number read from the database.
+    read: u64,
+    /// What memory held past the stored events, served once the pages are read.
+    held: Vec<Arc<Frame>>,
     last: u64,
     until: Until,
     done: bool,
-    /// Serve what is queued, then stop (the message was already finished).
+    /// Serve what is stored and held, then stop (the message was already finished).
     drain_only: bool,
 }
 
@@ -45,7 +51,9 @@ fn ends(frame: &Frame, until: &Until) -> bool {
 }
 
 /// Opens the stream of a conversation after `after`. With `Until::MessageEnd` for a message that
-/// is already finished, pass `finished = true`: the stream ends after the stored events.
+/// is already finished, pass `finished = true`: the stream ends after the stored events. Stored
+/// events are read [`PAGE_ROWS`](super::frame::PAGE_ROWS) rows at a time, as the client takes
+/// them, never the whole conversation at once.
 pub async fn open(
     db: Db,
     lease: Lease,
@@ -56,19 +64,26 @@ pub async fn open(
     let (recent, rx) = lease.subscribe(after);
     // Only go to the database when memory does not reach back to `after`.
     let covered = recent.first().is_some_and(|f| f.seq == after + 1);
-    let mut queue: VecDeque<Arc<Frame>> = VecDeque::new();
-    if !covered {
-        queue.extend(stored_after(&db, &lease.conversation_id, after).await?);
-    }
-    queue.extend(recent);
-    if finished {
-        // Nothing more will come for this message: serve what is stored up to its end.
-        if let Some(seq) = queue.iter().find(|f| ends(f, &until)).map(|f| f.seq) {
-            queue.retain(|f| f.seq <= seq);
-        }
+    let mut state = Box::new(State {
+        db,
+        lease,
+        rx,
+        queue: VecDeque::new(),
+        paging: !covered,
+        read: after,
+        held: recent,
+        last: after,
+        until,
+        done: false,
+        drain_only: finished,
+    });
+    // The first page is read here, so that a database error refuses the stream.
+    if state.paging {
+        state.next_page().await?;
+    } else {
+        state.unhold();
     }
     // Boxed: the state is moved in and out of the stream on every event.
-    let state = Box::new(State { db, lease, rx, queue, last: after, until, done: false, drain_only: finished });
     Ok(futures::stream::unfold(state, |mut st| async move {
         loop {
             if st.done {
@@ -87,28 +102,52 @@ pub async fn open(
                 }
                 return Some((frame, st));
             }
+            if st.paging {
+                if let Err(e) = st.next_page().await {
+                    tracing::warn!(error = %e, "could not read a stream's stored events");
+                    st.paging = false;
+                    st.unhold();
+                }
+                continue;
+            }
             if st.drain_only {
                 return None;
             }
             match st.rx.recv().await {
                 Ok(frame) => st.queue.push_back(frame),
                 Err(RecvError::Lagged(_)) => {
-                    // Catch up from memory, or from the database if memory moved on.
-                    let from_memory = st.lease.recent_after(st.last);
-                    if from_memory.first().is_some_and(|f| f.seq == st.last + 1) {
-                        st.queue.extend(from_memory);
+                    // Catch up from memory, or from the database (page by page) if memory moved on.
+                    st.held = st.lease.recent_after(st.last);
+                    if st.held.first().is_some_and(|f| f.seq == st.last + 1) {
+                        st.unhold();
                     } else {
-                        match stored_after(&st.db, &st.lease.conversation_id, st.last).await {
-                            Ok(frames) => st.queue.extend(frames),
-                            Err(e) => {
-                                tracing::warn!(error = %e, "could not catch up a lagging stream")
-                            }
-                        }
-                        st.queue.extend(from_memory);
+                        st.read = st.last;
+                        st.paging = true;
                     }
                 }
                 Err(RecvError::Closed) => return None,
             }
         }
     }))
+}
+
+impl State {
+    /// Queues the next page of stored events after `last`; after the last page, what memory held.
+    async fn next_page(&mut self) -> Result<(), DbError> {
+        let from = self.read.max(self.last);
+        let (frames, more) = stored_page(&self.db, &self.lease.conversation_id, from).await?;
+        self.queue.extend(frames);
+        match more {
+            Some(read) => self.read = read,
+            None => {
+                self.paging = false;
+                self.unhold();
+            }
+        }
+        Ok(())
+    }
+
+    fn unhold(&mut self) {
+        self.queue.extend(std::mem::take(&mut self.held));
+    }
 }

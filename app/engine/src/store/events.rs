@@ -50,8 +50,28 @@ pub async fn after(db: &Db, conversation_id: &str, after_seq: u64) -> Result<Vec
     .bind(to_i64(after_seq))
     .fetch_all(&mut *db.read().await?)
     .await?;
-    Ok(rows
-        .into_iter()
+    Ok(to_rows(conversation_id, rows))
+}
+
+/// At most `limit` stored rows that contain events after `after_seq`, in order: one page of a
+/// replay. It starts at the row holding `after_seq` (a run of tokens may straddle it), found by
+/// the key, so every page reads only its own rows.
+pub async fn page(db: &Db, conversation_id: &str, after_seq: u64, limit: i64) -> Result<Vec<EventRow>, DbError> {
+    let rows: Vec<(i64, i64, String, String, i64)> = sqlx::query_as(
+        "SELECT seq, last_seq, name, data, created_at FROM events WHERE conversation_id = $1 \
+         AND seq >= COALESCE((SELECT MAX(seq) FROM events WHERE conversation_id = $1 AND seq <= $2), 0) \
+         AND last_seq > $2 ORDER BY seq LIMIT $3",
+    )
+    .bind(conversation_id)
+    .bind(to_i64(after_seq))
+    .bind(limit)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    Ok(to_rows(conversation_id, rows))
+}
+
+fn to_rows(conversation_id: &str, rows: Vec<(i64, i64, String, String, i64)>) -> Vec<EventRow> {
+    rows.into_iter()
         .map(|(seq, last_seq, name, data, created_at)| EventRow {
             conversation_id: conversation_id.to_owned(),
             seq: u64::try_from(seq).unwrap_or(0),
@@ -60,7 +80,7 @@ pub async fn after(db: &Db, conversation_id: &str, after_seq: u64) -> Result<Vec
             data,
             created_at,
         })
-        .collect())
+        .collect()
 }
 
 /// The highest sequence number of a conversation's stored events, and the highest one any of its

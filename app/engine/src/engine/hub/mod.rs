@@ -6,7 +6,7 @@
 //! A channel keeps an event in memory only until the stream writer has stored it (the writer marks
 //! the frame; the next emit lets it go): a burst of answers holds the few events of each that are
 //! not yet stored, not whole answers, and a stream that opens later reads the rest from the
-//! database ([`super::replay::open`], through [`super::frame::stored_after`]).
+//! database ([`super::replay::open`], a page at a time through [`super::frame::stored_page`]).
 //!
 //! Channels live only while someone holds a [`Lease`]; the last lease to go removes it. Whoever
 //! emits events must flush them to the database before dropping its lease, so that a later channel
