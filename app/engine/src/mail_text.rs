@@ -169,6 +169,26 @@ pub fn transcript(lang: Lang, agent: &str, lines: &[(Role, String, String)]) -> 
     (subject.clone(), text, html_page(&subject, &html))
 }
 
+/// The code that confirms a visitor's address before a transcript goes to it: `(subject, text,
+/// html)`. Nothing a visitor typed is in it (the address may be a stranger's: the mail must not
+/// carry a message of the visitor's choosing).
+pub fn confirmation(lang: Lang, agent: &str, code: &str) -> (String, String, String) {
+    let subject = lang.pick(format!("Your code for {agent}: {code}"), format!("{agent}的验证码：{code}"));
+    let body = lang.pick(
+        format!(
+            "Someone asked for a chat transcript from {agent} to be sent to this address.\n\
+             If it was you, enter this code in the chat: {code}\n\
+             It works for 15 minutes. If it was not you, ignore this mail: nothing more will be sent."
+        ),
+        format!(
+            "有人请求将与{agent}的对话记录发送到此邮箱。\n如果是您本人，请在对话窗口输入验证码：{code}\n\
+             验证码15分钟内有效。如果不是您，请忽略此邮件，我们不会再发送。"
+        ),
+    );
+    let html = body.lines().map(|l| format!("<p>{}</p>", escape_html(l))).collect::<String>();
+    (subject.clone(), body, html_page(&subject, &html))
+}
+
 /// Figures of one agent's last day, for the summary.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DayFigures {

@@ -120,19 +120,39 @@ async fn rate(
     Ok(Json(json!({ "message_id": rate.message_id, "score": rate.score })))
 }
 
-/// Mails the conversation to the address the visitor gave (contact form or identity); a few an
-/// hour at most. `202` with the address, masked.
+/// The body of a transcript request: empty, or the code mailed to confirm the address.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TranscriptCode {
+    code: Option<String>,
+}
+
+/// Mails the conversation to the visitor's address: the website's signed-in user's email, or
+/// the contact form's once confirmed. An unconfirmed address first gets a code (`202` with
+/// `code_sent_to`); the same request with `{"code": "…"}` confirms it and sends (`202` with
+/// `sent_to`). Addresses masked; a few a day per visitor, address and agent.
 async fn email_transcript(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     VisitorAuth(visitor): VisitorAuth,
     Path(id): Path<String>,
+    body: axum::body::Bytes,
 ) -> Result<(StatusCode, Json<Value>), ApiFailure> {
-    use parley_engine::engine::mail::TranscriptMailError as E;
-    match state.engine.email_transcript(&visitor.id, &id).await {
-        Ok(to) => Ok((StatusCode::ACCEPTED, Json(json!({ "sent_to": to })))),
+    use parley_engine::engine::mail::{TranscriptMail, TranscriptMailError as E};
+    let code = match body.trim_ascii() {
+        b"" | b"null" => None,
+        json => {
+            serde_json::from_slice::<TranscriptCode>(json)
+                .map_err(|e| ApiFailure::new(ApiCode::InvalidBody, format!("Expected `{{\"code\": \"…\"}}`: {e}")))?
+                .code
+        }
+    };
+    match state.engine.email_transcript(&visitor.id, &id, ip, code.as_deref()).await {
+        Ok(TranscriptMail::Sent(to)) => Ok((StatusCode::ACCEPTED, Json(json!({ "sent_to": to })))),
+        Ok(TranscriptMail::CodeSent(to)) => Ok((StatusCode::ACCEPTED, Json(json!({ "code_sent_to": to })))),
         Err(E::NotFound) => Err(ApiFailure::not_found("Conversation")),
         Err(E::NotConfigured) => Err(ApiFailure::new(ApiCode::Unavailable, E::NotConfigured.to_string())),
-        Err(E::NoAddress) => Err(ApiFailure::new(ApiCode::InvalidBody, E::NoAddress.to_string())),
+        Err(e @ (E::NoAddress | E::WrongCode)) => Err(ApiFailure::new(ApiCode::InvalidBody, e.to_string())),
         Err(E::TooMany) => {
             Err(ApiFailure { retry_after: Some(3600), ..ApiFailure::new(ApiCode::RateLimited, E::TooMany.to_string()) })
         }

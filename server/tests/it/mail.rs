@@ -70,20 +70,51 @@ async fn operators_get_what_they_chose_and_visitors_their_transcript() {
     assert!(html.contains("Ada &lt;Lovelace&gt;") && html.contains(&format!("href=\"{link}\"")), "{html}");
     assert!(got.iter().any(|m| m["subject"].as_str().unwrap().contains("waiting for a person")), "{got:#?}");
 
-    // The visitor asks for the transcript: it goes to the address they gave.
+    // A second lead in the same conversation: Olive already heard of this one (batched).
+    let again = json!({"name": "Ada", "email": "ada@example.com", "message": "Still waiting"});
+    assert_eq!(app.post(&visitor, &format!("/api/v1/conversations/{conv}/lead"), again).await.status(), 201);
+    assert_eq!(app.count("leads").await, 2);
+    let lead_mails: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM mail_outbox WHERE kind = 'lead'")
+        .fetch_one(&mut *app.db().read().await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(lead_mails, 1, "one lead mail per conversation per interval");
+
+    // The visitor asks for the transcript: the address they typed gets a code first, and
+    // nothing of the conversation.
     let path = format!("/api/v1/conversations/{conv}/transcript-email");
     let r = app.post(&visitor, &path, json!(null)).await;
     assert_eq!(r.status(), 202);
-    assert_eq!(r.json::<Value>().await.unwrap()["sent_to"], "a***@example.com");
+    assert_eq!(r.json::<Value>().await.unwrap()["code_sent_to"], "a***@example.com");
     let got = sink.wait_for(3).await;
-    let transcript = got.iter().find(|m| m["rcpt_tos"] == json!(["ada@example.com"])).expect("the transcript");
+    let code_mail = got.iter().find(|m| m["rcpt_tos"] == json!(["ada@example.com"])).expect("the code");
+    let text = code_mail["text"].as_str().unwrap();
+    assert!(!text.contains("Peru") && !text.contains("Lovelace"), "nothing the visitor typed: {text}");
+    let code: String = code_mail["subject"].as_str().unwrap().chars().filter(char::is_ascii_digit).collect();
+    assert_eq!(code.len(), 6, "{code_mail:#?}");
+    assert!(text.contains(&code));
+    // A wrong code sends nothing; the right one confirms the address and sends the transcript.
+    let wrong = if code == "000000" { "000001" } else { "000000" };
+    let r = app.post(&visitor, &path, json!({ "code": wrong })).await;
+    assert_eq!(r.status(), 422);
+    assert!(r.text().await.unwrap().contains("wrong or has expired"));
+    let r = app.post(&visitor, &path, json!({ "code": code })).await;
+    assert_eq!(r.status(), 202);
+    assert_eq!(r.json::<Value>().await.unwrap()["sent_to"], "a***@example.com");
+    let got = sink.wait_for(4).await;
+    let transcript = got
+        .iter()
+        .find(|m| {
+            m["rcpt_tos"] == json!(["ada@example.com"])
+                && m["subject"].as_str().unwrap().starts_with("Your conversation")
+        })
+        .expect("the transcript");
     let text = transcript["text"].as_str().unwrap();
     assert!(text.contains("Do you ship to Peru?") && text.contains("We ship worldwide."), "{text}");
-    assert!(transcript["subject"].as_str().unwrap().starts_with("Your conversation with"));
-    // A few an hour.
-    for _ in 0..2 {
-        assert_eq!(app.post(&visitor, &path, json!(null)).await.status(), 202);
-    }
+    // Confirmed once: the next goes straight out; a few an hour to one address, codes included.
+    let r = app.post(&visitor, &path, json!(null)).await;
+    assert_eq!(r.status(), 202);
+    assert_eq!(r.json::<Value>().await.unwrap()["sent_to"], "a***@example.com");
     let r = app.post(&visitor, &path, json!(null)).await;
     assert_eq!(r.status(), 429);
     assert!(r.headers().contains_key("retry-after"));
@@ -126,7 +157,7 @@ async fn operators_get_what_they_chose_and_visitors_their_transcript() {
     let summary = arrived("Parley: the last 24 hours").await;
     assert_eq!(summary["rcpt_tos"], json!([ADMIN.email]));
     let text = summary["text"].as_str().unwrap();
-    assert!(text.contains("2 conversations, 1 leads, 1 waiting for a person, 1 orders paid"), "{text}");
+    assert!(text.contains("2 conversations, 2 leads, 1 waiting for a person, 1 orders paid"), "{text}");
 }
 
 #[tokio::test]
@@ -164,6 +195,65 @@ async fn mail_waits_while_the_smtp_server_is_down_and_goes_out_when_it_is_back()
     let got = sink.wait_for(1).await;
     assert!(got[0]["subject"].as_str().unwrap().contains("New lead"));
     assert_eq!(app.count("mail_outbox").await, 1, "sent once");
+}
+
+#[tokio::test]
+async fn transcript_mail_keeps_to_its_daily_limits_per_visitor_address_and_agent() {
+    if !smtp_available("transcript_mail_keeps_to_its_daily_limits_per_visitor_address_and_agent") {
+        return;
+    }
+    let sink = SmtpSink::start().await;
+    let port = sink.port;
+    let app = TestApp::builder()
+        .config(move |c| {
+            c.mail = MailArgs {
+                transcripts_per_visitor_per_day: 2,
+                transcripts_per_ip_per_day: 3,
+                transcripts_per_agent_per_day: 4,
+                ..smtp(port)
+            };
+            c.trusted_proxies = "127.0.0.1".into();
+        })
+        .spawn()
+        .await;
+    app.agent("shop", &["ticket_escalation"]).await;
+    let ask = async |visitor: &str, conv: &str, ip: &str, body: Value| {
+        app.client
+            .post(app.url(&format!("/api/v1/conversations/{conv}/transcript-email")))
+            .bearer_auth(visitor)
+            .header("x-forwarded-for", ip)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    };
+    let code_of = async |n: usize, to: &str| -> String {
+        let got = sink.wait_for(n).await;
+        let m = got.iter().rev().find(|m| m["rcpt_tos"] == json!([to])).expect("a code");
+        m["subject"].as_str().unwrap().chars().filter(char::is_ascii_digit).collect()
+    };
+    // One visitor: a code and a transcript, then their day is used up.
+    let (conv, ada) = lead(&app, "ada@example.com").await;
+    assert_eq!(ask(&ada, &conv, "198.51.100.1", json!(null)).await.status(), 202);
+    let code = code_of(1, "ada@example.com").await;
+    assert_eq!(ask(&ada, &conv, "198.51.100.1", json!({ "code": code })).await.status(), 202);
+    assert_eq!(ask(&ada, &conv, "198.51.100.1", json!(null)).await.status(), 429, "two a day per visitor");
+    // Another visitor from the same address: one more, then the address's day is used up.
+    let (conv_b, bob) = lead(&app, "bob@example.com").await;
+    assert_eq!(ask(&bob, &conv_b, "198.51.100.1", json!(null)).await.status(), 202);
+    assert_eq!(ask(&bob, &conv_b, "198.51.100.1", json!(null)).await.status(), 429, "three a day per address");
+    // From elsewhere: the agent's fourth, then the agent's day is used up for everyone.
+    let (conv_c, cy) = lead(&app, "cy@example.com").await;
+    assert_eq!(ask(&cy, &conv_c, "203.0.113.7", json!(null)).await.status(), 202);
+    let (conv_d, di) = lead(&app, "di@example.com").await;
+    let r = ask(&di, &conv_d, "192.0.2.9", json!(null)).await;
+    assert_eq!(r.status(), 429, "four a day per agent");
+    assert!(r.text().await.unwrap().contains("too many"));
+    let sent: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM mail_outbox")
+        .fetch_one(&mut *app.db().read().await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(sent, 4, "Ada's code and transcript, Bob's and Cy's codes");
 }
 
 #[tokio::test]

@@ -78,6 +78,9 @@ pub const EN: Labels = Labels {
     away_now: "Our team is away right now. Leave a message and we'll answer as soon as we can.",
     email_transcript: "Email me this conversation",
     email_sent: "The conversation is on its way to",
+    email_code_sent: "To check the address is yours, enter the code we mailed to",
+    email_code: "Code",
+    email_confirm: "Confirm",
 };
 
 pub const ZH_HANS: Labels = Labels {
@@ -155,6 +158,9 @@ pub const ZH_HANS: Labels = Labels {
     away_now: "顾问暂时不在线。请留言，我们会尽快答复您。",
     email_transcript: "把对话记录发到我的邮箱",
     email_sent: "对话记录正在发送至",
+    email_code_sent: "为确认邮箱属于您，请输入我们发送到以下邮箱的验证码：",
+    email_code: "验证码",
+    email_confirm: "确认",
 };
 
 pub const ZH_HANT: Labels = Labels {
@@ -232,4 +238,7 @@ pub const ZH_HANT: Labels = Labels {
     away_now: "顧問暫時不在線。請留言，我們會盡快答覆您。",
     email_transcript: "把對話記錄發到我的郵箱",
     email_sent: "對話記錄正在發送至",
+    email_code_sent: "為確認郵箱屬於您，請輸入我們發送到以下郵箱的驗證碼：",
+    email_code: "驗證碼",
+    email_confirm: "確認",
 };

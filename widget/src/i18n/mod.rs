@@ -268,6 +268,11 @@ catalogue! {
     email_transcript,
     /// Followed by the (masked) address.
     email_sent,
+    /// Followed by the (masked) address a code was mailed to, before the transcript goes there.
+    email_code_sent,
+    /// The field for that code, and its button.
+    email_code,
+    email_confirm,
 }
 
 impl Labels {

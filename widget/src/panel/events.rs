@@ -42,6 +42,17 @@ impl Ui {
         super::scroll_to_bottom();
     }
 
+    /// Asks for the transcript by mail (with the code the visitor typed, once one was mailed).
+    fn email_transcript(&'static self, code: Option<String>) {
+        let p = self.panel;
+        wasm_bindgen_futures::spawn_local(async move {
+            if let Some(said) = p.email_transcript(code).await {
+                *self.said.borrow_mut() = Some(said);
+                self.draw_email();
+            }
+        });
+    }
+
     /// One listener per kind of event for the whole panel.
     pub(super) fn listen(&'static self, root: &Element) {
         let p = self.panel;
@@ -71,12 +82,7 @@ impl Ui {
                     self.chosen.set(n.map(|n| n as u8));
                     self.draw_rate_conversation();
                 }
-                "email" => wasm_bindgen_futures::spawn_local(async move {
-                    if let Some(said) = p.email_transcript().await {
-                        *self.said.borrow_mut() = Some(said);
-                        self.draw_email();
-                    }
-                }),
+                "email" => self.email_transcript(None),
                 "stop" => p.stop(),
                 "attach" => {
                     if let Some(picker) = self.picker.as_ref().and_then(|e| e.dyn_ref::<web_sys::HtmlElement>()) {
@@ -98,6 +104,10 @@ impl Ui {
             match form.get_attribute("data-pw").unwrap_or_default().as_str() {
                 "compose" => self.submit(),
                 "lead" => lead_form::submit(p, form.clone()),
+                "email-code" => {
+                    let code = form.query_selector("input").ok().flatten().map(|i| value(&i));
+                    self.email_transcript(Some(code.unwrap_or_default()));
+                }
                 "rate-comment" => {
                     if let Some(view) = view_of(self, &ev) {
                         view.rate(self, -1, Some(comment().unwrap_or_default()));

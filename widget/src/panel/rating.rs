@@ -27,8 +27,10 @@ impl Panel {
 }
 
 /// "Email me this conversation", once the visitor's address is known (a contact form, or the
-/// website's signed-in user with an email); `said` is what the last request answered.
-pub fn email_html(panel: &Panel, said: Option<&str>) -> String {
+/// website's signed-in user with an email); `said` is what the last request answered, and
+/// `code` whether it mailed a code to confirm the address (the field for it follows).
+pub fn email_html(panel: &Panel, said: Option<&str>, code: bool) -> String {
+    let l = panel.labels;
     let known = panel.mail_transcripts
         && panel.conversation.with(Option::is_some)
         && (panel.lead_submitted.get() || panel.user.with(|u| u.as_ref().is_some_and(|u| u.email.is_some())));
@@ -36,23 +38,38 @@ pub fn email_html(panel: &Panel, said: Option<&str>) -> String {
         return String::new();
     }
     let said = said.map(|s| format!("<span role=\"status\">{}</span>", esc(s))).unwrap_or_default();
-    format!(
-        "<div class=\"pw-email\"><button type=\"button\" class=\"pw-link\" data-pw=\"email\">{}</button>{said}</div>",
-        esc(panel.labels.email_transcript)
-    )
+    let action = match code {
+        true => format!(
+            "<form data-pw=\"email-code\"><label>{} <input name=\"code\" inputmode=\"numeric\" \
+             autocomplete=\"one-time-code\" maxlength=\"6\" size=\"6\" required></label> \
+             <button type=\"submit\" class=\"pw-link\">{}</button></form>",
+            esc(l.email_code),
+            esc(l.email_confirm)
+        ),
+        false => {
+            format!("<button type=\"button\" class=\"pw-link\" data-pw=\"email\">{}</button>", esc(l.email_transcript))
+        }
+    };
+    format!("<div class=\"pw-email\">{action}{said}</div>")
 }
 
 impl Panel {
-    /// Asks the server to mail the transcript; what to say about it.
-    pub async fn email_transcript(&self) -> Option<String> {
+    /// Asks the server to mail the transcript (with the `code` the visitor typed, once one was
+    /// mailed); what to say about it, and whether the server asks for a code.
+    pub async fn email_transcript(&self, code: Option<String>) -> Option<(String, bool)> {
         let (Some(conversation), Some(token)) = (self.conversation.get(), self.token.get()) else {
             return None;
         };
         let url = format!("{API}/conversations/{conversation}/transcript-email");
-        Some(match client::json::<(), Value>("POST", &url, Some(&token), None).await {
-            Ok(v) => format!("{} {}", self.labels.email_sent, v["sent_to"].as_str().unwrap_or_default()),
-            Err(client::ClientError::Api { error, .. }) => error.message,
-            Err(e) => self.error_text(&e),
+        let body = code.map(|c| serde_json::json!({ "code": c }));
+        Some(match client::json::<Value, Value>("POST", &url, Some(&token), body.as_ref()).await {
+            Ok(v) => match v["code_sent_to"].as_str() {
+                Some(to) => (format!("{} {to}", self.labels.email_code_sent), true),
+                None => (format!("{} {}", self.labels.email_sent, v["sent_to"].as_str().unwrap_or_default()), false),
+            },
+            // A wrong code: the field stays for another try.
+            Err(client::ClientError::Api { error, .. }) => (error.message, body.is_some()),
+            Err(e) => (self.error_text(&e), body.is_some()),
         })
     }
 }

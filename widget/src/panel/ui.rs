@@ -41,8 +41,9 @@ pub struct Ui {
     /// The stars chosen for the closed conversation, and the last error rating it.
     pub(super) chosen: Cell<Option<u8>>,
     pub(super) conversation_error: RefCell<Option<String>>,
-    /// What the last "email me this conversation" answered.
-    pub(super) said: RefCell<Option<String>>,
+    /// What the last "email me this conversation" answered, and whether it asks for the code
+    /// mailed to confirm the address.
+    pub(super) said: RefCell<Option<(String, bool)>>,
 }
 
 /// Mounts the chat panel in `body` and starts it: restores the conversation, listens to the
@@ -322,7 +323,8 @@ impl Ui {
 
     pub(super) fn draw_email(&self) {
         let said = self.said.borrow().clone();
-        self.email.show(rating::email_html(&self.panel, said.as_deref()));
+        let code = said.as_ref().is_some_and(|s| s.1);
+        self.email.show(rating::email_html(&self.panel, said.as_ref().map(|s| s.0.as_str()), code));
     }
 
     fn draw_lead(&self) {

@@ -139,6 +139,8 @@ impl Engine {
         let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
         store::prune(self.db(), now - ms(KEEP_DELIVERIES)).await?;
         crate::store::mail::prune(self.db(), now - ms(KEEP_MAIL)).await?;
+        // The transcript ledger counts a day; two are kept.
+        crate::store::mail_confirm::prune(self.db(), now - 2 * 86_400_000, now).await?;
         Ok(())
     }
 

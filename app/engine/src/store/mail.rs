@@ -47,6 +47,30 @@ pub async fn enqueue(db: &Db, mail: &Mail, now: i64) -> Result<(), DbError> {
     insert(db.writer(), mail, now).await
 }
 
+/// An operator hears of one conversation at most once per kind in this interval (10 minutes).
+pub const NOTIFY_INTERVAL_MS: i64 = 10 * 60_000;
+
+/// Whether a mail of `kind` about `conversation_id` was queued for `to` since `since`.
+pub async fn sent_lately_in(
+    tx: &mut Tx<'_>,
+    to: &str,
+    kind: &str,
+    conversation_id: &str,
+    since: i64,
+) -> Result<bool, DbError> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM mail_outbox WHERE conversation_id = $1 AND kind = $2 AND to_address = $3 \
+         AND created_at >= $4",
+    )
+    .bind(conversation_id)
+    .bind(kind)
+    .bind(to)
+    .bind(since)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(n > 0)
+}
+
 /// `(name, email)` of the console users mailed about `notification`.
 pub async fn recipients_in(tx: &mut Tx<'_>, notification: &str) -> Result<Vec<(String, String)>, DbError> {
     sqlx::query_as("SELECT name, email FROM users WHERE notify_events LIKE $1 ORDER BY email")

@@ -50,6 +50,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     migration!(31, "0031_session_lifetime.sql"),
     migration!(32, "0032_parked_images.sql"),
     migration!(33, "0033_alerts.sql"),
+    migration!(34, "0034_transcript_mail.sql"),
 ];
 
 /// The migrator `Db::connect` runs against a fresh or older database.

@@ -22,6 +22,7 @@ pub mod knowledge;
 pub mod leads;
 pub mod leases;
 pub mod mail;
+pub mod mail_confirm;
 pub mod mcp_tokens;
 pub mod memories;
 pub mod messages;

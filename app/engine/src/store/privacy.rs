@@ -201,6 +201,8 @@ pub async fn delete_person(db: &Db, visitor_id: &str) -> Result<Deleted, DbError
         "DELETE FROM orders WHERE visitor_id = $1",
         "UPDATE usage_ledger SET visitor_id = NULL, conversation_id = NULL, message_id = NULL WHERE visitor_id = $1",
         "DELETE FROM memories WHERE visitor_id = $1",
+        "DELETE FROM mail_confirmations WHERE visitor_id = $1",
+        "DELETE FROM mail_requests WHERE visitor_id = $1",
         "DELETE FROM end_users WHERE visitor_id = $1",
         "DELETE FROM visitors WHERE acts_as = $1",
         "DELETE FROM visitors WHERE id = $1",

@@ -9,13 +9,14 @@ use std::time::Duration;
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
-use parley_widget::protocol::Role;
 
 use super::Engine;
-use super::lang::Lang;
 use super::webhooks::RETRY_DELAYS;
+use crate::store::DbError;
 use crate::store::mail::{self as store, Mail};
-use crate::store::{DbError, conversations, messages};
+
+mod visitor_mail;
+pub use visitor_mail::{TRANSCRIPTS_PER_HOUR, TranscriptLimits, TranscriptMail, TranscriptMailError};
 
 pub use crate::mail_text::{CONSOLE, DayFigures, daily_summary, lang_of, notification, transcript};
 
@@ -51,24 +52,6 @@ impl MailTls {
             _ => None,
         }
     }
-}
-
-/// A visitor may ask for their transcript this often per hour.
-pub const TRANSCRIPTS_PER_HOUR: i64 = 3;
-
-/// Why a transcript cannot be mailed.
-#[derive(Debug, thiserror::Error)]
-pub enum TranscriptMailError {
-    #[error("email is not set up on this server")]
-    NotConfigured,
-    #[error("no email address is known for you: leave your contact details first")]
-    NoAddress,
-    #[error("too many transcripts asked for; try again later")]
-    TooMany,
-    #[error("conversation not found")]
-    NotFound,
-    #[error(transparent)]
-    Db(#[from] DbError),
 }
 
 /// `text` with every email address in it [`masked`] (for log lines: addresses never reach a log).
@@ -107,46 +90,6 @@ impl Engine {
     /// Mail can be sent (SMTP is configured).
     pub fn mail_enabled(&self) -> bool {
         self.0.mail.is_some()
-    }
-
-    /// Queues the visitor's transcript to the address they gave (contact form or identity);
-    /// the masked address.
-    pub async fn email_transcript(
-        &self,
-        visitor_id: &str,
-        conversation_id: &str,
-    ) -> Result<String, TranscriptMailError> {
-        if !self.mail_enabled() {
-            return Err(TranscriptMailError::NotConfigured);
-        }
-        let conv = conversations::of_visitor(self.db(), conversation_id, visitor_id)
-            .await?
-            .ok_or(TranscriptMailError::NotFound)?;
-        let to = store_address(self, visitor_id).await?.ok_or(TranscriptMailError::NoAddress)?;
-        let now = self.now_ms();
-        if store::count_since(self.db(), &to, "transcript", now - 3_600_000).await? >= TRANSCRIPTS_PER_HOUR {
-            return Err(TranscriptMailError::TooMany);
-        }
-        let agent = crate::store::agents::by_id(self.db(), &conv.agent_id).await?;
-        let (name, lang) = agent
-            .map(|a| {
-                let lang = Lang::of_agent(a.language, &a.greeting);
-                (a.name, lang)
-            })
-            .unwrap_or_else(|| ("Parley".into(), Lang::En));
-        let lines: Vec<(Role, String, String)> = messages::list(self.db(), &conv.id)
-            .await?
-            .into_iter()
-            .filter(|m| {
-                matches!(m.role, Role::Visitor | Role::Assistant | Role::Operator) && !m.content.trim().is_empty()
-            })
-            .map(|m| (m.role, m.author.unwrap_or_default(), m.content))
-            .collect();
-        let (subject, text, html) = transcript(lang, &name, &lines);
-        let mail = Mail { to: to.clone(), subject, text, html, kind: "transcript", conversation_id: Some(conv.id) };
-        store::enqueue(self.db(), &mail, now).await?;
-        self.wake_outbox();
-        Ok(masked(&to))
     }
 
     /// Queues the daily summary for every user who asked for it (a job, once a day across replicas).
@@ -230,16 +173,6 @@ impl Engine {
     }
 }
 
-/// The address a visitor gave: their identity's email, else the newest contact form's.
-async fn store_address(engine: &Engine, visitor_id: &str) -> Result<Option<String>, DbError> {
-    if let Some(user) = crate::store::identity::user_of_visitor(engine.db(), visitor_id).await?
-        && let Some(email) = user.email.filter(|e| e.contains('@'))
-    {
-        return Ok(Some(email));
-    }
-    crate::store::leads::latest_email(engine.db(), visitor_id).await
-}
-
 fn transport(s: &MailSettings) -> Result<AsyncSmtpTransport<Tokio1Executor>, String> {
     let builder = match s.tls {
         MailTls::None => AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&s.host),
@@ -258,6 +191,7 @@ fn transport(s: &MailSettings) -> Result<AsyncSmtpTransport<Tokio1Executor>, Str
 
 #[cfg(test)]
 mod tests {
+    use super::super::lang::Lang;
     use super::*;
     use serde_json::json;
 

@@ -250,6 +250,14 @@ async fn notify_by_mail(
         return Ok(());
     };
     for (_, address) in to {
+        // Batched: one mail of a kind per conversation and recipient per interval, however many
+        // leads or escalations a visitor sends in it (the console lists them all).
+        if let Some(conversation) = conversation_id
+            && super::mail::sent_lately_in(tx, &address, kind, conversation, now - super::mail::NOTIFY_INTERVAL_MS)
+                .await?
+        {
+            continue;
+        }
         let mail = super::mail::Mail {
             to: address,
             subject: subject.clone(),
