@@ -11,6 +11,7 @@ pub mod client;
 pub mod colors;
 mod dom;
 mod events;
+mod follow;
 mod host;
 mod identity;
 mod lead_form;
