@@ -52,17 +52,13 @@ pub async fn insert(db: &Db, upload: &NewUpload<'_>, now: i64) -> Result<(), DbE
 
 /// Bytes of images parked (uploaded, not sent): from `client_ip`, and from everyone.
 pub async fn parked_bytes(db: &Db, client_ip: &str) -> Result<(i64, i64), DbError> {
-    let mut conn = db.read().await?;
-    let from_ip: Option<i64> = sqlx::query_scalar(
-        "SELECT CAST(SUM(size_bytes) AS BIGINT) FROM attachments WHERE message_id IS NULL AND client_ip = $1",
+    let (from_ip, all): (Option<i64>, Option<i64>) = sqlx::query_as(
+        "SELECT CAST(SUM(CASE WHEN client_ip = $1 THEN size_bytes ELSE 0 END) AS BIGINT), \
+         CAST(SUM(size_bytes) AS BIGINT) FROM attachments WHERE message_id IS NULL",
     )
     .bind(client_ip)
-    .fetch_one(&mut *conn)
+    .fetch_one(&mut *db.read().await?)
     .await?;
-    let all: Option<i64> =
-        sqlx::query_scalar("SELECT CAST(SUM(size_bytes) AS BIGINT) FROM attachments WHERE message_id IS NULL")
-            .fetch_one(&mut *conn)
-            .await?;
     Ok((from_ip.unwrap_or(0), all.unwrap_or(0)))
 }
 
