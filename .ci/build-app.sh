@@ -37,7 +37,11 @@ cargo build --package=parley-hydrate --lib --target-dir="$PWD/target/front" \
 front=$!
 server_ok=0
 if [ -z "$browser_only" ]; then
-  cargo build --package=parley-server --bin=parley --no-default-features --features=ssr --release || server_ok=$?
+  # cargo-leptos adds `--no-default-features --features=ssr` (bin-features). The server's default
+  # feature *is* ssr, and naming the features without `default` gives the unit another hash than
+  # `cargo build --workspace --tests` gives it: ./run.sh after ./test.sh then rebuilt
+  # parley-server (2.5 min). The default features are the same set, under the same name.
+  cargo build --package=parley-server --bin=parley --release || server_ok=$?
 fi
 front_ok=0
 wait "$front" || front_ok=$?
