@@ -238,6 +238,17 @@ CREATE TABLE leads (
 
 CREATE INDEX leads_by_agent ON leads (agent_id, created_at);
 
+CREATE TABLE mail_confirmations (
+    visitor_id TEXT NOT NULL,
+    address TEXT NOT NULL,
+    code_hash TEXT NOT NULL,
+    attempts BIGINT NOT NULL DEFAULT 0,
+    expires_at BIGINT NOT NULL,
+    confirmed_at BIGINT,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (visitor_id, address)
+);
+
 CREATE TABLE mail_outbox (
     id TEXT PRIMARY KEY,
     to_address TEXT NOT NULL,
@@ -262,6 +273,21 @@ CREATE TABLE mail_outbox (
 CREATE INDEX mail_outbox_by_conversation ON mail_outbox (conversation_id);
 
 CREATE INDEX mail_outbox_due ON mail_outbox (status, next_attempt_at);
+
+CREATE TABLE mail_requests (
+    id TEXT PRIMARY KEY,
+    visitor_id TEXT NOT NULL,
+    client_ip TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX mail_requests_by_agent ON mail_requests (agent_id, created_at);
+
+CREATE INDEX mail_requests_by_ip ON mail_requests (client_ip, created_at);
+
+CREATE INDEX mail_requests_by_visitor ON mail_requests (visitor_id, created_at);
 
 CREATE TABLE mcp_tokens (
     id TEXT PRIMARY KEY,

@@ -19,6 +19,9 @@ process.env.PARLEY_E2E_DEMO_HOST_URL = DEMO_HOST_URL;
 const bin = process.env.PARLEY_E2E_BIN ?? path.resolve(__dirname, '../target/release/parley');
 const siteRoot = process.env.PARLEY_E2E_SITE_ROOT ?? path.resolve(__dirname, '../target/site');
 const widgetDir = process.env.PARLEY_E2E_WIDGET_DIR ?? path.resolve(__dirname, '../target/widget');
+/** A real SMTP server beside Parley (aiosmtpd; mail.spec.ts reads what it received). */
+const smtpSink = path.resolve(__dirname, '../server/tests/it/harness/smtp_sink.py');
+const SMTP_PORT = 3125;
 
 // A fresh database for every run. The config is evaluated again in each worker process, so only
 // the main process (the one that starts the web server) creates the directory.
@@ -72,6 +75,9 @@ export default defineConfig({
     command:
       `"${bin}" create-user --email ${ADMIN.email} --name "E2E Admin" --role admin --password "${ADMIN.password}" && ` +
       `"${bin}" create-user --email ${OPERATOR.email} --name Olive --role operator --password "${OPERATOR.password}" && ` +
+      // The SMTP sink runs in the server's process group (Playwright stops the group); without
+      // aiosmtpd it is simply not there and mail.spec.ts skips.
+      `(python3 "${smtpSink}" ${SMTP_PORT} "${dataDir}/mail.jsonl" >/dev/null 2>&1 &) && ` +
       `exec "${bin}" serve`,
     url: `${APP_URL}/healthz`,
     reuseExistingServer: false,
@@ -99,6 +105,11 @@ export default defineConfig({
       // count the whole suite as one client. Per-visitor limits stay as shipped.
       PARLEY_LIMIT_VISITORS_PER_IP: '0',
       PARLEY_LIMIT_SENDS_PER_IP: '0',
+      PARLEY_TRANSCRIPTS_PER_IP_PER_DAY: '0',
+      PARLEY_SMTP_HOST: '127.0.0.1',
+      PARLEY_SMTP_PORT: String(SMTP_PORT),
+      PARLEY_SMTP_TLS: 'none',
+      PARLEY_MAIL_FROM: 'Parley <parley@e2e.test>',
     },
   },
 });

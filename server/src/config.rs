@@ -9,6 +9,8 @@ use parley_engine::engine::budget::SpendSettings;
 use parley_engine::limits::LimitSettings;
 use parley_engine::secret::ApiKey;
 
+pub use crate::mail_config::MailArgs;
+
 /// A secret setting (a provider's key, the sealing key, a webhook or SMTP secret), held as an
 /// [`ApiKey`] from the moment it is read, so that no `Debug` of the configuration, no log line and
 /// no error message can print it. Blank (unset, or set to an empty value) means none.
@@ -125,8 +127,6 @@ pub struct Config {
     /// from one address slow only that address.
     #[arg(long, global = true, env = "PARLEY_SIGNIN_PER_EMAIL_PER_MINUTE", default_value_t = parley_engine::auth::PER_EMAIL_PER_MINUTE)]
     pub signin_per_email_per_minute: u32,
-    /// Password verifications (Argon2, about 19 MiB each) that run at once; other sign-ins wait
-    /// up to 5 seconds for a turn, then answer 429.
     /// MiB of images visitors have uploaded and not yet sent that one address (an IPv6 address
     /// by its /64) may park; past it uploads answer 429. 0: no limit.
     #[arg(long, global = true, env = "PARLEY_PARKED_IMAGE_MIB_PER_IP", default_value_t = 100)]
@@ -135,6 +135,8 @@ pub struct Config {
     /// uploads answer 429. 0: no limit.
     #[arg(long, global = true, env = "PARLEY_PARKED_IMAGE_MIB_TOTAL", default_value_t = 2048)]
     pub parked_image_mib_total: u64,
+    /// Password verifications (Argon2, about 19 MiB each) that run at once; other sign-ins wait
+    /// up to 5 seconds for a turn, then answer 429.
     #[arg(long, global = true, env = "PARLEY_SIGNIN_CONCURRENCY", default_value_t = 4)]
     pub signin_concurrency: usize,
     /// A visitor token unused for this many hours stops working (the visitor gets a new one).
@@ -262,60 +264,6 @@ impl From<LimitSettings> for LimitArgs {
             limit_streams_per_ip: s.max_streams_per_ip,
             resume_idle_secs: s.resume_idle.as_secs(),
         }
-    }
-}
-
-/// How mail leaves (operators' notifications, visitors' transcripts): an SMTP server. Without a
-/// host, Parley sends no mail.
-#[derive(clap::Args, Clone, Debug, Default)]
-pub struct MailArgs {
-    /// The SMTP server's host name.
-    #[arg(long, global = true, env = "PARLEY_SMTP_HOST")]
-    pub smtp_host: Option<String>,
-    /// Its port (587 for STARTTLS, 465 for TLS, 25 for a plain relay).
-    #[arg(long, global = true, env = "PARLEY_SMTP_PORT")]
-    pub smtp_port: Option<u16>,
-    /// `starttls` (the default), `tls`, or `none` (a relay on this machine or network).
-    #[arg(long, global = true, env = "PARLEY_SMTP_TLS")]
-    pub smtp_tls: Option<String>,
-    #[arg(long, global = true, env = "PARLEY_SMTP_USER")]
-    pub smtp_user: Option<String>,
-    #[arg(long, global = true, env = "PARLEY_SMTP_PASSWORD", hide_env_values = true, value_parser = SecretArg::parse, default_value = "", hide_default_value = true)]
-    pub smtp_password: SecretArg,
-    /// The sender, e.g. `Parley <parley@example.com>` (required with a host).
-    #[arg(long, global = true, env = "PARLEY_MAIL_FROM")]
-    pub mail_from: Option<String>,
-}
-
-impl MailArgs {
-    /// The settings, or `None` without a host; an error says what is wrong.
-    pub fn settings(&self) -> anyhow::Result<Option<parley_engine::engine::mail::MailSettings>> {
-        use parley_engine::engine::mail::{MailSettings, MailTls};
-        let Some(host) = self.smtp_host.as_deref().map(str::trim).filter(|h| !h.is_empty()) else { return Ok(None) };
-        let tls = match self.smtp_tls.as_deref() {
-            None => MailTls::StartTls,
-            Some(t) => MailTls::parse(t)
-                .ok_or_else(|| anyhow::anyhow!("PARLEY_SMTP_TLS must be starttls, tls or none, not `{t}`"))?,
-        };
-        let from = self.mail_from.clone().filter(|f| !f.trim().is_empty()).ok_or_else(|| {
-            anyhow::anyhow!("PARLEY_SMTP_HOST is set: PARLEY_MAIL_FROM (the sender address) is needed too")
-        })?;
-        if from.parse::<lettre::message::Mailbox>().is_err() {
-            anyhow::bail!("PARLEY_MAIL_FROM `{from}` is not an address like `Parley <parley@example.com>`");
-        }
-        let port = self.smtp_port.unwrap_or(match tls {
-            MailTls::StartTls => 587,
-            MailTls::Tls => 465,
-            MailTls::None => 25,
-        });
-        Ok(Some(MailSettings {
-            host: host.to_owned(),
-            port,
-            tls,
-            user: self.smtp_user.clone().filter(|u| !u.is_empty()),
-            password: self.smtp_password.expose().map(str::to_owned),
-            from,
-        }))
     }
 }
 

@@ -11,6 +11,7 @@ pub mod fake_anthropic;
 pub mod fake_openai;
 mod fake_wire;
 mod listen;
+mod mail_config;
 pub mod memory;
 pub mod metrics;
 pub mod routes;
@@ -186,6 +187,7 @@ fn engine_settings(config: &Config) -> anyhow::Result<EngineSettings> {
             .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
         outbound: OutboundSettings { allow_private: config.allow_private_endpoints },
         mail: config.mail.settings()?,
+        transcripts: config.mail.transcript_limits(),
         parked_images: parley_engine::engine::attachments::ParkedLimits {
             per_ip: config.parked_image_mib_per_ip.saturating_mul(1024 * 1024),
             total: config.parked_image_mib_total.saturating_mul(1024 * 1024),

@@ -86,6 +86,8 @@ pub struct EngineSettings {
     pub mail: Option<mail::MailSettings>,
     /// Images uploaded and not yet sent: the most bytes parked from one address, and overall.
     pub parked_images: attachments::ParkedLimits,
+    /// Mails visitors may cause (confirmation codes and transcripts) per day.
+    pub transcripts: mail::TranscriptLimits,
 }
 
 impl Default for EngineSettings {
@@ -105,6 +107,7 @@ impl Default for EngineSettings {
             outbound: outbound::OutboundSettings::default(),
             mail: None,
             parked_images: attachments::ParkedLimits::default(),
+            transcripts: mail::TranscriptLimits::default(),
         }
     }
 }
