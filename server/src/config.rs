@@ -9,7 +9,8 @@ use parley_engine::engine::budget::SpendSettings;
 use parley_engine::limits::LimitSettings;
 use parley_engine::secret::ApiKey;
 
-pub use crate::mail_config::MailArgs;
+mod mail;
+pub use mail::MailArgs;
 
 /// A secret setting (a provider's key, the sealing key, a webhook or SMTP secret), held as an
 /// [`ApiKey`] from the moment it is read, so that no `Debug` of the configuration, no log line and

@@ -11,7 +11,6 @@ pub mod fake_anthropic;
 pub mod fake_openai;
 mod fake_wire;
 mod listen;
-mod mail_config;
 pub mod memory;
 pub mod metrics;
 pub mod routes;

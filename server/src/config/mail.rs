@@ -1,6 +1,6 @@
 //! The mail settings of `parley serve`: the SMTP server, and how much mail visitors may cause.
 
-use crate::config::SecretArg;
+use super::SecretArg;
 
 /// How mail leaves (operators' notifications, visitors' transcripts): an SMTP server. Without a
 /// host, Parley sends no mail.
