@@ -28,7 +28,6 @@ mod guards;
 mod hours;
 mod http_tools;
 mod identity;
-mod injection;
 mod knowledge_scope;
 mod mail;
 mod mcp;

@@ -105,10 +105,6 @@ impl Tool for FetchImmigrationNews {
         "news"
     }
 
-    fn effect(&self) -> super::effect::Effect {
-        super::effect::Effect::OUTSIDE
-    }
-
     fn schema(&self) -> Value {
         let mut categories: Vec<&str> = CATEGORIES.to_vec();
         categories.push("ALL");

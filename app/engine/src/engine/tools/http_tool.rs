@@ -296,15 +296,6 @@ impl Tool for HttpTool {
         &self.def.capability
     }
 
-    /// The owner's service answers from outside; any method but GET changes something there.
-    fn effect(&self) -> super::effect::Effect {
-        use super::effect::{Action, Effect, name_words};
-        let method = self.def.method.to_ascii_uppercase();
-        let write = (method != "GET")
-            .then(|| Action::Owner { method, verb: name_words(&self.def.name).into_iter().next() });
-        Effect { outside: true, write }
-    }
-
     fn schema(&self) -> Value {
         self.def.parameters.clone()
     }
