@@ -167,14 +167,16 @@ pub async fn record(db: &Db, id: &str, error: Option<&str>, retry_at: Option<i64
     Ok(())
 }
 
-/// Messages queued for `to` since `since` of `kind` (the transcript limit).
-pub async fn count_since(db: &Db, to: &str, kind: &str, since: i64) -> Result<i64, DbError> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM mail_outbox WHERE to_address = $1 AND kind = $2 AND created_at >= $3")
-        .bind(to)
-        .bind(kind)
-        .bind(since)
-        .fetch_one(&mut *db.read().await?)
-        .await
+/// Mails visitors caused (transcripts and address codes) queued for `to` since `since`.
+pub async fn visitor_mail_since(db: &Db, to: &str, since: i64) -> Result<i64, DbError> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM mail_outbox WHERE to_address = $1 AND kind IN ('transcript', 'confirm') \
+         AND created_at >= $2",
+    )
+    .bind(to)
+    .bind(since)
+    .fetch_one(&mut *db.read().await?)
+    .await
 }
 
 /// Deletes mail sent or given up before `before` (a transcript's text is not kept longer than

@@ -104,7 +104,8 @@ pub async fn record_request(
     Ok(())
 }
 
-/// Mails caused since `since` by the visitor, from the address group, and for the agent.
+/// Mails caused since `since` by the visitor, from the address group, and for the agent (one
+/// query).
 pub async fn counts_since(
     db: &Db,
     visitor_id: &str,
@@ -112,19 +113,19 @@ pub async fn counts_since(
     agent_id: &str,
     since: i64,
 ) -> Result<(i64, i64, i64), DbError> {
-    let mut conn = db.read().await?;
-    let mut counts = [0i64; 3];
-    for (n, (column, value)) in
-        [("visitor_id", visitor_id), ("client_ip", client_ip), ("agent_id", agent_id)].into_iter().enumerate()
-    {
-        counts[n] =
-            sqlx::query_scalar(&format!("SELECT COUNT(*) FROM mail_requests WHERE {column} = $1 AND created_at >= $2"))
-                .bind(value)
-                .bind(since)
-                .fetch_one(&mut *conn)
-                .await?;
-    }
-    Ok((counts[0], counts[1], counts[2]))
+    let (visitor, ip, agent): (Option<i64>, Option<i64>, Option<i64>) = sqlx::query_as(
+        "SELECT CAST(SUM(CASE WHEN visitor_id = $1 THEN 1 ELSE 0 END) AS BIGINT), \
+         CAST(SUM(CASE WHEN client_ip = $2 THEN 1 ELSE 0 END) AS BIGINT), \
+         CAST(SUM(CASE WHEN agent_id = $3 THEN 1 ELSE 0 END) AS BIGINT) \
+         FROM mail_requests WHERE created_at >= $4 AND (visitor_id = $1 OR client_ip = $2 OR agent_id = $3)",
+    )
+    .bind(visitor_id)
+    .bind(client_ip)
+    .bind(agent_id)
+    .bind(since)
+    .fetch_one(&mut *db.read().await?)
+    .await?;
+    Ok((visitor.unwrap_or(0), ip.unwrap_or(0), agent.unwrap_or(0)))
 }
 
 /// Forgets requests older than `before` and codes that expired unconfirmed; how many rows.

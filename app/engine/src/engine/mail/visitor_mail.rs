@@ -120,8 +120,7 @@ impl Engine {
         let limits = self.settings().transcripts;
         let (visitor, ip, agent) =
             confirm::counts_since(self.db(), visitor_id, client_ip, agent_id, now - DAY_MS).await?;
-        let recipient = store::count_since(self.db(), to, "transcript", now - 3_600_000).await?
-            + store::count_since(self.db(), to, "confirm", now - 3_600_000).await?;
+        let recipient = store::visitor_mail_since(self.db(), to, now - 3_600_000).await?;
         let over = |n: i64, limit: i64| limit > 0 && n >= limit;
         if over(visitor, limits.per_visitor)
             || over(ip, limits.per_ip)
