@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 peers="${PARLEY_PEERS:-../shared/peers}"
 data="$(mktemp -d)"
 export PARLEY_DATA_DIR="$data"
+# The fake upstream on loopback is the one private destination (the outbound fence).
+export PARLEY_PRIVATE_ENDPOINTS=127.0.0.1:18080
 target/release/parley create-agent --key bench --name bench --capabilities ticket_escalation \
   --provider openai --base-url http://127.0.0.1:18080/v1 --model fake-model >/dev/null
-LEPTOS_ENV=PROD PARLEY_NO_LIMITS=1 PARLEY_AGENT_DAILY_CAP_USD=0 PARLEY_VISITOR_DAILY_CAP_USD=0 \
+LEPTOS_ENV=PROD PARLEY_NO_LIMITS=1 PARLEY_AGENT_DAILY_CAP_USD=0 PARLEY_VISITOR_DAILY_CAP_USD=0 PARLEY_ADDRESS_DAILY_CAP_USD=0 \
   target/release/parley serve --addr 127.0.0.1:18190 >"$data/server.log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$data"' EXIT

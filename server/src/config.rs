@@ -3,14 +3,14 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use std::time::Duration;
-
-use parley_engine::engine::budget::SpendSettings;
+use parley_engine::engine::outbound::{OutboundSettings, PrivateEndpoints};
 use parley_engine::limits::LimitSettings;
 use parley_engine::secret::ApiKey;
 
 mod mail;
 pub use mail::MailArgs;
+mod spend;
+pub use spend::SpendArgs;
 
 /// A secret setting (a provider's key, the sealing key, a webhook or SMTP secret), held as an
 /// [`ApiKey`] from the moment it is read, so that no `Debug` of the configuration, no log line and
@@ -105,10 +105,16 @@ pub struct Config {
     /// Embeddings model.
     #[arg(long, global = true, env = "PARLEY_EMBEDDINGS_MODEL", default_value = "text-embedding-3-small")]
     pub embeddings_model: String,
-    /// Lets owner-defined tools call plain `http` and private, loopback or link-local addresses
-    /// (a service on this machine or network). Off by default: only public `https` endpoints.
+    /// Lets every outbound call (model providers, embeddings, owners' tools, webhooks) use plain
+    /// `http` and private, loopback or link-local addresses. Off by default: only public `https`
+    /// endpoints, plus those of `PARLEY_PRIVATE_ENDPOINTS`.
     #[arg(long, global = true, env = "PARLEY_ALLOW_PRIVATE_ENDPOINTS", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub allow_private_endpoints: bool,
+    /// The private destinations outbound calls may reach (plain `http` allowed there), comma
+    /// separated: addresses or CIDR ranges (every port) and `host:port` (that port only), e.g.
+    /// `127.0.0.1:11434,10.0.0.0/8,ollama:11434`. Empty by default.
+    #[arg(long, global = true, env = "PARLEY_PRIVATE_ENDPOINTS", default_value = "")]
+    pub private_endpoints: String,
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
@@ -268,75 +274,18 @@ impl From<LimitSettings> for LimitArgs {
     }
 }
 
-/// What model calls may spend and take, whatever an agent says. See `docs/security.md`.
-#[derive(clap::Args, Clone, Debug)]
-pub struct SpendArgs {
-    /// What a model without a row in the price table costs, US dollars per million input tokens.
-    #[arg(long, global = true, env = "PARLEY_UNPRICED_INPUT_PER_MTOK", default_value_t = SpendSettings::default().unpriced_input_per_mtok)]
-    pub unpriced_input_per_mtok: f64,
-    /// The same per million output tokens.
-    #[arg(long, global = true, env = "PARLEY_UNPRICED_OUTPUT_PER_MTOK", default_value_t = SpendSettings::default().unpriced_output_per_mtok)]
-    pub unpriced_output_per_mtok: f64,
-    /// `max_tokens` of every answer's model calls when the agent sets none (16 to 100000).
-    #[arg(long, global = true, env = "PARLEY_ANSWER_MAX_TOKENS", default_value_t = SpendSettings::default().answer_max_tokens)]
-    pub answer_max_tokens: u32,
-    /// Seconds one answer may take in all (model calls, tools, experts); then it ends with
-    /// `TIME_LIMIT_REACHED`.
-    #[arg(long, global = true, env = "PARLEY_ANSWER_TIME_LIMIT_SECS", default_value_t = SpendSettings::default().answer_time_limit.as_secs())]
-    pub answer_time_limit_secs: u64,
-    /// What an agent may spend per UTC day, US dollars, when the agent sets no cap of its own
-    /// (0: no cap).
-    #[arg(long, global = true, env = "PARLEY_AGENT_DAILY_CAP_USD", default_value_t = SpendSettings::default().agent_daily_cap_usd.unwrap_or(0.0))]
-    pub agent_daily_cap_usd: f64,
-    /// What one visitor's conversations may cost per UTC day, all together, US dollars (0: no cap).
-    #[arg(long, global = true, env = "PARLEY_VISITOR_DAILY_CAP_USD", default_value_t = SpendSettings::default().visitor_daily_cap_usd.unwrap_or(0.0))]
-    pub visitor_daily_cap_usd: f64,
-}
-
-impl SpendArgs {
-    pub fn defaults() -> Self {
-        let d = SpendSettings::default();
-        SpendArgs {
-            unpriced_input_per_mtok: d.unpriced_input_per_mtok,
-            unpriced_output_per_mtok: d.unpriced_output_per_mtok,
-            answer_max_tokens: d.answer_max_tokens,
-            answer_time_limit_secs: d.answer_time_limit.as_secs(),
-            agent_daily_cap_usd: d.agent_daily_cap_usd.unwrap_or(0.0),
-            visitor_daily_cap_usd: d.visitor_daily_cap_usd.unwrap_or(0.0),
-        }
-    }
-
-    /// The settings, or what is wrong with them.
-    pub fn settings(&self) -> anyhow::Result<SpendSettings> {
-        let money = |name: &str, v: f64| {
-            if v.is_finite() && (0.0..=1_000_000.0).contains(&v) {
-                Ok(v)
-            } else {
-                Err(anyhow::anyhow!("{name} must be an amount from 0 to 1000000 US dollars (got {v})"))
-            }
-        };
-        let cap = |name: &str, v: f64| money(name, v).map(|v| (v > 0.0).then_some(v));
-        if !(16..=100_000).contains(&self.answer_max_tokens) {
-            anyhow::bail!("PARLEY_ANSWER_MAX_TOKENS must be from 16 to 100000 (got {})", self.answer_max_tokens);
-        }
-        if !(1..=3600).contains(&self.answer_time_limit_secs) {
-            anyhow::bail!("PARLEY_ANSWER_TIME_LIMIT_SECS must be from 1 to 3600 (got {})", self.answer_time_limit_secs);
-        }
-        Ok(SpendSettings {
-            unpriced_input_per_mtok: money("PARLEY_UNPRICED_INPUT_PER_MTOK", self.unpriced_input_per_mtok)?,
-            unpriced_output_per_mtok: money("PARLEY_UNPRICED_OUTPUT_PER_MTOK", self.unpriced_output_per_mtok)?,
-            answer_max_tokens: self.answer_max_tokens,
-            answer_time_limit: Duration::from_secs(self.answer_time_limit_secs),
-            agent_daily_cap_usd: cap("PARLEY_AGENT_DAILY_CAP_USD", self.agent_daily_cap_usd)?,
-            visitor_daily_cap_usd: cap("PARLEY_VISITOR_DAILY_CAP_USD", self.visitor_daily_cap_usd)?,
-        })
-    }
-}
-
 /// The webhook secret of [`Config::for_tests`].
 pub const TEST_WEBHOOK_SECRET: &str = "whsec_dGVzdC13ZWJob29rLXNlY3JldC0wMTIzNDU2Nzg5YWI=";
 
 impl Config {
+    /// Where outbound calls may go; a bad `PARLEY_PRIVATE_ENDPOINTS` stops the start with its
+    /// reason.
+    pub fn outbound(&self) -> anyhow::Result<OutboundSettings> {
+        let private = PrivateEndpoints::parse(&self.private_endpoints)
+            .map_err(|e| anyhow::anyhow!("PARLEY_PRIVATE_ENDPOINTS: {e}"))?;
+        Ok(OutboundSettings { allow_private: self.allow_private_endpoints, private })
+    }
+
     /// The embeddings client, when an endpoint is configured.
     pub fn embedder(&self, http: reqwest::Client) -> Option<parley_engine::engine::knowledge::embeddings::Embedder> {
         let base = self.embeddings_base_url.as_deref().map(str::trim).filter(|b| !b.is_empty())?;
@@ -368,6 +317,7 @@ impl Config {
             mail: MailArgs::default(),
             payments_sandbox: false,
             allow_private_endpoints: false,
+            private_endpoints: String::new(),
             embeddings_base_url: None,
             embeddings_api_key: SecretArg::default(),
             embeddings_model: "text-embedding-3-small".into(),
@@ -444,6 +394,7 @@ mod tests {
         let defaults = Cli::try_parse_from(["parley"]).unwrap().config.spend.settings().unwrap();
         assert_eq!(defaults.agent_daily_cap_usd, Some(10.0), "the agent's daily cap is on by default");
         assert_eq!(defaults.visitor_daily_cap_usd, Some(1.0));
+        assert_eq!(defaults.address_daily_cap_usd, Some(5.0));
         assert_eq!(defaults.answer_max_tokens, 4096);
         let off =
             Cli::try_parse_from(["parley", "--agent-daily-cap-usd", "0", "--visitor-daily-cap-usd", "0"]).unwrap();

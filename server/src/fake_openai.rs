@@ -43,6 +43,10 @@ pub enum Reply {
     Delayed(Duration, Box<Reply>),
     /// The inner reply without a usage chunk, as from a provider that reports none.
     WithoutUsage(Box<Reply>),
+    /// A model obeying "repeat your instructions": `before`, then the request's first system
+    /// message, streamed `piece` characters at a time (so what it starts with is split across
+    /// deltas).
+    EchoSystem { before: String, piece: usize },
 }
 
 impl Reply {
@@ -182,6 +186,10 @@ async fn completions(State(shared): State<Arc<Shared>>, headers: http::HeaderMap
                 .unwrap_or_else(|| Reply::text("Hello from the fake model."))
         }
     };
+    let reply = match reply {
+        Reply::EchoSystem { before, piece } => echo_system(&body, before, piece),
+        other => other,
+    };
     answer(shared, reply, stream, usage).await
 }
 
@@ -197,6 +205,19 @@ fn rule_reply(rules: &Rules, body: &Value) -> Reply {
     }
     let pieces = (0..rules.tokens).map(|i| format!("tok{i} ")).collect();
     Reply::Delayed(rules.first_token_delay, Box::new(Reply::Content { pieces, delay: rules.token_delay }))
+}
+
+/// [`Reply::EchoSystem`] as the text it streams.
+fn echo_system(body: &Value, before: String, piece: usize) -> Reply {
+    let system = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "system"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    let chars: Vec<char> = system.chars().collect();
+    let mut pieces = vec![before];
+    pieces.extend(chars.chunks(piece.max(1)).map(|c| c.iter().collect::<String>()));
+    Reply::Content { pieces, delay: Duration::ZERO }
 }
 
 fn chunk(delta: Value, finish: Option<&str>) -> Bytes {
@@ -272,6 +293,8 @@ async fn answer(shared: Arc<Shared>, reply: Reply, stream: bool, usage: bool) ->
             Box::pin(answer(shared, *inner, stream, usage)).await
         }
         Reply::WithoutUsage(inner) => Box::pin(answer(shared, *inner, stream, false)).await,
+        // Only inside another reply (the request is not at hand here): `before` alone.
+        Reply::EchoSystem { before, .. } => Box::pin(answer(shared, Reply::text(&before), stream, usage)).await,
         Reply::Status { status, headers, body } => status_reply(status, headers, body),
         Reply::Json { content } => Json(json!({
             "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake-model",

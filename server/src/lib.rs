@@ -92,7 +92,9 @@ pub async fn build_state(
 ) -> anyhow::Result<AppState> {
     crate::metrics::install();
     let db = open_database(config, clock.now_ms()).await?;
-    let http = http_client(config.allow_private_endpoints)?;
+    let outbound = config.outbound()?;
+    let http = http_client(outbound)?;
+    fence_configured(config, outbound)?;
     let settings = engine_settings(config)?;
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}"));
     let payments = payments(config, &db, &public_url, clock.now_ms()).await?;
@@ -162,16 +164,33 @@ pub async fn build_state(
 /// The HTTP client of model calls and tools. Idle connections kept per upstream host: enough
 /// for steady concurrency to reuse them, and after a burst of thousands of streams the rest
 /// (each with its buffers) is closed rather than kept for the idle timeout.
-/// Unless private addresses are allowed, a host name that resolves to one is refused when
-/// connecting (the outbound rule of owner tools, for model calls too).
-fn http_client(allow_private: bool) -> anyhow::Result<reqwest::Client> {
+/// A host name that resolves to a private address off the list is refused when connecting (the
+/// outbound fence, [`outbound`]).
+pub fn http_client(outbound: OutboundSettings) -> anyhow::Result<reqwest::Client> {
     let builder = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
         .pool_max_idle_per_host(128)
         .tcp_nodelay(true);
-    let builder = if allow_private { builder } else { builder.dns_resolver(outbound::public_only()) };
+    let builder = builder.dns_resolver(outbound::resolver(outbound));
     builder.build().context("building the HTTP client")
+}
+
+/// The provider and embeddings addresses of the configuration keep to the outbound fence: a
+/// private one off `PARLEY_PRIVATE_ENDPOINTS` stops the start (names are checked at connect).
+fn fence_configured(config: &Config, settings: OutboundSettings) -> anyhow::Result<()> {
+    let typed = [
+        ("PARLEY_OPENAI_BASE_URL", &config.openai_base_url),
+        ("PARLEY_EMBEDDINGS_BASE_URL", &config.embeddings_base_url),
+    ];
+    for (name, url) in typed {
+        if let Some(url) = url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+            outbound::check_url(url, settings).map_err(|e| {
+                anyhow::anyhow!("{name}: {e} (list it in PARLEY_PRIVATE_ENDPOINTS to allow a local service)")
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// The engine's tunables from the configuration; a bad value stops the start with its reason.
@@ -184,7 +203,7 @@ fn engine_settings(config: &Config) -> anyhow::Result<EngineSettings> {
         lease_ttl: Duration::from_secs(config.lease_ttl_secs),
         fallbacks: DefaultFallbacks::parse(&config.fallback_models)
             .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
-        outbound: OutboundSettings { allow_private: config.allow_private_endpoints },
+        outbound: config.outbound()?,
         mail: config.mail.settings()?,
         transcripts: config.mail.transcript_limits(),
         parked_images: parley_engine::engine::attachments::ParkedLimits {

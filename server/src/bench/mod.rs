@@ -198,6 +198,8 @@ async fn start(args: &BenchArgs, data: &str) -> anyhow::Result<Running> {
             None => cmd.env_remove("DATABASE_URL"),
         };
     };
+    // The fake upstreams on loopback are the only private destinations (the outbound fence).
+    let private = format!("{upstream},{slow_upstream}");
     for (key, base) in [("bench", upstream), ("bench-streams", slow_upstream)] {
         let mut create = Command::new(std::env::current_exe()?);
         database(&mut create);
@@ -215,6 +217,7 @@ async fn start(args: &BenchArgs, data: &str) -> anyhow::Result<Running> {
             ])
             .args(["--base-url", &format!("http://{base}/v1"), "--model", "fake-model"])
             .env("PARLEY_DATA_DIR", data)
+            .env("PARLEY_PRIVATE_ENDPOINTS", &private)
             .stdout(Stdio::null())
             .status()
             .await?;
@@ -228,10 +231,12 @@ async fn start(args: &BenchArgs, data: &str) -> anyhow::Result<Running> {
         // visitor sends every request to an unpriced `fake-model`, charged the default price).
         &[
             ("PARLEY_DATA_DIR", data.to_owned()),
+            ("PARLEY_PRIVATE_ENDPOINTS", private),
             ("LEPTOS_ENV", "PROD".into()),
             ("PARLEY_NO_LIMITS", "1".into()),
             ("PARLEY_AGENT_DAILY_CAP_USD", "0".into()),
             ("PARLEY_VISITOR_DAILY_CAP_USD", "0".into()),
+            ("PARLEY_ADDRESS_DAILY_CAP_USD", "0".into()),
             (
                 "DATABASE_URL",
                 args.database_url.clone().unwrap_or_else(|| format!("sqlite://{data}/parley.db?mode=rwc")),

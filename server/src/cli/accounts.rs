@@ -78,6 +78,11 @@ pub async fn create_agent(config: &Config, a: CreateAgent) -> anyhow::Result<()>
         allowed_origins: a.allowed_origins,
         ..AgentInput::default()
     };
+    if input.provider != "demo" && !input.base_url.trim().is_empty() {
+        parley_engine::engine::outbound::check_url(&input.base_url, config.outbound()?).map_err(|e| {
+            anyhow::anyhow!("the agent was not created:\n  --base-url: {e} (list it in PARLEY_PRIVATE_ENDPOINTS to allow a local model)")
+        })?;
+    }
     let db = open_db(config).await?;
     let catalogue = parley_engine::seed::tool_catalogue(&db).await.context("reading the experts")?;
     let new = NewAgent::parse(&input, &catalogue).map_err(|errors| {

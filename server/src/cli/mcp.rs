@@ -132,7 +132,8 @@ pub async fn mcp_stdio(config: Config, a: McpStdio) -> anyhow::Result<()> {
     // Not `build_state`: it also recovers interrupted answers and seeds demo agents, which is the
     // server's business; this process may run beside a server on the same database.
     let db = open_db(&config).await?;
-    let http = reqwest::Client::new();
+    let outbound = config.outbound()?;
+    let http = parley_server::http_client(outbound)?;
     let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{}", config.addr));
     // The same payments as the server on this database: its pay links open there.
     let payments = parley_server::payments(&config, &db, &public_url, SystemClock.now_ms()).await?;
@@ -140,7 +141,7 @@ pub async fn mcp_stdio(config: Config, a: McpStdio) -> anyhow::Result<()> {
         Services { knowledge: Knowledge::new(db.clone(), config.embedder(http.clone())), payments, public_url };
     let settings = EngineSettings {
         tool_timeout: Duration::from_millis(config.tool_timeout_ms),
-        outbound: parley_engine::engine::outbound::OutboundSettings { allow_private: config.allow_private_endpoints },
+        outbound,
         ..EngineSettings::default()
     };
     let registry = Registry::builtin(&http);

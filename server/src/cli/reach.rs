@@ -30,7 +30,7 @@ pub async fn add_webhook(config: &Config, a: AddWebhook) -> anyhow::Result<()> {
     let now = SystemClock.now_ms();
     let agent =
         agents::by_public_key(&db, &a.agent).await?.with_context(|| format!("no agent with key {}", a.agent))?;
-    let settings = OutboundSettings { allow_private: config.allow_private_endpoints };
+    let settings: OutboundSettings = config.outbound()?;
     let (endpoint, secret) = add_endpoint(&db, settings, &agent.id, &a.url, &a.events, now).await?;
     let events = endpoint.events().join(", ");
     let detail = format!("{} ({events})", endpoint.url);

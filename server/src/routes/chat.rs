@@ -60,6 +60,7 @@ async fn send(
             client_message_id: body.client_message_id.as_deref(),
             attachments: &body.attachments,
             page_context,
+            address: Some(ip),
         })
         .await?;
     let mut response =

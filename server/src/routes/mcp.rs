@@ -41,6 +41,9 @@ use parley_widget::protocol::ApiCode;
 const MAX_SSE_SESSIONS: usize = 1_000;
 /// Open SSE sessions of one token at most: one token cannot hold every session.
 const MAX_SSE_SESSIONS_PER_TOKEN: usize = 16;
+/// Requests to `/mcp` of one token in progress at most (a tool call's answer streams while the
+/// tool runs): one token cannot hold every connection and tool worker.
+pub const MAX_HTTP_REQUESTS_PER_TOKEN: usize = 16;
 /// How long a refused token is refused again without the database being asked.
 const REFUSED_FOR: Duration = Duration::from_secs(300);
 /// Refused tokens remembered at most (the memory of a flood of garbage tokens stays bounded).
@@ -91,6 +94,37 @@ fn remember_refused(token: &str) {
         }
     }
     refused.insert(digest(token), std::time::Instant::now());
+}
+
+/// `/mcp` requests in progress, per token digest.
+static IN_FLIGHT: std::sync::LazyLock<Mutex<HashMap<u64, usize>>> = std::sync::LazyLock::new(Mutex::default);
+
+/// One `/mcp` request of a token in progress, until its answer's body is dropped.
+struct InFlight(u64);
+
+impl InFlight {
+    /// `None` when the token has [`MAX_HTTP_REQUESTS_PER_TOKEN`] requests in progress.
+    fn enter(token: u64) -> Option<InFlight> {
+        let mut open = IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner());
+        let n = open.entry(token).or_default();
+        if *n >= MAX_HTTP_REQUESTS_PER_TOKEN {
+            return None;
+        }
+        *n += 1;
+        Some(InFlight(token))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut open = IN_FLIGHT.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&self.0) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.0);
+            }
+        }
+    }
 }
 
 /// Forgets a session when its event stream is dropped (the client went, or the server stops).
@@ -252,8 +286,28 @@ async fn require_token(State(state): State<AppState>, mut request: Request, next
     }
     match outcome {
         Ok(access) => {
+            let held = match token.as_deref().filter(|_| request.uri().path() == "/mcp") {
+                Some(token) => match InFlight::enter(digest(token)) {
+                    Some(held) => Some(held),
+                    None => {
+                        metrics::counter!("parley_mcp_requests_refused_total").increment(1);
+                        let message = "this token has too many MCP requests in progress; wait for one to finish";
+                        return ApiFailure { retry_after: Some(1), ..ApiFailure::new(ApiCode::RateLimited, message) }
+                            .into_response();
+                    }
+                },
+                None => None,
+            };
             request.extensions_mut().insert(Arc::new(access));
-            next.run(request).await
+            let response = next.run(request).await;
+            let Some(held) = held else { return response };
+            // Counted until the answer (a stream while a tool runs) is sent or dropped.
+            let (parts, body) = response.into_parts();
+            let body = axum::body::Body::from_stream(body.into_data_stream().map(move |chunk| {
+                let _held = &held;
+                chunk
+            }));
+            Response::from_parts(parts, body)
         }
         Err(AuthError::Db(e)) => ApiFailure::from(e).into_response(),
         Err(AuthError::BadSetting(message)) => ApiFailure::new(ApiCode::BadMcpSetting, message).into_response(),

@@ -130,10 +130,13 @@ async fn earlier_messages_are_sent_to_the_model_as_history() {
 
     let requests = app.fake.requests();
     assert_eq!(requests.len(), 2);
+    // The system prompt: the canary's line, then the agent's instructions.
+    let system = requests[1]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.ends_with("\n\nYou are a test agent."), "{system}");
     assert_eq!(
         requests[1]["messages"],
         json!([
-            {"role": "system", "content": "You are a test agent."},
+            {"role": "system", "content": system},
             {"role": "user", "content": "What is the capital of France?"},
             {"role": "assistant", "content": "Paris is the capital."},
             {"role": "user", "content": "And its population?"},

@@ -122,8 +122,15 @@ async fn knowledge_stored_without_embeddings_gets_them_in_the_background() {
     let receiver = Receiver::start().await;
     receiver.set_down(true);
     let endpoint = receiver.url("");
-    let app =
-        TestApp::builder().with_users(&[ADMIN]).config(move |c| c.embeddings_base_url = Some(endpoint)).spawn().await;
+    let listed = receiver.addr.to_string();
+    let app = TestApp::builder()
+        .with_users(&[ADMIN])
+        .config(move |c| {
+            c.embeddings_base_url = Some(endpoint);
+            c.private_endpoints = format!("{},{listed}", c.private_endpoints);
+        })
+        .spawn()
+        .await;
     let acme = app.insert_agent(agent("acme", openai_provider(&app.fake)).capabilities(&["knowledge_search"])).await;
     let mut admin = app.signed_in(&ADMIN).await;
     let (status, body) = admin

@@ -236,6 +236,49 @@ async fn a_visitors_spend_per_day_is_capped_across_conversations() {
     assert!((spent - one_call(15.0, 75.0)).abs() < 1e-12);
 }
 
+/// Every visitor from one address shares its daily cap (issue 41, item 4): fresh visitor tokens
+/// from the same address (an IPv6 one by its /64) are refused once it is spent, while visitors
+/// from other addresses are served. The test trusts 127.0.0.1 as a proxy to name addresses.
+#[tokio::test]
+async fn an_addresses_spend_per_day_is_capped_across_its_visitors() {
+    let app = TestApp::builder()
+        .config(|c| {
+            c.spend.address_daily_cap_usd = 0.0003;
+            c.trusted_proxies = "127.0.0.1".into();
+        })
+        .spawn()
+        .await;
+    agent_on(&app, "unpriced", UNPRICED).await;
+    let send_from = |token: String, ip: &'static str| {
+        let request = app
+            .client
+            .post(app.url("/api/v1/chat"))
+            .bearer_auth(token)
+            .header("x-forwarded-for", ip)
+            .json(&json!({"agent": "unpriced", "message": "hello"}));
+        async move { read_events(request.send().await.unwrap()).await }
+    };
+    // (address, served): one call spends the cap (it costs more than 0.0003).
+    let plan = [
+        ("203.0.113.5", true),
+        ("203.0.113.5", false),
+        ("198.51.100.7", true),
+        ("2001:db8:1:2::1", true),
+        ("2001:db8:1:2::ffff", false),
+        ("2001:db8:1:3::1", true),
+    ];
+    for (ip, served) in plan {
+        app.fake.push_content("one two three");
+        let events = send_from(app.visitor("unpriced").await, ip).await;
+        if served {
+            assert_eq!(shape(&events).last().unwrap(), "message_end:complete", "{ip}");
+        } else {
+            assert!(ended_by_budget(&events), "{ip}: {:?}", shape(&events));
+        }
+    }
+    assert_eq!(app.fake.served(), 4);
+}
+
 #[tokio::test]
 async fn the_console_shows_todays_spend_and_warns_about_unpriced_models() {
     let app = TestApp::builder().with_users(&[ADMIN]).config(|c| c.spend.agent_daily_cap_usd = 25.0).spawn().await;

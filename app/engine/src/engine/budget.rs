@@ -1,5 +1,7 @@
-//! Spending guards: a conversation's budget, an agent's daily cap and a visitor's daily cap
-//! (across all their conversations). Every model call (the coordinator's and its experts') first
+//! Spending guards: a conversation's budget, an agent's daily cap, a visitor's daily cap
+//! (across all their conversations) and an address's daily cap (every visitor from one IPv4
+//! address or IPv6 /64: visitor tokens are free, so one client could otherwise spend a visitor
+//! cap per token). Every model call (the coordinator's and its experts') first
 //! takes a [`Hold`] — room for its expected cost, taken under a lock, so calls started at the
 //! same moment cannot together spend past a limit — and settles it with the real cost once the
 //! call's usage is known.
@@ -9,6 +11,9 @@
 //! costs no database round trip. On PostgreSQL, where replicas share the database, they live in
 //! the database ([`crate::store::spend`]): room is taken with a conditional update that
 //! one replica at a time can make, and a call's cost is added in its ledger row's transaction.
+//! An address's day is always in the database (see [`rows`]).
+
+mod rows;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -22,7 +27,7 @@ use crate::store::{Db, DbError};
 /// A UTC day, in milliseconds (daily caps run from midnight UTC).
 pub const DAY_MS: i64 = 86_400_000;
 /// Days kept in memory before old ones are dropped (visitors come and go).
-const MAX_DAYS_KEPT: usize = 200_000;
+pub(super) const MAX_DAYS_KEPT: usize = 200_000;
 
 /// What every answer may spend and take, whatever its agent says.
 #[derive(Clone, Debug)]
@@ -38,6 +43,8 @@ pub struct SpendSettings {
     pub agent_daily_cap_usd: Option<f64>,
     /// A visitor's spend per UTC day across all conversations; `None`: no cap.
     pub visitor_daily_cap_usd: Option<f64>,
+    /// The spend per UTC day of every visitor from one address (IPv6 by /64); `None`: no cap.
+    pub address_daily_cap_usd: Option<f64>,
 }
 
 impl Default for SpendSettings {
@@ -49,6 +56,7 @@ impl Default for SpendSettings {
             answer_time_limit: Duration::from_secs(120),
             agent_daily_cap_usd: Some(10.0),
             visitor_daily_cap_usd: Some(1.0),
+            address_daily_cap_usd: Some(5.0),
         }
     }
 }
@@ -62,6 +70,19 @@ pub enum LimitHit {
     AgentDaily { spent_usd: f64, cap_usd: f64 },
     /// The visitor's spend for today, all conversations together (`BUDGET_EXCEEDED`).
     VisitorDaily { spent_usd: f64, cap_usd: f64 },
+    /// The spend for today of every visitor from the sender's address (`BUDGET_EXCEEDED`).
+    AddressDaily { spent_usd: f64, cap_usd: f64 },
+}
+
+impl LimitHit {
+    /// `who`'s daily cap reached.
+    fn daily(who: &Spender, spent_usd: f64, cap_usd: f64) -> LimitHit {
+        match who {
+            Spender::Agent(_) => LimitHit::AgentDaily { spent_usd, cap_usd },
+            Spender::Visitor(_) => LimitHit::VisitorDaily { spent_usd, cap_usd },
+            Spender::Address(_) => LimitHit::AddressDaily { spent_usd, cap_usd },
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -88,8 +109,11 @@ impl Day {
 #[derive(Clone, Debug, Default)]
 pub struct Budgets {
     days: Arc<Mutex<HashMap<Spender, Day>>>,
-    /// Set when the totals live in the database: the `(spender, day)` rows known to exist.
-    shared: Option<Arc<Mutex<KnownDays>>>,
+    /// The `(spender, day)` rows of `spend_days` known to exist: every spender's when the totals
+    /// live in the database, addresses' always.
+    known: Arc<Mutex<KnownDays>>,
+    /// The totals live in the database.
+    shared: bool,
 }
 
 /// `(spender key, day)` rows of `spend_days` known to exist.
@@ -106,6 +130,9 @@ pub struct Limits<'a> {
     pub budget_usd: f64,
     pub daily_cap_usd: Option<f64>,
     pub visitor_daily_cap_usd: Option<f64>,
+    /// The sender's address group (empty: not known, no cap) and its cap.
+    pub address: &'a str,
+    pub address_daily_cap_usd: Option<f64>,
     /// The least a call of this model is expected to cost.
     pub floor_usd: f64,
     pub now_ms: i64,
@@ -114,11 +141,11 @@ pub struct Limits<'a> {
 impl Budgets {
     /// Daily totals kept in the database, shared with every process on it (replicas).
     pub fn shared() -> Self {
-        Budgets { days: Arc::default(), shared: Some(Arc::default()) }
+        Budgets { days: Arc::default(), known: Arc::default(), shared: true }
     }
 
     pub fn is_shared(&self) -> bool {
-        self.shared.is_some()
+        self.shared
     }
 
     /// Loads a spender's spend for today from the ledger unless it is known.
@@ -141,10 +168,14 @@ impl Budgets {
         Ok(())
     }
 
-    /// Holds room for one call in the agent's and the visitor's day and the conversation's
-    /// budget, in this order (always), or says which limit is reached.
+    /// Holds room for one call in the address's, the agent's and the visitor's day and the
+    /// conversation's budget, in this order (always), or says which limit is reached.
     pub async fn hold(&self, db: &Db, lease: &Lease, limits: Limits<'_>) -> Result<Result<Hold, LimitHit>, DbError> {
         let day = limits.now_ms.div_euclid(DAY_MS);
+        let address = limits
+            .address_daily_cap_usd
+            .filter(|_| !limits.address.is_empty())
+            .map(|cap| (Spender::Address(limits.address.to_owned()), cap));
         let agent = Spender::Agent(limits.agent_id.to_owned());
         let visitor = Spender::Visitor(limits.visitor_id.to_owned());
         let caps: Vec<(Spender, f64)> = [
@@ -154,51 +185,72 @@ impl Budgets {
         .into_iter()
         .filter_map(|(who, cap)| cap.map(|c| (who, c)))
         .collect();
-        if let Some(known) = &self.shared {
-            return self.hold_shared(db, known, lease, &limits, day, caps).await;
-        }
-        for (who, _) in &caps {
-            self.ensure_day(db, who, day).await?;
-        }
         let estimate = limits.floor_usd;
-        let mut map = lock(&self.days);
-        let mut taken: Vec<Spender> = Vec::new();
-        let mut hit = None;
-        for (who, cap) in &caps {
-            let Some(d) = map.get_mut(who) else { continue };
-            if d.take(*cap, estimate) {
-                taken.push(who.clone());
-            } else {
-                hit = Some(match who {
-                    Spender::Agent(_) => LimitHit::AgentDaily { spent_usd: d.spent, cap_usd: *cap },
-                    Spender::Visitor(_) => LimitHit::VisitorDaily { spent_usd: d.spent, cap_usd: *cap },
-                });
+        if self.shared {
+            let caps = address.into_iter().chain(caps).collect();
+            return self.hold_shared(db, lease, &limits, day, caps).await;
+        }
+        // The address's day first (in the database), then the in-memory ones.
+        let mut rows_taken = Vec::new();
+        if let Some((who, cap)) = &address {
+            match rows::take(db, &self.known, who, *cap, day, estimate).await? {
+                Ok(key) => rows_taken.push(key),
+                Err(hit) => return Ok(Err(hit)),
+            }
+        }
+        let mut failed = None;
+        for (who, _) in &caps {
+            if let Err(e) = self.ensure_day(db, who, day).await {
+                failed = Some(e);
                 break;
             }
         }
-        if hit.is_none() {
-            match lease.hold_cost(limits.budget_usd, limits.floor_usd) {
-                Ok(held) => {
-                    return Ok(Ok(Hold {
-                        budgets: self.clone(),
-                        lease: lease.clone(),
-                        days: taken,
-                        shared: None,
-                        day,
-                        day_held: estimate,
-                        held,
-                        done: false,
-                    }));
+        if let Some(e) = failed {
+            rows::release(db, &rows_taken, day, estimate).await;
+            return Err(e);
+        }
+        let hit = {
+            let mut map = lock(&self.days);
+            let mut taken: Vec<Spender> = Vec::new();
+            let mut hit = None;
+            for (who, cap) in &caps {
+                let Some(d) = map.get_mut(who) else { continue };
+                if d.take(*cap, estimate) {
+                    taken.push(who.clone());
+                } else {
+                    hit = Some(LimitHit::daily(who, d.spent, *cap));
+                    break;
                 }
-                Err(spent) => hit = Some(LimitHit::Conversation { spent_usd: spent, budget_usd: limits.budget_usd }),
             }
-        }
-        for who in taken {
-            if let Some(d) = map.get_mut(&who) {
-                d.held = (d.held - estimate).max(0.0);
+            if hit.is_none() {
+                match lease.hold_cost(limits.budget_usd, limits.floor_usd) {
+                    Ok(held) => {
+                        let shared = (!rows_taken.is_empty()).then(|| (db.clone(), std::mem::take(&mut rows_taken)));
+                        return Ok(Ok(Hold {
+                            budgets: self.clone(),
+                            lease: lease.clone(),
+                            days: taken,
+                            shared,
+                            day,
+                            day_held: estimate,
+                            held,
+                            done: false,
+                        }));
+                    }
+                    Err(spent) => {
+                        hit = Some(LimitHit::Conversation { spent_usd: spent, budget_usd: limits.budget_usd })
+                    }
+                }
             }
-        }
-        Ok(Err(hit.expect("a limit was hit")))
+            for who in taken {
+                if let Some(d) = map.get_mut(&who) {
+                    d.held = (d.held - estimate).max(0.0);
+                }
+            }
+            hit.expect("a limit was hit")
+        };
+        rows::release(db, &rows_taken, day, estimate).await;
+        Ok(Err(hit))
     }
 
     /// [`Budgets::hold`] with the daily totals in the database: the room is taken in each
@@ -206,7 +258,6 @@ impl Budgets {
     async fn hold_shared(
         &self,
         db: &Db,
-        known: &Mutex<HashSet<(String, i64)>>,
         lease: &Lease,
         limits: &Limits<'_>,
         day: i64,
@@ -217,26 +268,10 @@ impl Budgets {
         let mut hit = None;
         let mut failed = None;
         for (who, cap) in &caps {
-            let key = spend::key(who);
-            let row = (key.clone(), day);
-            if !lock(known).contains(&row) {
-                if let Err(e) = spend::ensure_day(db, who, day, day * DAY_MS).await {
-                    failed = Some(e);
-                    break;
-                }
-                let mut known = lock(known);
-                if known.len() >= MAX_DAYS_KEPT {
-                    known.retain(|(_, d)| *d == day);
-                }
-                known.insert(row);
-            }
-            match spend::take(db, &key, day, *cap, estimate).await {
-                Ok(Ok(())) => taken.push(key),
-                Ok(Err(spent_usd)) => {
-                    hit = Some(match who {
-                        Spender::Agent(_) => LimitHit::AgentDaily { spent_usd, cap_usd: *cap },
-                        Spender::Visitor(_) => LimitHit::VisitorDaily { spent_usd, cap_usd: *cap },
-                    });
+            match rows::take(db, &self.known, who, *cap, day, estimate).await {
+                Ok(Ok(key)) => taken.push(key),
+                Ok(Err(limit)) => {
+                    hit = Some(limit);
                     break;
                 }
                 Err(e) => {
@@ -262,11 +297,7 @@ impl Budgets {
                 Err(spent) => hit = Some(LimitHit::Conversation { spent_usd: spent, budget_usd: limits.budget_usd }),
             }
         }
-        for key in &taken {
-            if let Err(e) = spend::release(db, key, day, estimate).await {
-                tracing::warn!(error = %e, spender = %key, "could not give back budget room held for a call not made");
-            }
-        }
+        rows::release(db, &taken, day, estimate).await;
         match failed {
             Some(e) => Err(e),
             None => Ok(Err(hit.expect("a limit was hit"))),
@@ -290,7 +321,7 @@ impl Budgets {
     pub async fn spent_today(&self, db: &Db, agent_id: &str, now_ms: i64) -> Result<Option<f64>, DbError> {
         let who = Spender::Agent(agent_id.to_owned());
         let day = now_ms.div_euclid(DAY_MS);
-        if self.shared.is_some() {
+        if self.shared {
             return spend::spent(db, &spend::key(&who), day).await;
         }
         Ok(lock(&self.days).get(&who).filter(|d| d.day == day).map(|d| d.spent))
@@ -303,7 +334,8 @@ pub struct Hold {
     lease: Lease,
     /// The days room was taken in (capped ones only), in memory.
     days: Vec<Spender>,
-    /// With shared totals: the database and the day rows room was taken in.
+    /// The database and the day rows room was taken in there (every capped one with shared
+    /// totals, the address's otherwise).
     shared: Option<(Db, Vec<String>)>,
     day: i64,
     day_held: f64,
@@ -312,9 +344,9 @@ pub struct Hold {
 }
 
 impl Hold {
-    /// With shared totals, what settling the call at `cost_usd` changes in the database; the
-    /// stream writer applies it with the call's ledger row ([`crate::store::usage::UsageRecord::settles`]).
-    /// Empty when the totals are in memory.
+    /// What settling the call at `cost_usd` changes in the database's day rows; the stream
+    /// writer applies it with the call's ledger row ([`crate::store::usage::UsageRecord::settles`]).
+    /// Empty when every capped total is in memory.
     pub fn shared_settles(&self, cost_usd: f64) -> Vec<SpendSettle> {
         let Some((_, keys)) = &self.shared else { return Vec::new() };
         keys.iter()

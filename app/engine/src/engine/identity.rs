@@ -227,7 +227,7 @@ impl Engine {
             other => other?,
         };
         if linked.new_token.is_some() || !visitor.is_identified() {
-            self.visitors_changed();
+            self.visitor_token_changed(&visitor.token_id);
         }
         let conversation_id = identity::latest_conversation(self.db(), &agent.id, &linked.user.visitor_id).await?;
         metrics::counter!("parley_identified_total").increment(1);
@@ -241,7 +241,7 @@ impl Engine {
     /// Signs one browser out: its token stops working; the user's data stays theirs.
     pub async fn sign_out_visitor(&self, visitor: &Visitor) -> Result<(), DbError> {
         visitors::revoke_token(self.db(), &visitor.token_id, self.now_ms()).await?;
-        self.visitors_changed();
+        self.visitor_token_changed(&visitor.token_id);
         Ok(())
     }
 
@@ -267,16 +267,28 @@ impl Engine {
         Ok(done)
     }
 
-    /// Forget cached visitor tokens here and on the other replicas (a token now stands for
-    /// another visitor row, or was revoked).
+    /// Forget every cached visitor token here and on the other replicas (a person's data was
+    /// deleted: any of their tokens may be cached).
     pub fn visitors_changed(&self) {
         self.0.visitors.clear();
         self.tell_replicas(Live::Visitors);
     }
 
+    /// Forget one cached visitor token (by its row id, never the token itself) here and on the
+    /// other replicas: it was identified or signed out; every other token stays cached.
+    pub fn visitor_token_changed(&self, token_id: &str) {
+        self.forget_visitor_token(token_id);
+        self.tell_replicas(Live::VisitorToken { t: token_id.to_owned() });
+    }
+
     /// Forget cached visitor tokens here only (told by another replica).
     pub(crate) fn forget_visitors(&self) {
         self.0.visitors.clear();
+    }
+
+    /// Forget one cached visitor token here only (told by another replica).
+    pub(crate) fn forget_visitor_token(&self, token_id: &str) {
+        self.0.visitors.forget(|v| v.token_id == token_id);
     }
 }
 

@@ -43,6 +43,13 @@ impl<T: Clone> TtlCache<T> {
         }
     }
 
+    /// Forgets the entries whose value `forget` picks.
+    pub(super) fn forget(&self, forget: impl Fn(&T) -> bool) {
+        if let Ok(mut map) = self.map.lock() {
+            map.retain(|_, c| !forget(&c.value));
+        }
+    }
+
     pub(super) fn clear(&self) {
         if let Ok(mut map) = self.map.lock() {
             map.clear();
@@ -108,7 +115,7 @@ impl Engine {
     /// such visitor or it was revoked before.
     pub async fn revoke_visitor(&self, visitor_id: &str) -> Result<bool, DbError> {
         let done = visitors::revoke(&self.0.db, visitor_id, self.now_ms()).await?;
-        self.0.visitors.clear();
+        self.0.visitors.forget(|v| v.id == visitor_id);
         Ok(done)
     }
 
@@ -117,5 +124,21 @@ impl Engine {
         let token = visitors::new_token();
         let visitor = visitors::create(&self.0.db, &agent.id, &token, host_origin, self.now_ms()).await?;
         Ok((visitor, token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An identify or sign-out forgets one token's entry; the others stay cached.
+    #[test]
+    fn forgetting_one_entry_keeps_the_others() {
+        let cache: TtlCache<(String, u32)> = TtlCache::new(Duration::from_secs(60));
+        cache.put("token-a", ("row-a".into(), 1));
+        cache.put("token-b", ("row-b".into(), 2));
+        cache.forget(|(row, _)| row == "row-a");
+        assert_eq!(cache.get("token-a"), None);
+        assert_eq!(cache.get("token-b"), Some(("row-b".into(), 2)));
     }
 }

@@ -4,6 +4,7 @@
 pub mod answers;
 pub mod attachments;
 pub mod budget;
+pub mod canary;
 pub mod chat;
 pub mod clock;
 pub mod console;
@@ -328,7 +329,19 @@ impl Engine {
     }
 
     /// The model client an agent's settings ask for.
+    /// A base URL the outbound fence refuses (written past the console's check) gets a client
+    /// that fails before connecting.
     pub fn model_for(&self, agent: &Agent) -> Arc<dyn ChatModel> {
+        if let Some(base) = agent.provider.base_url.as_deref()
+            && agent.provider.kind != ProviderKind::Demo
+            && let Err(refused) = url::Url::parse(base)
+                .map_err(|_| outbound::OutboundError::NotAUrl)
+                .and_then(|url| outbound::fence(&url, self.0.settings.outbound))
+        {
+            tracing::warn!(agent = %agent.public_key, error = %refused, "the agent's provider address is refused by the outbound fence");
+            let provider = if agent.provider.kind == ProviderKind::Anthropic { "anthropic" } else { "openai" };
+            return Arc::new(provider::Refused { provider, reason: refused.to_string() });
+        }
         match (agent.provider.kind, agent.provider.base_url.as_deref()) {
             (ProviderKind::OpenAi, Some(base)) => Arc::new(OpenAiClient::new(
                 self.0.http.clone(),

@@ -45,8 +45,10 @@ pub enum Live {
     Typing { c: String, w: String, on: bool },
     /// Stop the conversation's running turn, wherever it runs.
     Cancel { c: String },
-    /// Visitor tokens changed (identified, signed out): forget cached ones.
+    /// Visitor tokens changed (a person deleted): forget every cached one.
     Visitors,
+    /// One visitor token changed (identified, signed out): forget it, by its row id.
+    VisitorToken { t: String },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -259,6 +261,7 @@ impl Engine {
                     }
                 }
                 Live::Visitors => self.forget_visitors(),
+                Live::VisitorToken { t } => self.forget_visitor_token(&t),
             }
         }
     }

@@ -141,6 +141,8 @@ impl Engine {
         crate::store::mail::prune(self.db(), now - ms(KEEP_MAIL)).await?;
         // The transcript ledger counts a day; two are kept.
         crate::store::mail_confirm::prune(self.db(), now - 2 * 86_400_000, now).await?;
+        // Daily spend totals (one row per spender and day): today's and yesterday's are kept.
+        crate::store::spend::prune(self.db(), now.div_euclid(super::budget::DAY_MS) - 1).await?;
         Ok(())
     }
 

@@ -11,11 +11,12 @@ use super::{Db, DbError};
 /// `held` at or under this is nothing held (what is left of adding and taking back floats).
 const NOTHING_HELD: f64 = 1e-9;
 
-/// A spender's row key: `agent:<id>` or `visitor:<id>`.
+/// A spender's row key: `agent:<id>`, `visitor:<id>` or `address:<address or /64>`.
 pub fn key(who: &Spender) -> String {
     match who {
         Spender::Agent(id) => format!("agent:{id}"),
         Spender::Visitor(id) => format!("visitor:{id}"),
+        Spender::Address(group) => format!("address:{group}"),
     }
 }
 
@@ -116,4 +117,9 @@ pub async fn day(db: &Db, spender: &str, day: i64) -> Result<Option<(f64, f64)>,
         .bind(day)
         .fetch_optional(&mut *db.read().await?)
         .await
+}
+
+/// Deletes the daily totals of days before `day` (they are never read again).
+pub async fn prune(db: &Db, day: i64) -> Result<u64, DbError> {
+    Ok(sqlx::query("DELETE FROM spend_days WHERE day < $1").bind(day).execute(db.writer()).await?.rows_affected())
 }

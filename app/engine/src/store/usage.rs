@@ -126,6 +126,10 @@ pub enum Spender {
     Agent(String),
     /// Every model call answering the visitor, all conversations and agents together.
     Visitor(String),
+    /// Every model call answering a visitor from one address (IPv6 by /64,
+    /// [`crate::net::address_group`]): many free visitor tokens from one place share it. The
+    /// ledger does not record addresses, so its day lives in `spend_days` alone, on either database.
+    Address(String),
 }
 
 /// What a spender's model calls have cost since `since_ms`.
@@ -135,6 +139,8 @@ pub async fn spend_since(db: &Db, who: &Spender, since_ms: i64) -> Result<f64, D
         Spender::Visitor(id) => {
             ("SELECT SUM(cost_usd) FROM usage_ledger WHERE visitor_id = $1 AND created_at >= $2", id)
         }
+        // Not in the ledger: a new day row starts at nothing (see `Spender::Address`).
+        Spender::Address(_) => return Ok(0.0),
     };
     let total: Option<f64> = sqlx::query_scalar(sql).bind(id).bind(since_ms).fetch_one(&mut *db.read().await?).await?;
     Ok(total.unwrap_or(0.0))

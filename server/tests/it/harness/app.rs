@@ -115,6 +115,15 @@ impl TestAppBuilder {
         let mut config = Config::for_tests(database_url.clone(), dir.path().to_path_buf());
         config.payments_sandbox = self.payments_sandbox;
         config.payment_webhook_secret = self.webhook_secret.as_deref().map(SecretArg::from).unwrap_or_default();
+        // The fake upstreams are the only private destinations (as an operator lists a local
+        // model's `host:port`); every other loopback port stays behind the outbound fence.
+        let fake = FakeOpenAi::start().await;
+        let anthropic = if self.anthropic { Some(FakeAnthropic::start().await) } else { None };
+        config.private_endpoints = std::iter::once(fake.addr)
+            .chain(anthropic.as_ref().map(|a| a.addr))
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
         for change in self.configure {
             change(&mut config);
         }
@@ -131,8 +140,6 @@ impl TestAppBuilder {
                 logs.secret(password);
             }
         }
-        let fake = FakeOpenAi::start().await;
-        let anthropic = if self.anthropic { Some(FakeAnthropic::start().await) } else { None };
         let app = TestApp { running, fake, anthropic, client: reqwest::Client::new(), config, database_url, dir };
         for user in &self.users {
             app.add_user(user).await;

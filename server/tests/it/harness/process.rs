@@ -37,6 +37,8 @@ pub async fn start_parley(database_url: &str, dir: &Path, env: &[(&str, &str)]) 
         .env("DATABASE_URL", database_url)
         .env("PARLEY_DATA_DIR", dir)
         .env("PARLEY_DEMO_TOKEN_DELAY_MS", "0")
+        // The fake upstreams of these tests live on this machine's loopback address.
+        .env("PARLEY_PRIVATE_ENDPOINTS", "127.0.0.1")
         .env("RUST_LOG", "info,sqlx=warn")
         .stdout(out.try_clone().unwrap())
         .stderr(out)
@@ -127,6 +129,7 @@ pub async fn prepare(database_url: &str, dir: &Path, key: &str, capabilities: &[
     command
         .args(["create-agent", "--key", key, "--name", key, "--provider", "openai", "--model", "fake-model"])
         .args(["--base-url", &fake.base_url(), "--allowed-origins", "*"])
+        .env("PARLEY_PRIVATE_ENDPOINTS", fake.addr.to_string())
         .env("DATABASE_URL", database_url)
         .env("PARLEY_DATA_DIR", dir);
     if !capabilities.is_empty() {

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use parley_engine::engine::tools::effect::Effect;
 use parley_engine::engine::tools::escalate_to_human::EscalateToHuman;
 use parley_engine::engine::tools::registry::Registry;
 use parley_engine::engine::tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -25,6 +26,9 @@ impl Tool for TestTool {
     }
     fn capability(&self) -> &'static str {
         "testing"
+    }
+    fn effect(&self) -> Effect {
+        Effect::READ
     }
     fn schema(&self) -> Value {
         json!({"type": "object", "properties": {}, "additionalProperties": false})

@@ -1,6 +1,8 @@
 //! An owner-defined tool (issue 18) reaches MCP clients like a built-in one: listed for tokens of
 //! agents with its capability, called over HTTP with the client's checked arguments.
 
+use std::time::Duration;
+
 use super::*;
 use parley_engine::store::http_tools::{self, HttpToolFields};
 
@@ -44,4 +46,76 @@ async fn owner_tools_are_listed_and_called_over_mcp() {
     let client = connect(&app, "", Some(&t)).await.unwrap();
     assert!(!tool_names(&client).await.contains(&"order_status".to_owned()));
     client.cancel().await.unwrap();
+}
+
+/// One token cannot hold every `/mcp` worker (issue 41, item 10): with 16 calls in progress (a
+/// tool whose endpoint never answers) the 17th request of that token is refused at once with
+/// `429`, while another agent's token is served; once the calls end, the token is served again.
+#[tokio::test]
+async fn a_token_holds_at_most_sixteen_requests_in_progress() {
+    // An endpoint that accepts and never answers: each call lasts the tool's timeout.
+    let hang = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hang_addr = hang.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = hang.accept().await {
+            held.push(stream);
+        }
+    });
+    let app = TestApp::builder().config(|c| c.allow_private_endpoints = true).spawn().await;
+    let agent = app.agent("mcp-slow", &["orders", "datetime"]).await;
+    let other = app.agent("mcp-other", &["datetime"]).await;
+    let fields = HttpToolFields {
+        name: "order_status".into(),
+        description: "Looks up an order.".into(),
+        capability: "orders".into(),
+        parameters: json!({"type": "object", "properties": {"order_id": {"type": "string"}}}),
+        method: "GET".into(),
+        url: format!("http://{hang_addr}/orders/{{order_id}}"),
+        headers: None,
+        timeout_ms: 4_000,
+    };
+    http_tools::insert(app.db(), &fields, SystemClock.now_ms()).await.unwrap();
+    app.engine().reload_tools().await.unwrap();
+    let slow = token(&app, &agent, FeatureSet::Base, OutputFormat::Raw).await;
+    let post = |token: String, tool: &'static str| {
+        let request = app
+            .client
+            .post(app.url("/mcp"))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                          "params": {"name": tool, "arguments": {"order_id": "A-1"}}}));
+        async move {
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            let body = response.text().await.unwrap_or_default();
+            (status, body)
+        }
+    };
+    let started = std::time::Instant::now();
+    let held: Vec<_> = (0..16).map(|_| tokio::spawn(post(slow.clone(), "order_status"))).collect();
+    // The sixteen are in progress once the endpoint holds their connections.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, _) = post(slow.clone(), "get_current_datetime").await;
+        if status == 429 {
+            break;
+        }
+        if std::time::Instant::now() >= deadline {
+            let first = held.into_iter().next().unwrap().await.unwrap();
+            panic!("the 17th request was never refused; a held call: {first:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(started.elapsed() < Duration::from_secs(4), "refused while the calls were still in progress");
+    let (status, body) =
+        post(token(&app, &other, FeatureSet::Base, OutputFormat::Raw).await, "get_current_datetime").await;
+    assert_eq!(status, 200, "another token is served: {body}");
+    for call in held {
+        let (status, _) = call.await.unwrap();
+        assert_eq!(status, 200, "each held call ends (with the tool's timeout)");
+    }
+    let (status, body) = post(slow, "get_current_datetime").await;
+    assert_eq!(status, 200, "served again once the calls ended: {body}");
 }

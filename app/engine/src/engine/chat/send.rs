@@ -42,6 +42,9 @@ pub struct SendRequest<'a> {
     pub attachments: &'a [String],
     /// What the host page told about itself (`setContext`), as JSON text.
     pub page_context: Option<String>,
+    /// The sender's address (`None`: not known, as in tests that call the engine directly): the
+    /// daily cap of every visitor from it counts this turn.
+    pub address: Option<std::net::IpAddr>,
 }
 
 /// Where a send goes once checked: an earlier answer's stream (a retried send), or on, into this
@@ -280,7 +283,7 @@ impl Engine {
         text: &str,
     ) -> Result<Started, ChatError> {
         let Claimed { conversation_id, visitor_message_id, message_id, lease, cancel, .. } = claimed;
-        let agent = req.agent;
+        let (agent, address) = (req.agent, req.address);
         let until = Until::MessageEnd(message_id.clone());
         let events = replay::open(self.db().clone(), lease.clone(), committed.start_seq - 1, until, false).await?;
         let this_turn = [visitor_message_id, message_id.clone()];
@@ -314,7 +317,7 @@ impl Engine {
             tool_ctx,
             messages,
             compaction,
-            limits: self.turn_limits(&agent),
+            limits: self.turn_limits(&agent, address),
             cancel,
             shutdown: self.shutdown_state().stopping_turns().clone(),
             lang: Lang::of(text),
@@ -328,7 +331,7 @@ impl Engine {
     }
 
     /// The limits of an agent's turn: its own, else the service's.
-    fn turn_limits(&self, agent: &Agent) -> TurnLimits {
+    fn turn_limits(&self, agent: &Agent, address: Option<std::net::IpAddr>) -> TurnLimits {
         let spend = &self.settings().spend;
         TurnLimits {
             max_hops: agent.max_turns(),
@@ -337,6 +340,8 @@ impl Engine {
             time_limit: spend.answer_time_limit,
             agent_daily_cap_usd: agent.limits.daily_cap_usd.or(spend.agent_daily_cap_usd),
             visitor_daily_cap_usd: spend.visitor_daily_cap_usd,
+            address_daily_cap_usd: spend.address_daily_cap_usd,
+            address: address.map(crate::net::address_group).unwrap_or_default(),
             fallback_model: self.settings().fallbacks.for_provider(&agent.provider),
         }
     }

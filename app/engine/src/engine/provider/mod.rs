@@ -211,3 +211,21 @@ pub trait ChatModel: Send + Sync {
     /// attempt that failed is recorded in `attempts`.
     async fn stream(&self, request: ModelRequest, attempts: &AttemptLog) -> Result<ModelStream, ProviderError>;
 }
+
+/// A provider whose address the outbound fence refuses ([`super::outbound::fence`]): every call
+/// fails as a connection failure, before connecting.
+pub struct Refused {
+    pub provider: &'static str,
+    pub reason: String,
+}
+
+#[async_trait::async_trait]
+impl ChatModel for Refused {
+    fn provider(&self) -> &'static str {
+        self.provider
+    }
+
+    async fn stream(&self, _request: ModelRequest, _attempts: &AttemptLog) -> Result<ModelStream, ProviderError> {
+        Err(ProviderError::Connect(self.reason.clone()))
+    }
+}

@@ -114,6 +114,10 @@ impl Tool for CheckOffTopic {
         "knowledge_search"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::READ
+    }
+
     fn schema(&self) -> Value {
         json!({
             "type": "object",

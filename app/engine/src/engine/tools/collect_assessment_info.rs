@@ -54,6 +54,10 @@ impl Tool for CollectAssessmentInfo {
         "assessment"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::write(super::effect::Action::Details)
+    }
+
     fn schema(&self) -> Value {
         json!({
             "type": "object",

@@ -105,6 +105,10 @@ impl Tool for FetchImmigrationNews {
         "news"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::OUTSIDE
+    }
+
     fn schema(&self) -> Value {
         let mut categories: Vec<&str> = CATEGORIES.to_vec();
         categories.push("ALL");

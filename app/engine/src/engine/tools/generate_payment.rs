@@ -45,6 +45,10 @@ impl Tool for GeneratePayment {
         "payments"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::write(super::effect::Action::Payment)
+    }
+
     fn schema(&self) -> Value {
         json!({
             "type": "object",

@@ -52,6 +52,10 @@ impl Tool for GetCurrentDatetime {
         "datetime"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::READ
+    }
+
     fn schema(&self) -> Value {
         json!({
             "type": "object",

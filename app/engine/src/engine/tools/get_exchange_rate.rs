@@ -265,6 +265,10 @@ impl Tool for GetExchangeRate {
         "exchange_rates"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::OUTSIDE
+    }
+
     fn schema(&self) -> Value {
         json!({
             "type": "object",

@@ -25,6 +25,10 @@ impl Tool for GetUserContext {
         "user_memory"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::READ
+    }
+
     fn schema(&self) -> Value {
         json!({
             "type": "object",

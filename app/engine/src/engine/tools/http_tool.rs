@@ -296,6 +296,15 @@ impl Tool for HttpTool {
         &self.def.capability
     }
 
+    /// The owner's service answers from outside; any method but GET changes something there.
+    fn effect(&self) -> super::effect::Effect {
+        use super::effect::{Action, Effect, name_words};
+        let method = self.def.method.to_ascii_uppercase();
+        let write =
+            (method != "GET").then(|| Action::Owner { method, verb: name_words(&self.def.name).into_iter().next() });
+        Effect { outside: true, write }
+    }
+
     fn schema(&self) -> Value {
         self.def.parameters.clone()
     }
@@ -453,7 +462,7 @@ mod tests {
         assert_eq!(fields(&parse(&shadow, &taken, strict).unwrap_err()), vec!["name"]);
         // Allowed for a service on this machine (and the tests).
         let local = HttpToolInput { url: "http://127.0.0.1:8080/orders/{order_id}".into(), ..input() };
-        assert!(parse(&local, &[], OutboundSettings { allow_private: true }).is_ok());
+        assert!(parse(&local, &[], OutboundSettings::open()).is_ok());
     }
 
     #[test]

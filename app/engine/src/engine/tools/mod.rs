@@ -10,6 +10,7 @@ pub use escalate_to_human::escalation_block as handoff_block;
 
 pub mod check_off_topic;
 pub mod collect_assessment_info;
+pub mod effect;
 pub mod escalate_to_human;
 pub mod fetch_immigration_news;
 pub mod generate_payment;
@@ -143,6 +144,9 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &str;
     /// The capability an agent needs for this tool to be offered.
     fn capability(&self) -> &str;
+    /// Whether its results come from outside and whether it changes something (see
+    /// [`effect`]): every tool says, so that a new one cannot slip past the rule on injected text.
+    fn effect(&self) -> effect::Effect;
     /// JSON schema of the arguments (an object schema).
     fn schema(&self) -> Value;
     /// The description and argument schema as offered to an agent whose knowledge covers

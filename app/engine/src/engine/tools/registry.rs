@@ -171,6 +171,11 @@ impl AgentTools {
         self.tools.iter().map(|t| self.tailored.get(t.tool.name()).unwrap_or(&t.spec).clone()).collect()
     }
 
+    /// What the tool of this name does; `None` for a name that is not one of these tools.
+    pub fn effect(&self, name: &str) -> Option<super::effect::Effect> {
+        self.find(name).ok().map(|t| t.tool.effect())
+    }
+
     /// Parses and validates the model's arguments.
     pub fn check_arguments(&self, name: &str, raw: &str) -> Result<Value, ToolError> {
         let tool = self.find(name)?;
@@ -225,6 +230,9 @@ mod tests {
         }
         fn capability(&self) -> &'static str {
             self.1
+        }
+        fn effect(&self) -> super::super::effect::Effect {
+            super::super::effect::Effect::READ
         }
         fn schema(&self) -> Value {
             json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": false})
@@ -286,6 +294,25 @@ mod tests {
             assert!(names::check(name).is_ok());
             assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "{name}");
         }
+    }
+
+    #[test]
+    fn every_builtin_tool_says_whether_it_reads_outside_text_or_writes() {
+        use super::super::effect::{Action, Effect};
+        let registry = Registry::builtin(&reqwest::Client::new());
+        let effects: Vec<(&str, Effect)> = registry.tools.iter().map(|t| (t.tool.name(), t.tool.effect())).collect();
+        let writes: Vec<(&str, Option<Action>)> =
+            effects.iter().filter(|(_, e)| e.write.is_some()).map(|(n, e)| (*n, e.write.clone())).collect();
+        assert_eq!(
+            writes,
+            [
+                ("collect_assessment_info", Some(Action::Details)),
+                ("generate_payment", Some(Action::Payment)),
+                ("save_user_memory", Some(Action::Memory)),
+            ]
+        );
+        let outside: Vec<&str> = effects.iter().filter(|(_, e)| e.outside).map(|(n, _)| *n).collect();
+        assert_eq!(outside, ["search_knowledge", "web_search", "get_exchange_rate", "fetch_immigration_news"]);
     }
 
     #[test]

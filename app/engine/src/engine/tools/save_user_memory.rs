@@ -24,6 +24,10 @@ impl Tool for SaveUserMemory {
         "user_memory"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::write(super::effect::Action::Memory)
+    }
+
     fn schema(&self) -> Value {
         json!({
             "type": "object",
@@ -40,7 +44,9 @@ impl Tool for SaveUserMemory {
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let kind = args["memoryType"].as_str().unwrap_or("FACT");
         let importance = KINDS.iter().find(|(k, _)| *k == kind).map(|(_, i)| *i).unwrap_or(70);
-        let content = args["content"].as_str().unwrap_or_default().trim();
+        // One line of plain text: a memory is quoted data in later prompts, never a block of its own.
+        let content = args["content"].as_str().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ");
+        let content = content.as_str();
         let category = args.get("category").and_then(Value::as_str);
         let memory = memories::save(
             &ctx.db,

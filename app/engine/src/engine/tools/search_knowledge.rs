@@ -118,6 +118,10 @@ impl Tool for SearchKnowledge {
         "knowledge_search"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::OUTSIDE
+    }
+
     fn schema(&self) -> Value {
         schema_with(None)
     }

@@ -223,6 +223,10 @@ impl Tool for WebSearch {
         "web_search"
     }
 
+    fn effect(&self) -> super::effect::Effect {
+        super::effect::Effect::OUTSIDE
+    }
+
     fn schema(&self) -> Value {
         json!({
             "type": "object",

@@ -19,11 +19,13 @@
 //! The loop reads top to bottom here; each concern has a file of its own: [`call`] (one model
 //! call: budget hold, fallback, ledger), [`tools`] (one hop's tools), [`experts`] (one expert's
 //! nested calls), [`compact`] (summarising older turns), [`texts`] (what the visitor is told),
-//! [`out`] (where events go).
+//! [`out`] (where events go), [`gate`] (write tools after outside results), [`canary`] (the
+//! marker that cuts an answer repeating its instructions).
 
 mod call;
 mod compact;
 mod experts;
+mod gate;
 mod out;
 mod texts;
 mod tools;
@@ -37,18 +39,19 @@ use parley_widget::protocol::{Block, MessageEnd, MessageStatus, StateUpdate, Str
 use tokio_util::sync::CancellationToken;
 
 use super::budget::Budgets;
+use super::canary::{self, Visible};
 use super::context::{self, Compaction};
 use super::experts::Expert;
 use super::hub::Lease;
 use super::lang::Lang;
 use super::pricing::Prices;
 use super::provider::{ChatModel, ModelMessage, ModelRequest, ModelToolCall, ProviderError};
-use super::state_tag::StateFilter;
 use super::tools::registry::AgentTools;
 use super::tools::{ToolContext, handoff_block};
 use super::writer::Writer;
 use crate::store::batch::FinishedMessage;
 use call::{Caller, DayCaps};
+use gate::Gate;
 use out::Out;
 
 /// Limits of the loop.
@@ -64,6 +67,10 @@ pub struct TurnLimits {
     pub agent_daily_cap_usd: Option<f64>,
     /// The visitor's spend per UTC day, all conversations together.
     pub visitor_daily_cap_usd: Option<f64>,
+    /// The spend per UTC day of every visitor from the sender's address (IPv6 by /64), and that
+    /// address ([`crate::net::address_group`]; empty: unknown, no cap).
+    pub address_daily_cap_usd: Option<f64>,
+    pub address: String,
     /// The model that takes over when the agent's is overloaded or failing (the agent's own, or
     /// its provider's default).
     pub fallback_model: Option<String>,
@@ -103,6 +110,8 @@ enum Stop {
     Provider(ProviderError),
     /// A guard: `MAX_TURNS_REACHED`, `BUDGET_EXCEEDED`, or an internal fault (`INTERNAL_ERROR`).
     Limit(StreamCode),
+    /// The model wrote the canary (see [`canary`]): the answer is cut and not stored.
+    Canary,
 }
 
 /// How one model call ended.
@@ -142,14 +151,27 @@ impl Turn {
         } = self;
         let out = Out::new(lease, writer, &tool_ctx);
         metrics::counter!("parley_turns_started_total", "agent" => out.agent.to_string()).increment(1);
-        let caps = DayCaps { agent_usd: limits.agent_daily_cap_usd, visitor_usd: limits.visitor_daily_cap_usd };
+        let caps = DayCaps {
+            agent_usd: limits.agent_daily_cap_usd,
+            visitor_usd: limits.visitor_daily_cap_usd,
+            address_usd: limits.address_daily_cap_usd,
+            address: limits.address.clone(),
+        };
         let call =
             Caller::new(&out, &tool_ctx, model.as_ref(), &prices, &budgets, caps, limits.fallback_model.as_deref());
-        let mut filter = StateFilter::default();
+        let mut filter = Visible::default();
         let mut answer = Answer::default();
         let deadline = Instant::now() + limits.time_limit;
-        let hops =
-            Hops { call: &call, tools: &tools, experts: &experts, model_name: &model_name, limits: &limits, deadline };
+        let gate = Gate::new(&messages);
+        let hops = Hops {
+            call: &call,
+            tools: &tools,
+            experts: &experts,
+            model_name: &model_name,
+            limits: &limits,
+            deadline,
+            gate: &gate,
+        };
         // A panic anywhere in the loop ends this answer (`INTERNAL_ERROR`, stored, the turn slot
         // freed) instead of the task, which would leave the conversation busy.
         let run = std::panic::AssertUnwindSafe(hops.run(messages, compaction, &cancel, &mut filter, &mut answer));
@@ -193,6 +215,8 @@ struct Hops<'a> {
     limits: &'a TurnLimits,
     /// When the answer's time is up.
     deadline: Instant,
+    /// Write tools after outside results.
+    gate: &'a Gate,
 }
 
 impl Hops<'_> {
@@ -202,7 +226,7 @@ impl Hops<'_> {
         mut messages: Vec<ModelMessage>,
         compaction: Option<Compaction>,
         cancel: &CancellationToken,
-        filter: &mut StateFilter,
+        filter: &mut Visible,
         answer: &mut Answer,
     ) -> Option<Stop> {
         let out_of_time = || {
@@ -239,6 +263,9 @@ impl Hops<'_> {
                 _ = &mut time_up => Err(out_of_time()),
                 r = self.call.model_call(request, Some(&mut *filter), &mut hop_text) => r,
             };
+            if let Err(Stop::Canary) = outcome {
+                return Some(Stop::Canary);
+            }
             // What the filter still held is text once the call is over (or stopped).
             let rest = filter.finish();
             if !rest.is_empty() {
@@ -254,12 +281,12 @@ impl Hops<'_> {
                     tracing::info!(conversation = %out.conversation_id, calls = calls.len(), "tool hops used up");
                     return Some(Stop::Limit(StreamCode::MaxTurnsReached));
                 }
+                Ok(HopEnd::Tools(calls)) if canary::in_calls(&calls) => return Some(Stop::Canary),
                 Ok(HopEnd::Tools(calls)) => calls,
             };
             hop += 1;
             messages.push(ModelMessage::Assistant { content: hop_text, tool_calls: calls.clone() });
-            let run =
-                tools::run(self.call, self.tools, self.experts, self.model_name, &calls, hop, self.limits.tool_timeout);
+            let run = tools::run(self, &calls, hop);
             let results = tokio::select! {
                 _ = cancel.cancelled() => return Some(Stop::Aborted),
                 _ = &mut time_up => return Some(out_of_time()),
@@ -297,6 +324,15 @@ fn end(out: &Out, stop: Option<Stop>, lang: Lang, answer: &mut Answer) -> Messag
             }
             out.emit(StreamEvent::Error(event));
             MessageStatus::Failed
+        }
+        Some(Stop::Canary) => {
+            tracing::warn!(
+                conversation = %out.conversation_id,
+                "the answer wrote the instructions' canary (a prompt leak): cut, its text not stored"
+            );
+            metrics::counter!("parley_canary_cuts_total", "agent" => out.agent.to_string()).increment(1);
+            answer.text.clear();
+            end(out, Some(Stop::Limit(StreamCode::InternalError)), lang, answer)
         }
         Some(Stop::Limit(code)) => {
             let event = texts::limit(&code, lang);

@@ -11,6 +11,7 @@ use super::super::experts::{CONCURRENT, Expert, INVOKE};
 use super::super::provider::{ModelToolCall, ToolSpec};
 use super::super::tools::registry::AgentTools;
 use super::super::tools::{ToolContext, ToolError, ToolOutput};
+use super::Hops;
 use super::call::Caller;
 use crate::store::tool_calls::ToolCallRecord;
 
@@ -61,16 +62,11 @@ pub(super) async fn call_contained(
 pub const TOOLS_AT_ONCE: usize = 4;
 
 /// Runs one hop's tool calls concurrently ([`TOOLS_AT_ONCE`] at a time, experts [`CONCURRENT`]),
-/// each in its own task (a panic stays inside it) and with a timeout.
-pub(super) async fn run(
-    caller: &Caller<'_>,
-    tools: &AgentTools,
-    experts: &[Expert],
-    model_name: &str,
-    calls: &[ModelToolCall],
-    hop: u32,
-    timeout: Duration,
-) -> Vec<Result<ToolOutput, ToolError>> {
+/// each in its own task (a panic stays inside it) and with a timeout; a write the turn's gate
+/// refuses is not run.
+pub(super) async fn run(hops: &Hops<'_>, calls: &[ModelToolCall], hop: u32) -> Vec<Result<ToolOutput, ToolError>> {
+    let (caller, tools, experts, model_name) = (hops.call, hops.tools, hops.experts, hops.model_name);
+    let (timeout, writes) = (hops.limits.tool_timeout, hops.gate);
     let (out, ctx) = (caller.out, caller.ctx);
     let expert_of = |call: &ModelToolCall| {
         call.name.strip_prefix(INVOKE).and_then(|name| experts.iter().find(|e| e.role() == name))
@@ -113,7 +109,7 @@ pub(super) async fn run(
                 };
                 let own_tools = tools.only(&expert.tools);
                 let task = super::experts::Task { expert, arguments: &call.arguments, call_id: &call.id };
-                let result = super::experts::run(caller, &own_tools, task, model_name, timeout)
+                let result = super::experts::run(caller, &own_tools, task, model_name, timeout, writes)
                     .await
                     .map(|done| ToolOutput {
                         result: json!({"ok": true, "expert": expert.role(), "answer": done.answer}),
@@ -128,10 +124,14 @@ pub(super) async fn run(
             let Ok(_permit) = tool_gate.acquire().await else {
                 return (Err(ToolError::Failed("cancelled".into())), started.elapsed());
             };
+            if let Some(refused) = writes.refuse(&tools, &call) {
+                return (Err(refused), started.elapsed());
+            }
             (call_contained(&tools, &ctx, &call, timeout).await, started.elapsed())
         }
     });
     let results = futures::future::join_all(runs).await;
+    writes.ran(tools, calls);
     let mut out_results = Vec::with_capacity(results.len());
     for ((call, args), (result, elapsed)) in calls.iter().zip(arguments).zip(results) {
         let duration_ms = elapsed.as_millis() as u64;

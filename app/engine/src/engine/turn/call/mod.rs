@@ -14,11 +14,11 @@ use parley_widget::protocol::{StreamCode, StreamEvent, Token, Usage};
 
 use super::super::attachments;
 use super::super::budget::{Budgets, Hold, LimitHit, Limits};
+use super::super::canary::Visible;
 use super::super::pricing::{Prices, estimate_tokens};
 use super::super::provider::{
     AttemptLog, ChatModel, FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelStream, ProviderError,
 };
-use super::super::state_tag::StateFilter;
 use super::super::tools::ToolContext;
 use super::out::Out;
 use super::{HopEnd, Stop};
@@ -31,10 +31,13 @@ type Raised = (String, &'static str, i64);
 /// `max_tokens` assumed for a call that sets none (seed 003's default).
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The daily caps a turn's calls count against (the agent's own or the server's default).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct DayCaps {
     pub(super) agent_usd: Option<f64>,
     pub(super) visitor_usd: Option<f64>,
+    /// The cap of the visitor's address (IPv6 by /64), and the address (empty: unknown).
+    pub(super) address_usd: Option<f64>,
+    pub(super) address: String,
 }
 
 /// What a model call needs besides its request.
@@ -67,7 +70,7 @@ impl<'a> Caller<'a> {
     pub(super) async fn model_call(
         &self,
         request: ModelRequest,
-        filter: Option<&mut StateFilter>,
+        filter: Option<&mut Visible>,
         text: &mut String,
     ) -> Result<HopEnd, Stop> {
         let hold = self.hold(&request).await?;
@@ -132,6 +135,8 @@ impl<'a> Caller<'a> {
             budget_usd: agent.limits.budget_usd,
             daily_cap_usd: self.caps.agent_usd,
             visitor_daily_cap_usd: self.caps.visitor_usd,
+            address: &self.caps.address,
+            address_daily_cap_usd: self.caps.address_usd,
             floor_usd: worst_usd,
             now_ms: self.ctx.clock.now_ms(),
         };
@@ -142,6 +147,7 @@ impl<'a> Caller<'a> {
                     LimitHit::Conversation { spent_usd, budget_usd } => (spent_usd, budget_usd, "conversation"),
                     LimitHit::AgentDaily { spent_usd, cap_usd } => (spent_usd, cap_usd, "agent daily"),
                     LimitHit::VisitorDaily { spent_usd, cap_usd } => (spent_usd, cap_usd, "visitor daily"),
+                    LimitHit::AddressDaily { spent_usd, cap_usd } => (spent_usd, cap_usd, "address daily"),
                 };
                 tracing::info!(conversation = %self.out.conversation_id, kind, spent, limit, "budget reached");
                 if let LimitHit::AgentDaily { spent_usd, cap_usd } = hit {
@@ -252,7 +258,7 @@ impl<'a> Caller<'a> {
         &self,
         mut request: ModelRequest,
         hold: Hold,
-        mut filter: Option<&mut StateFilter>,
+        mut filter: Option<&mut Visible>,
         text: &mut String,
     ) -> Result<HopEnd, Stop> {
         let out = self.out;
@@ -277,7 +283,8 @@ impl<'a> Caller<'a> {
                         meter.produced.push_str(&t);
                         match filter.as_deref_mut() {
                             Some(filter) => {
-                                let visible = filter.push(&t);
+                                // The canary: the call ends here, settled as stopped (`Meter`).
+                                let Ok(visible) = filter.push(&t) else { return Err(Stop::Canary) };
                                 if !visible.is_empty() {
                                     text.push_str(&visible);
                                     out.emit(StreamEvent::Token(Token { text: visible }));

@@ -1,22 +1,61 @@
-//! Requests to addresses an owner typed (their own tools' endpoints): only `https`, and never to
-//! this machine or the private network, so that nobody who can edit a tool can make Parley probe
-//! the network it runs in. The check is in the HTTP client's resolver, on every address a name
-//! resolves to, at the moment of connecting (a name that changes its answer between a check and
-//! the request — DNS rebinding — gets nowhere); addresses written as IP literals are checked
-//! before the request. Redirects are not followed (one could lead inside).
+//! One fence for every request Parley makes to an address someone typed: model providers,
+//! embeddings, owners' tools, webhooks (issue 41, item 8). Only `https`, and never this machine
+//! or the private network, so that nobody who can edit an agent, a tool or a webhook can make
+//! Parley probe the network it runs in. The check is in the HTTP client's resolver, on every
+//! address a name resolves to, at the moment of connecting (a name that changes its answer
+//! between a check and the request — DNS rebinding — gets nowhere); addresses written as IP
+//! literals are checked before every request ([`fence`]), and at save ([`check_typed`]).
+//! Redirects are not followed by the owner-tool client (one could lead inside).
 //!
-//! [`OutboundSettings::allow_private`] (`PARLEY_ALLOW_PRIVATE_ENDPOINTS`) lifts both rules, for a
-//! service on the same machine or network and for tests.
+//! Private destinations are allowed only as the operator lists them: [`private::PrivateEndpoints`]
+//! (`PARLEY_PRIVATE_ENDPOINTS`, addresses, ranges or `host:port`: a local model, an embeddings
+//! server, a receiver on this machine) or all of them with
+//! [`OutboundSettings::allow_private`] (`PARLEY_ALLOW_PRIVATE_ENDPOINTS`). A listed destination
+//! may use plain `http`.
+
+pub mod private;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Where owner-defined endpoints may point.
+pub use private::PrivateEndpoints;
+
+/// Where typed endpoints may point.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OutboundSettings {
     /// Plain `http` and loopback, private, link-local and other non-public addresses are allowed.
     pub allow_private: bool,
+    /// The private destinations allowed one by one.
+    pub private: PrivateEndpoints,
+}
+
+impl OutboundSettings {
+    /// Every private address allowed (`PARLEY_ALLOW_PRIVATE_ENDPOINTS`).
+    pub fn open() -> OutboundSettings {
+        OutboundSettings { allow_private: true, private: PrivateEndpoints::default() }
+    }
+
+    /// A request may reach `ip` on `port` (`None`: any port; then only listed ranges count).
+    pub fn allows(&self, ip: IpAddr, port: Option<u16>) -> bool {
+        self.allow_private || self.private.all() || is_public(ip) || self.private.allows_ip(ip, port)
+    }
+
+    /// Private addresses are allowed anywhere.
+    fn all_private(&self) -> bool {
+        self.allow_private || self.private.all()
+    }
+
+    /// `url`'s host is on the private list for its port (so plain `http` is fine there).
+    fn listed(&self, url: &url::Url) -> bool {
+        let port = url.port_or_known_default();
+        match url.host() {
+            Some(url::Host::Domain(name)) => self.private.allows_name(name, port),
+            Some(url::Host::Ipv4(v4)) => self.private.allows_ip(IpAddr::V4(v4), port),
+            Some(url::Host::Ipv6(v6)) => self.private.allows_ip(IpAddr::V6(v6), port),
+            None => false,
+        }
+    }
 }
 
 /// Why an address is refused.
@@ -38,7 +77,7 @@ impl OutboundError {
     /// The refusal as a form field's message.
     pub fn for_field(&self, settings: OutboundSettings) -> String {
         match self {
-            OutboundError::NotHttps if !settings.allow_private => "An https:// address.".to_owned(),
+            OutboundError::NotHttps if !settings.all_private() => "An https:// address.".to_owned(),
             OutboundError::NotHttps => "An http:// or https:// address.".to_owned(),
             other => {
                 let text = other.to_string();
@@ -153,14 +192,24 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     }
 }
 
-/// Checks an address an owner typed: a URL, `https` (or `http` when private addresses are
-/// allowed), with a host and no credentials, and not a non-public IP literal. Host names are
-/// checked when they are resolved (see the module's notes).
+/// Checks an address someone typed: a URL, `https` (or `http` when private addresses are
+/// allowed or the host is listed), with a host and no credentials, and not a non-public IP
+/// literal off the list. Host names are checked when they are resolved (see the module's notes),
+/// except a name listed with another port, refused here.
 pub fn check_url(raw: &str, settings: OutboundSettings) -> Result<url::Url, OutboundError> {
     let url = url::Url::parse(raw.trim()).map_err(|_| OutboundError::NotAUrl)?;
+    fence(&url, settings)?;
+    Ok(url)
+}
+
+/// The checks of [`check_url`] on a parsed URL, without resolving a name: before every request
+/// to a typed address (a provider's base URL written past the console, by the CLI or straight
+/// into the database, is refused here before any connection). Parsing aside it costs a few
+/// comparisons, so it runs on every model call.
+pub fn fence(url: &url::Url, settings: OutboundSettings) -> Result<(), OutboundError> {
     match url.scheme() {
         "https" => {}
-        "http" if settings.allow_private => {}
+        "http" if settings.all_private() || settings.listed(url) => {}
         _ => return Err(OutboundError::NotHttps),
     }
     if !url.username().is_empty() || url.password().is_some() {
@@ -173,13 +222,20 @@ pub fn check_url(raw: &str, settings: OutboundSettings) -> Result<url::Url, Outb
         Some(url::Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
         Some(url::Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),
     };
+    let port = url.port_or_known_default();
     if let Some(ip) = ip
-        && !settings.allow_private
-        && !is_public(ip)
+        && !settings.allows(ip, port)
     {
         return Err(OutboundError::Private(ip.to_string()));
     }
-    Ok(url)
+    if let Some(url::Host::Domain(name)) = url.host()
+        && !settings.all_private()
+        && settings.private.allows_name(name, None)
+        && !settings.private.allows_name(name, port)
+    {
+        return Err(OutboundError::Private(format!("{name}:{}", port.unwrap_or(0))));
+    }
+    Ok(())
 }
 
 /// Refuses a host name that resolves to any non-public address, with the address in the error
@@ -187,32 +243,40 @@ pub fn check_url(raw: &str, settings: OutboundSettings) -> Result<url::Url, Outb
 /// A name that does not resolve passes: the request then fails to connect.
 pub async fn check_host(url: &url::Url, settings: OutboundSettings) -> Result<(), OutboundError> {
     let Some(url::Host::Domain(domain)) = url.host() else { return Ok(()) };
-    if settings.allow_private {
+    let port = url.port_or_known_default().unwrap_or(443);
+    if settings.all_private() || settings.private.allows_name(domain, Some(port)) {
         return Ok(());
     }
-    let port = url.port_or_known_default().unwrap_or(443);
     let Ok(found) = tokio::net::lookup_host((domain, port)).await else { return Ok(()) };
     for addr in found {
-        if !is_public(addr.ip()) {
+        if !settings.allows(addr.ip(), Some(port)) {
             return Err(OutboundError::Private(format!("{domain} ({})", addr.ip())));
         }
     }
     Ok(())
 }
 
-/// A resolver that refuses names resolving to any non-public address.
-pub struct PublicOnly;
+/// How a name becomes addresses: the system's resolver, or a test's.
+type Lookup =
+    Arc<dyn Fn(String) -> futures::future::BoxFuture<'static, std::io::Result<Vec<SocketAddr>>> + Send + Sync>;
+
+/// A resolver that refuses names resolving to any non-public address off the private list (a
+/// name on the list resolves as it does; the port is not known here, see [`fence`]).
+pub struct PublicOnly {
+    settings: OutboundSettings,
+    lookup: Lookup,
+}
 
 impl reqwest::dns::Resolve for PublicOnly {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let host = name.as_str().to_owned();
+        let settings = self.settings;
+        let lookup = (self.lookup)(host.clone());
         Box::pin(async move {
             type Failure = Box<dyn std::error::Error + Send + Sync>;
-            let addrs: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), 0)).await {
-                Ok(found) => found.collect(),
-                Err(e) => return Err(Box::new(e) as Failure),
-            };
-            if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
+            let addrs = lookup.await.map_err(|e| Box::new(e) as Failure)?;
+            let listed = settings.private.allows_name(&host, None);
+            if let Some(bad) = addrs.iter().find(|a| !listed && !settings.allows(a.ip(), None)) {
                 return Err(Box::new(OutboundError::Private(format!("{host} ({})", bad.ip()))) as Failure);
             }
             let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
@@ -221,10 +285,12 @@ impl reqwest::dns::Resolve for PublicOnly {
     }
 }
 
-/// The resolver that refuses names resolving to any non-public address, for other clients
-/// (the model calls') that must keep to the same rule.
-pub fn public_only() -> Arc<PublicOnly> {
-    Arc::new(PublicOnly)
+/// The resolver of every outbound client (model calls, embeddings, tools, webhooks).
+pub fn resolver(settings: OutboundSettings) -> Arc<PublicOnly> {
+    let lookup: Lookup = Arc::new(|host: String| {
+        Box::pin(async move { Ok(tokio::net::lookup_host((host.as_str(), 0)).await?.collect()) })
+    });
+    Arc::new(PublicOnly { settings, lookup })
 }
 
 /// Checks an address an administrator typed for a model provider or another service: the
@@ -243,7 +309,7 @@ pub fn client(settings: OutboundSettings) -> reqwest::Client {
         // A proxy would resolve the name itself, past the resolver's check.
         .no_proxy()
         .user_agent(concat!("Parley/", env!("CARGO_PKG_VERSION")));
-    let builder = if settings.allow_private { builder } else { builder.dns_resolver(Arc::new(PublicOnly)) };
+    let builder = if settings.all_private() { builder } else { builder.dns_resolver(resolver(settings)) };
     builder.build().unwrap_or_else(|e| {
         tracing::error!(error = %e, "outbound HTTP client; using the default one");
         reqwest::Client::new()
@@ -264,6 +330,8 @@ pub fn refusal(error: &reqwest::Error) -> Option<OutboundError> {
 
 #[cfg(test)]
 mod tests {
+    use std::str::FromStr;
+
     use super::*;
 
     /// One address from each special-purpose block of the IANA registries (and the edges
@@ -337,7 +405,7 @@ mod tests {
     #[test]
     fn urls_must_be_https_public_and_without_credentials() {
         let strict = OutboundSettings::default();
-        let open = OutboundSettings { allow_private: true };
+        let open = OutboundSettings::open();
         assert!(check_url("https://shop.example.com/orders/{id}", strict).is_ok());
         assert_eq!(check_url("http://shop.example.com/", strict), Err(OutboundError::NotHttps));
         assert_eq!(check_url("ftp://shop.example.com/", open), Err(OutboundError::NotHttps));
@@ -350,6 +418,65 @@ mod tests {
         assert!(check_url("http://127.0.0.1:8080/", open).is_ok());
     }
 
+    #[test]
+    fn listed_private_destinations_and_nothing_else() {
+        let private = PrivateEndpoints::parse("127.0.0.1:11434,10.0.0.0/8,ollama:11434").unwrap();
+        let listed = OutboundSettings { allow_private: false, private };
+        // Plain http and a private literal: on the list, on its port only.
+        assert!(check_url("http://127.0.0.1:11434/v1", listed).is_ok());
+        assert_eq!(check_url("http://127.0.0.1:11435/v1", listed), Err(OutboundError::NotHttps));
+        assert_eq!(check_url("https://127.0.0.1:11435/v1", listed), Err(OutboundError::Private("127.0.0.1".into())));
+        assert!(check_url("http://10.9.8.7:8080/", listed).is_ok() && check_url("https://10.9.8.7/", listed).is_ok());
+        assert!(matches!(check_url("https://169.254.169.254/", listed), Err(OutboundError::Private(_))));
+        assert!(matches!(check_url("https://[::ffff:169.254.169.254]/", listed), Err(OutboundError::Private(_))));
+        // A listed name on its port, and refused on another before any lookup.
+        assert!(check_url("http://ollama:11434/v1", listed).is_ok());
+        assert!(matches!(check_url("https://ollama:8443/v1", listed), Err(OutboundError::Private(_))));
+        // Unlisted: private literals refused, public names and addresses over https only.
+        let strict = OutboundSettings::default();
+        assert!(matches!(check_url("https://127.0.0.1:11434/v1", strict), Err(OutboundError::Private(_))));
+        assert_eq!(check_url("http://ollama:11434/v1", strict), Err(OutboundError::NotHttps));
+        assert!(check_url("https://1.1.1.1/", strict).is_ok());
+        assert!(check_url("http://169.254.169.254/", OutboundSettings::open()).is_ok());
+    }
+
+    /// DNS rebinding: a name that answers a public address when checked and a private one when
+    /// the request connects is refused at the connect, and nothing reaches the private address.
+    #[tokio::test]
+    async fn a_dns_answer_that_changes_before_connecting_is_refused() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let local = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                drop(stream);
+            }
+        });
+        let asked = Arc::new(AtomicUsize::new(0));
+        let answers = asked.clone();
+        let lookup: Lookup = Arc::new(move |_host: String| {
+            let first = answers.fetch_add(1, Ordering::SeqCst) == 0;
+            Box::pin(async move {
+                let ip: IpAddr = if first { "93.184.216.34".parse().unwrap() } else { local.ip() };
+                Ok(vec![SocketAddr::new(ip, 0)])
+            })
+        });
+        let resolver = Arc::new(PublicOnly { settings: OutboundSettings::default(), lookup });
+        // The check: a public answer.
+        let name = reqwest::dns::Name::from_str("rebind.example").unwrap();
+        let checked = reqwest::dns::Resolve::resolve(&*resolver, name).await.map(|a| a.collect::<Vec<_>>());
+        assert_eq!(checked.unwrap()[0].ip().to_string(), "93.184.216.34");
+        // The connect: the answer is now this machine.
+        let client = reqwest::Client::builder().dns_resolver(resolver).no_proxy().build().unwrap();
+        let error = client.get(format!("http://rebind.example:{}/", local.port())).send().await.unwrap_err();
+        assert!(matches!(refusal(&error), Some(OutboundError::Private(_))), "{error:?}");
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
+        assert_eq!(accepted.load(Ordering::SeqCst), 0, "nothing reached the private address");
+    }
+
     #[tokio::test]
     async fn names_of_private_addresses_are_refused() {
         // `localhost` resolves to loopback: refused by the check and by the client's resolver,
@@ -357,7 +484,7 @@ mod tests {
         let url = check_url("https://localhost:9/", OutboundSettings::default()).unwrap();
         let checked = check_host(&url, OutboundSettings::default()).await;
         assert!(matches!(&checked, Err(OutboundError::Private(a)) if a.starts_with("localhost (")), "{checked:?}");
-        assert_eq!(check_host(&url, OutboundSettings { allow_private: true }).await, Ok(()));
+        assert_eq!(check_host(&url, OutboundSettings::open()).await, Ok(()));
         let error = client(OutboundSettings::default()).get(url).send().await.unwrap_err();
         assert!(refusal(&error).is_some() || format!("{error:?}").contains("Private"), "{error:?}");
     }
