@@ -277,6 +277,14 @@ async fn an_addresses_spend_per_day_is_capped_across_its_visitors() {
         }
     }
     assert_eq!(app.fake.served(), 4);
+    // The address's spend is in its day row (where a restart reads it back), nothing held.
+    app.engine().flush().await;
+    let today = app.engine().now_ms().div_euclid(parley_engine::engine::budget::DAY_MS);
+    let row = parley_engine::store::spend::day(app.db(), "address:203.0.113.5", today).await.unwrap();
+    let (spent, held) = row.expect("the address's day row");
+    assert!((spent - one_call(15.0, 75.0)).abs() < 1e-12 && held.abs() < 1e-9, "{spent} {held}");
+    let group = parley_engine::store::spend::day(app.db(), "address:2001:db8:1:2::/64", today).await.unwrap();
+    assert!(group.is_some_and(|(spent, _)| spent > 0.0), "an IPv6 address counts by its /64: {group:?}");
 }
 
 #[tokio::test]

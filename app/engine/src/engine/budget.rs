@@ -11,7 +11,9 @@
 //! costs no database round trip. On PostgreSQL, where replicas share the database, they live in
 //! the database ([`crate::store::spend`]): room is taken with a conditional update that
 //! one replica at a time can make, and a call's cost is added in its ledger row's transaction.
-//! An address's day is always in the database (see [`rows`]).
+//! On SQLite an address's day is held in memory like the others, and its cost is also added to
+//! its `spend_days` row with each ledger row (the ledger does not record addresses), where the
+//! next start reads it back.
 
 mod rows;
 
@@ -109,8 +111,7 @@ impl Day {
 #[derive(Clone, Debug, Default)]
 pub struct Budgets {
     days: Arc<Mutex<HashMap<Spender, Day>>>,
-    /// The `(spender, day)` rows of `spend_days` known to exist: every spender's when the totals
-    /// live in the database, addresses' always.
+    /// The `(spender, day)` rows of `spend_days` known to exist, when the totals live there.
     known: Arc<Mutex<KnownDays>>,
     /// The totals live in the database.
     shared: bool,
@@ -153,7 +154,15 @@ impl Budgets {
         if lock(&self.days).get(who).is_some_and(|d| d.day == day) {
             return Ok(());
         }
-        let spent = crate::store::usage::spend_since(db, who, day * DAY_MS).await?;
+        let spent = match who {
+            // Not in the ledger: its day row (made here once a day) holds what was spent, so a
+            // restart does not give the address a fresh allowance.
+            Spender::Address(_) => {
+                spend::ensure_day(db, who, day, day * DAY_MS).await?;
+                spend::spent(db, &spend::key(who), day).await?.unwrap_or(0.0)
+            }
+            _ => crate::store::usage::spend_since(db, who, day * DAY_MS).await?,
+        };
         let mut map = lock(&self.days);
         if map.len() >= MAX_DAYS_KEPT {
             // Earlier days are never read again; today's held room must stay.
@@ -190,67 +199,49 @@ impl Budgets {
             let caps = address.into_iter().chain(caps).collect();
             return self.hold_shared(db, lease, &limits, day, caps).await;
         }
-        // The address's day first (in the database), then the in-memory ones.
-        let mut rows_taken = Vec::new();
-        if let Some((who, cap)) = &address {
-            match rows::take(db, &self.known, who, *cap, day, estimate).await? {
-                Ok(key) => rows_taken.push(key),
-                Err(hit) => return Ok(Err(hit)),
-            }
-        }
-        let mut failed = None;
+        // In memory, the address's day first: no database round trip per call; the address's
+        // row gets each call's cost with its ledger row (see `Hold::shared_settles`).
+        let caps: Vec<(Spender, f64)> = address.into_iter().chain(caps).collect();
         for (who, _) in &caps {
-            if let Err(e) = self.ensure_day(db, who, day).await {
-                failed = Some(e);
+            self.ensure_day(db, who, day).await?;
+        }
+        let mut map = lock(&self.days);
+        let mut taken: Vec<Spender> = Vec::new();
+        let mut hit = None;
+        for (who, cap) in &caps {
+            let Some(d) = map.get_mut(who) else { continue };
+            if d.take(*cap, estimate) {
+                taken.push(who.clone());
+            } else {
+                hit = Some(LimitHit::daily(who, d.spent, *cap));
                 break;
             }
         }
-        if let Some(e) = failed {
-            rows::release(db, &rows_taken, day, estimate).await;
-            return Err(e);
+        if hit.is_none() {
+            match lease.hold_cost(limits.budget_usd, limits.floor_usd) {
+                Ok(held) => {
+                    let persisted = taken.iter().filter(|w| matches!(w, Spender::Address(_))).map(spend::key).collect();
+                    return Ok(Ok(Hold {
+                        budgets: self.clone(),
+                        lease: lease.clone(),
+                        days: taken,
+                        shared: None,
+                        persisted,
+                        day,
+                        day_held: estimate,
+                        held,
+                        done: false,
+                    }));
+                }
+                Err(spent) => hit = Some(LimitHit::Conversation { spent_usd: spent, budget_usd: limits.budget_usd }),
+            }
         }
-        let hit = {
-            let mut map = lock(&self.days);
-            let mut taken: Vec<Spender> = Vec::new();
-            let mut hit = None;
-            for (who, cap) in &caps {
-                let Some(d) = map.get_mut(who) else { continue };
-                if d.take(*cap, estimate) {
-                    taken.push(who.clone());
-                } else {
-                    hit = Some(LimitHit::daily(who, d.spent, *cap));
-                    break;
-                }
+        for who in taken {
+            if let Some(d) = map.get_mut(&who) {
+                d.held = (d.held - estimate).max(0.0);
             }
-            if hit.is_none() {
-                match lease.hold_cost(limits.budget_usd, limits.floor_usd) {
-                    Ok(held) => {
-                        let shared = (!rows_taken.is_empty()).then(|| (db.clone(), std::mem::take(&mut rows_taken)));
-                        return Ok(Ok(Hold {
-                            budgets: self.clone(),
-                            lease: lease.clone(),
-                            days: taken,
-                            shared,
-                            day,
-                            day_held: estimate,
-                            held,
-                            done: false,
-                        }));
-                    }
-                    Err(spent) => {
-                        hit = Some(LimitHit::Conversation { spent_usd: spent, budget_usd: limits.budget_usd })
-                    }
-                }
-            }
-            for who in taken {
-                if let Some(d) = map.get_mut(&who) {
-                    d.held = (d.held - estimate).max(0.0);
-                }
-            }
-            hit.expect("a limit was hit")
-        };
-        rows::release(db, &rows_taken, day, estimate).await;
-        Ok(Err(hit))
+        }
+        Ok(Err(hit.expect("a limit was hit")))
     }
 
     /// [`Budgets::hold`] with the daily totals in the database: the room is taken in each
@@ -288,6 +279,7 @@ impl Budgets {
                         lease: lease.clone(),
                         days: Vec::new(),
                         shared: Some((db.clone(), taken)),
+                        persisted: Vec::new(),
                         day,
                         day_held: estimate,
                         held,
@@ -334,9 +326,11 @@ pub struct Hold {
     lease: Lease,
     /// The days room was taken in (capped ones only), in memory.
     days: Vec<Spender>,
-    /// The database and the day rows room was taken in there (every capped one with shared
-    /// totals, the address's otherwise).
+    /// With shared totals: the database and the day rows room was taken in.
     shared: Option<(Db, Vec<String>)>,
+    /// With totals in memory: the day rows that get the call's cost too (the address's, which
+    /// the ledger cannot rebuild), no room having been taken there.
+    persisted: Vec<String>,
     day: i64,
     day_held: f64,
     held: f64,
@@ -346,12 +340,14 @@ pub struct Hold {
 impl Hold {
     /// What settling the call at `cost_usd` changes in the database's day rows; the stream
     /// writer applies it with the call's ledger row ([`crate::store::usage::UsageRecord::settles`]).
-    /// Empty when every capped total is in memory.
+    /// With totals in memory only the address's row gets the cost (nothing was held there).
     pub fn shared_settles(&self, cost_usd: f64) -> Vec<SpendSettle> {
-        let Some((_, keys)) = &self.shared else { return Vec::new() };
-        keys.iter()
-            .map(|key| SpendSettle { spender: key.clone(), day: self.day, cost_usd, release_usd: self.day_held })
-            .collect()
+        let settle =
+            |key: &String, release_usd: f64| SpendSettle { spender: key.clone(), day: self.day, cost_usd, release_usd };
+        match &self.shared {
+            Some((_, keys)) => keys.iter().map(|key| settle(key, self.day_held)).collect(),
+            None => self.persisted.iter().map(|key| settle(key, 0.0)).collect(),
+        }
     }
 
     /// Replaces the hold by the call's cost; returns the conversation's total. With shared

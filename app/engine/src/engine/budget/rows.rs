@@ -1,6 +1,4 @@
-//! Room taken in the database's daily totals (`spend_days`): every spender's with replicas on
-//! PostgreSQL, and an address's on either database (the ledger does not record addresses, so an
-//! address's day could not be rebuilt in memory after a restart; the row holds it).
+//! Room taken in the database's daily totals (`spend_days`), with replicas on PostgreSQL.
 
 use std::sync::Mutex;
 
