@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use parley_engine::engine::chat::ChatError;
 use parley_engine::limits::Refused;
 use parley_engine::store::DbError;
-use parley_widget::protocol::{ApiCode, ApiError, FieldError};
+use parley_protocol::{ApiCode, ApiError, FieldError};
 
 /// `Retry-After` of a 503: long enough for a load balancer to notice, short for a visitor.
 pub const UNAVAILABLE_RETRY_SECS: u64 = 2;
@@ -169,7 +169,7 @@ mod tests {
         for code in ApiCode::ALL {
             assert!(doc.contains(&format!("`{code}`")), "docs/protocol.md does not list `{code}`");
         }
-        for code in parley_widget::protocol::StreamCode::ALL {
+        for code in parley_protocol::StreamCode::ALL {
             assert!(doc.contains(&format!("`{code}`")), "docs/protocol.md does not list `{code}`");
         }
     }

@@ -7,7 +7,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::Html;
 use axum::routing::get;
-use parley_widget::markdown::escape_html;
+use parley_protocol::html::escape_html;
 
 #[derive(Clone)]
 struct Page {

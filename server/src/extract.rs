@@ -10,7 +10,7 @@ use parley_engine::store::visitors::Visitor;
 use serde::de::DeserializeOwned;
 
 use crate::api_error::ApiFailure;
-use parley_widget::protocol::ApiCode;
+use parley_protocol::ApiCode;
 
 /// A JSON body; a bad one is answered with a clear API error.
 pub struct ApiJson<T>(pub T);

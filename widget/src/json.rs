@@ -1,4 +1,5 @@
-//! JSON text to and from the widget's types.
+//! JSON text to and from the widget's types (the text side is `parley_protocol::json`), and
+//! values as plain JavaScript objects.
 //!
 //! In the panel's own bundle (feature `browser-json`, turned on by `parley-embed`) the browser
 //! does the text work (`JSON.parse`, `JSON.stringify`) and serde-wasm-bindgen maps the parsed
@@ -8,20 +9,8 @@
 //! accept and write the same wire format.
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
-/// Reads `T` from JSON text; the error says why it could not.
-#[cfg(feature = "browser-json")]
-pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
-    let value = js_sys::JSON::parse(text).map_err(|_| "not JSON".to_owned())?;
-    serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())
-}
-
-/// Reads `T` from JSON text; the error says why it could not.
-#[cfg(not(feature = "browser-json"))]
-pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_json::from_str(text).map_err(|e| e.to_string())
-}
+pub use parley_protocol::json::{from_str, to_string};
 
 /// `value` as a plain JavaScript value (objects, not `Map`s; `null` for `None`), as
 /// `JSON.parse` would give it.
@@ -35,16 +24,4 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Option<wasm_bindgen::JsValue> 
 #[cfg(not(feature = "browser-json"))]
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Option<wasm_bindgen::JsValue> {
     js_sys::JSON::parse(&serde_json::to_string(value).ok()?).ok()
-}
-
-/// `value` as JSON text.
-#[cfg(feature = "browser-json")]
-pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
-    to_js(value).and_then(|v| js_sys::JSON::stringify(&v).ok()).and_then(|s| s.as_string()).unwrap_or_default()
-}
-
-/// `value` as JSON text.
-#[cfg(not(feature = "browser-json"))]
-pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
 }

@@ -77,49 +77,8 @@ impl Out {
     }
 }
 
-/// `text` escaped for HTML text and quoted attribute values (`&`, `<`, `>`, `"`, `'`): the one
-/// escaper of the server's own pages and mails as well.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    escape(&mut out, text, false);
-    out
-}
-
-fn escape(out: &mut String, text: &str, keep_references: bool) {
-    let mut from = 0;
-    for (i, b) in text.bytes().enumerate() {
-        let rep = match b {
-            b'&' if keep_references && is_reference(&text[i..]) => continue,
-            b'&' => "&amp;",
-            b'<' => "&lt;",
-            b'>' => "&gt;",
-            b'"' => "&quot;",
-            b'\'' => "&#39;",
-            _ => continue,
-        };
-        out.push_str(&text[from..i]);
-        out.push_str(rep);
-        from = i + 1;
-    }
-    out.push_str(&text[from..]);
-}
-
-/// `&name;`, `&#123;` or `&#x1F600;` at the start of `s`.
-fn is_reference(s: &str) -> bool {
-    let body = &s.as_bytes()[1..];
-    let end = body.iter().take(33).position(|&b| b == b';');
-    match end {
-        Some(n) if n > 0 => {
-            let name = &body[..n];
-            match name {
-                [b'#', b'x' | b'X', hex @ ..] => !hex.is_empty() && hex.iter().all(u8::is_ascii_hexdigit),
-                [b'#', dec @ ..] => !dec.is_empty() && dec.iter().all(u8::is_ascii_digit),
-                _ => name.iter().all(u8::is_ascii_alphanumeric),
-            }
-        }
-        _ => false,
-    }
-}
+pub use parley_protocol::html::escape_html;
+use parley_protocol::html::escape_into as escape;
 
 #[cfg(test)]
 mod tests;

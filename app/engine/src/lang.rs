@@ -2,7 +2,7 @@
 //! demo model's answers): one rule for the whole engine. The visitor's words decide; when they
 //! have none (an image without text), the agent's greeting does.
 
-use parley_widget::protocol::LanguageSetting;
+use parley_protocol::LanguageSetting;
 
 /// A language of Parley's own texts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -18,7 +18,7 @@ pub mod secret;
 pub mod seed;
 pub mod store;
 
-use parley_widget::protocol::{MAX_MESSAGE_CHARS, PublicAgentConfig};
+use parley_protocol::{MAX_MESSAGE_CHARS, PublicAgentConfig};
 
 use engine::Engine;
 use store::agents::{Agent, ProviderKind};
@@ -47,10 +47,8 @@ pub async fn public_config_now(engine: &Engine, agent: &Agent) -> PublicAgentCon
     use crate::engine::hours::Availability as Now;
     let mut config = public_config(engine, agent);
     config.availability = match engine.availability(&agent.id).await {
-        Ok(Some((_, Now::Open))) => Some(parley_widget::protocol::Availability { open: true, reopens_at: None }),
-        Ok(Some((_, Now::Closed { reopens_at }))) => {
-            Some(parley_widget::protocol::Availability { open: false, reopens_at })
-        }
+        Ok(Some((_, Now::Open))) => Some(parley_protocol::Availability { open: true, reopens_at: None }),
+        Ok(Some((_, Now::Closed { reopens_at }))) => Some(parley_protocol::Availability { open: false, reopens_at }),
         Ok(None) => None,
         Err(e) => {
             tracing::warn!(error = %e, "reading business hours for the panel");

@@ -3,8 +3,8 @@
 //! store queues notifications in the same transaction as the change that causes them, and the
 //! engine's mailer ([`crate::engine::mail`]) sends what is queued.
 
-use parley_widget::markdown::escape_html;
-use parley_widget::protocol::{LanguageSetting, Role};
+use parley_protocol::html::escape_html;
+use parley_protocol::{LanguageSetting, Role};
 use serde_json::Value;
 
 use crate::lang::Lang;

@@ -3,8 +3,8 @@
 use anyhow::Context;
 use parley_engine::engine::clock::{Clock, SystemClock};
 use parley_engine::store::agents::{self, AgentInput, NewAgent};
+use parley_protocol::Theme;
 use parley_server::Config;
-use parley_widget::protocol::Theme;
 
 use super::open_db;
 

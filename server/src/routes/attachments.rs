@@ -13,7 +13,7 @@ use axum::{Json, Router};
 use parley_app::server::state::AppState;
 use parley_engine::engine::attachments::UploadError;
 use parley_engine::limits::Action;
-use parley_widget::protocol::{ATTACHMENT_TYPES, ApiCode, AttachmentCreated, MAX_ATTACHMENT_BYTES};
+use parley_protocol::{ATTACHMENT_TYPES, ApiCode, AttachmentCreated, MAX_ATTACHMENT_BYTES};
 
 use crate::api_error::ApiFailure;
 use crate::extract::{ClientIp, VisitorAuth};

@@ -6,7 +6,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use axum::routing::post;
 use parley_app::server::state::AppState;
-use parley_widget::protocol::{ApiCode, MAX_PAGE_CONTEXT_BYTES, SendMessage};
+use parley_protocol::{ApiCode, MAX_PAGE_CONTEXT_BYTES, SendMessage};
 
 use crate::api_error::ApiFailure;
 use parley_engine::engine::chat::SendRequest;

@@ -21,7 +21,7 @@ use tower_sessions::Session;
 
 use crate::api_error::ApiFailure;
 use crate::extract::ClientIp;
-use parley_widget::protocol::ApiCode;
+use parley_protocol::ApiCode;
 
 pub fn router() -> Router<AppState> {
     Router::new()

@@ -6,7 +6,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use parley_app::server::state::AppState;
-use parley_widget::protocol::{ApiCode, LeadForm, Rate, Transcript};
+use parley_protocol::{ApiCode, LeadForm, Rate, Transcript};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -17,7 +17,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use parley_app::server::state::AppState;
-use parley_widget::markdown::escape_html;
+use parley_protocol::html::escape_html;
 use serde::Deserialize;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -105,11 +105,7 @@ async fn page(
 
 /// The page: the configuration as a JSON data block (never run as script), the bundle's module
 /// and stylesheet, preloads so the wasm downloads beside the JavaScript, and a placeholder.
-fn render(
-    config: &parley_widget::protocol::PublicAgentConfig,
-    host_origin: &str,
-    assets: Option<&WidgetAssets>,
-) -> String {
+fn render(config: &parley_protocol::PublicAgentConfig, host_origin: &str, assets: Option<&WidgetAssets>) -> String {
     // `<` written as `\u003c` so the text cannot close its `<script>` element.
     let json = serde_json::to_string(config).unwrap_or_else(|_| "null".into()).replace('<', "\\u003c");
     let head = match assets {
@@ -147,7 +143,7 @@ mod tests {
 
     #[test]
     fn the_page_carries_the_config_as_inert_json_and_escapes_what_it_shows() {
-        let config: parley_widget::protocol::PublicAgentConfig = serde_json::from_value(serde_json::json!({
+        let config: parley_protocol::PublicAgentConfig = serde_json::from_value(serde_json::json!({
             "key": "k", "name": "A <b>\"bold\"</b> agent", "greeting": "</script><script>alert(1)</script>",
             "theme": {"color": "#123456", "position": "right"}, "capabilities": [], "demo_model": false,
             "max_message_chars": 4000
@@ -166,7 +162,7 @@ mod tests {
         assert!(html.contains("data-host-origin=\"https://shop.example&quot;&gt;&lt;x\""), "{html}");
         assert!(html.contains("<script type=\"module\" src=\"/widget/boot-1.js\">"), "{html}");
         let json = html.split("id=\"pw-config\">").nth(1).unwrap().split("</script>").next().unwrap();
-        let back: parley_widget::protocol::PublicAgentConfig = serde_json::from_str(json).unwrap();
+        let back: parley_protocol::PublicAgentConfig = serde_json::from_str(json).unwrap();
         assert_eq!(back.greeting, config.greeting);
         assert!(render(&config, "", None).contains("not available"));
     }

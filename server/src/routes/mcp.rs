@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use crate::api_error::ApiFailure;
 use axum::extract::ConnectInfo;
 use parley_engine::limits::Action;
-use parley_widget::protocol::ApiCode;
+use parley_protocol::ApiCode;
 
 /// Open SSE sessions of one process at most (each holds a small server task and two queues).
 const MAX_SSE_SESSIONS: usize = 1_000;

@@ -13,11 +13,11 @@ use parley_app::server::state::AppState;
 use parley_engine::auth::is_cross_site;
 use parley_engine::engine::payments::{LinkError, Payments, WebhookError, WebhookFailure};
 use parley_engine::store::orders::{self, Order};
-use parley_widget::protocol::{ApiCode, format_amount};
+use parley_protocol::{ApiCode, format_amount};
 use serde_json::json;
 
 use crate::api_error::ApiFailure;
-use parley_widget::markdown::escape_html;
+use parley_protocol::html::escape_html;
 
 /// The largest webhook body read.
 const MAX_WEBHOOK_BODY: usize = 16 * 1024;

@@ -8,7 +8,7 @@ use axum::routing::{delete, post};
 use axum::{Json, Router};
 use parley_app::server::state::AppState;
 use parley_engine::engine::identity::IdentifyError;
-use parley_widget::protocol::{ApiCode, CreateVisitor, Identified, Identify, VisitorCreated};
+use parley_protocol::{ApiCode, CreateVisitor, Identified, Identify, VisitorCreated};
 
 use crate::api_error::ApiFailure;
 use parley_engine::limits::Action;

@@ -5,7 +5,7 @@
 
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{answers as ans, conversations as c, dashboard};
-use parley_widget::protocol::Transcript;
+use parley_protocol::Transcript;
 use serde_json::{Value, json};
 
 use crate::harness::fixtures::{ADMIN, OPERATOR};

@@ -2,7 +2,7 @@
 //! a missing or false token is refused, and nothing changes.
 
 use crate::harness::*;
-use parley_widget::protocol::Transcript;
+use parley_protocol::Transcript;
 use serde_json::json;
 
 #[tokio::test]

@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::harness::fixtures::words;
 use crate::harness::*;
 use parley_engine::store::messages;
+use parley_protocol::{MessageEnd, MessageStatus, Role, StreamEvent, Transcript};
 use parley_server::fake_openai::Reply;
-use parley_widget::protocol::{MessageEnd, MessageStatus, Role, StreamEvent, Transcript};
 use serde_json::{Value, json};
 
 /// Presses stop: whether there was an answer to stop.
@@ -217,7 +217,7 @@ async fn a_restart_marks_the_streaming_answer_interrupted_and_ends_its_stream() 
 /// messages, and at `run_at` one row holding a run of ten tokens. Returns `(the run's first seq,
 /// the last seq)`.
 async fn store_long_history(app: &TestApp, conversation: &str, from: u64, rows: usize, run_at: usize) -> (u64, u64) {
-    use parley_widget::protocol::OperatorMessage;
+    use parley_protocol::OperatorMessage;
     let mut seq = from;
     let mut run = 0;
     for i in 0..rows {

@@ -4,7 +4,7 @@
 
 use crate::harness::*;
 use parley_engine::store::leads;
-use parley_widget::protocol::{Handoff, MessageStatus, Role, StreamEvent, ToolCallStatus, Transcript};
+use parley_protocol::{Handoff, MessageStatus, Role, StreamEvent, ToolCallStatus, Transcript};
 use serde_json::{Value, json};
 
 #[tokio::test]

@@ -6,7 +6,7 @@
 use crate::harness::*;
 use parley_engine::engine::clock::{Clock, SystemClock};
 use parley_engine::store::users::{self, Role};
-use parley_widget::protocol::{AttachmentRef, MAX_ATTACHMENT_BYTES, Transcript};
+use parley_protocol::{AttachmentRef, MAX_ATTACHMENT_BYTES, Transcript};
 use serde_json::{Value, json};
 
 /// A real 1×1 PNG.

@@ -6,7 +6,7 @@ use crate::harness::fixtures::{OLIVE, OSCAR};
 use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::{conversations as c, leads};
-use parley_widget::protocol::StreamEvent;
+use parley_protocol::StreamEvent;
 use serde_json::{Value, json};
 
 #[tokio::test]

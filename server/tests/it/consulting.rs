@@ -7,7 +7,7 @@ use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_engine::engine::clock::{Clock, ManualClock};
 use parley_engine::store::orders;
-use parley_widget::protocol::{Block, PaymentStatus, StreamEvent, ToolCallStatus, Transcript};
+use parley_protocol::{Block, PaymentStatus, StreamEvent, ToolCallStatus, Transcript};
 use serde_json::{Value, json};
 
 const AGENT: &str = "demo-immigration";

@@ -6,7 +6,7 @@ use crate::harness::*;
 use parley_engine::engine::clock::{Clock, SystemClock};
 use parley_engine::engine::pricing::ModelPrice;
 use parley_engine::store::{conversations, memories, messages, prices, usage};
-use parley_widget::protocol::StreamEvent;
+use parley_protocol::StreamEvent;
 use serde_json::Value;
 
 fn system_texts(request: &Value) -> Vec<String> {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use parley_engine::engine::writer::expand;
 use parley_engine::store::Db;
 use parley_engine::store::events::EventRow;
+use parley_protocol::{Block, MessageStatus, StreamEvent, ToolCallStatus, Transcript};
 use parley_server::fake_openai::{FakeOpenAi, Reply};
-use parley_widget::protocol::{Block, MessageStatus, StreamEvent, ToolCallStatus, Transcript};
 use prometheus_parse::{Scrape, Value as Metric};
 use serde_json::json;
 

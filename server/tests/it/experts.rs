@@ -7,8 +7,8 @@ use std::time::Duration;
 use crate::harness::*;
 use parley_engine::store::agents::AgentLimits;
 use parley_engine::store::{tool_calls, usage};
+use parley_protocol::StreamEvent;
 use parley_server::fake_openai::Reply;
-use parley_widget::protocol::StreamEvent;
 use serde_json::json;
 
 fn progress(events: &[(u64, StreamEvent)]) -> Vec<String> {
@@ -212,7 +212,7 @@ async fn an_experts_tool_calls_are_recorded_and_its_citations_reach_the_visitor(
     use parley_engine::engine::clock::{Clock, SystemClock};
     use parley_engine::store::knowledge::{self, NewArticle};
     use parley_engine::store::messages;
-    use parley_widget::protocol::Block;
+    use parley_protocol::Block;
 
     let app = TestApp::builder().with_users(&[ADMIN]).spawn().await;
     let agent = app.agent("coord", &["expert_team", "knowledge_search"]).await;

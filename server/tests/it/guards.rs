@@ -11,8 +11,8 @@ use parley_engine::engine::clock::Clock;
 use parley_engine::engine::tools::ToolOutput;
 use parley_engine::store::agents::AgentLimits;
 use parley_engine::store::{conversations, messages, usage};
+use parley_protocol::{Block, MessageStatus, StreamEvent};
 use parley_server::fake_openai::Reply;
-use parley_widget::protocol::{Block, MessageStatus, StreamEvent};
 use serde_json::json;
 
 pub(crate) fn error_codes(events: &Events) -> Vec<String> {

@@ -8,7 +8,7 @@ use chrono_tz::Europe::Paris;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::hours as h;
 use parley_engine::engine::clock::{Clock, ManualClock};
-use parley_widget::protocol::{Block, PublicAgentConfig, StreamEvent};
+use parley_protocol::{Block, PublicAgentConfig, StreamEvent};
 use serde_json::{Value, json};
 
 use crate::harness::fixtures::{ADMIN, OPERATOR};

@@ -8,8 +8,8 @@ use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::http_tools as t;
 use parley_app::console::types::{HttpToolForm, Saved};
+use parley_protocol::ToolCallStatus;
 use parley_server::fake_openai::Reply;
-use parley_widget::protocol::ToolCallStatus;
 use serde_json::{Value, json};
 
 const SCHEMA: &str = r#"{"type":"object","properties":{"order_id":{"type":"string","pattern":"^[A-Z]-[0-9]+$"},"verbose":{"type":"boolean"}},"required":["order_id"],"additionalProperties":false}"#;

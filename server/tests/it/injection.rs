@@ -14,8 +14,8 @@ use parley_engine::engine::clock::{Clock, SystemClock};
 use parley_engine::store::knowledge::{self, NewArticle};
 use parley_engine::store::messages;
 use parley_engine::store::news::{self, NewsItem};
+use parley_protocol::{StreamCode, StreamEvent, ToolCallStatus};
 use parley_server::fake_openai::Reply;
-use parley_widget::protocol::{StreamCode, StreamEvent, ToolCallStatus};
 use serde_json::{Value, json};
 
 const AGENT: &str = "shop";

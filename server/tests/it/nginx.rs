@@ -8,8 +8,8 @@ use std::time::Duration;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::conversations as c;
 use parley_engine::store::Db;
+use parley_protocol::{MessageStatus, StreamEvent};
 use parley_server::fake_openai::{FakeOpenAi, Reply};
-use parley_widget::protocol::{MessageStatus, StreamEvent};
 use serde_json::json;
 
 use crate::guards::error_codes;
@@ -311,7 +311,7 @@ async fn two_replicas_behind_nginx_behave_as_one_service() {
 /// The console's live feed (`GET /admin/feed`) of a signed-in browser, read as it comes.
 struct Feed {
     body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
-    parser: parley_widget::sse::SseParser,
+    parser: parley_protocol::sse::SseParser,
     /// The `data` of every event read so far.
     changes: Vec<String>,
 }

@@ -9,8 +9,8 @@ use crate::harness::*;
 use parley_engine::engine::clock::{Clock, ManualClock};
 use parley_engine::engine::payments::links::LINK_GRACE_MS;
 use parley_engine::store::orders::{self, Order};
+use parley_protocol::{Block, PaymentQr};
 use parley_server::config::TEST_WEBHOOK_SECRET;
-use parley_widget::protocol::{Block, PaymentQr};
 use serde_json::{Value, json};
 
 const AGENT: &str = "pay";

@@ -11,8 +11,8 @@ use parley_engine::store::agents::AgentLimits;
 use parley_engine::store::spend::{self, SpendSettle};
 use parley_engine::store::usage::Spender;
 use parley_engine::store::{Db, DbKind, jobs, script, slots};
+use parley_protocol::{MessageStatus, StreamEvent};
 use parley_server::fake_openai::Reply;
-use parley_widget::protocol::{MessageStatus, StreamEvent};
 use serde_json::json;
 
 use crate::guards::error_codes;

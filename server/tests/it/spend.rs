@@ -13,8 +13,8 @@ use leptos::server_fn::ServerFn;
 use parley_app::console::api::{agents as a, dashboard};
 use parley_engine::engine::pricing::estimate_tokens;
 use parley_engine::store::{messages, usage};
+use parley_protocol::MessageStatus;
 use parley_server::fake_openai::Reply;
-use parley_widget::protocol::MessageStatus;
 use serde_json::{Value, json};
 
 /// A model no price row matches (the seed prices `gpt-4o*`, `gpt-4.1*`, `claude-*` ones).

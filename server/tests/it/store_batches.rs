@@ -10,7 +10,7 @@ use parley_engine::store::batch::{self, Batch, FinishedMessage};
 use parley_engine::store::messages::NewTurn;
 use parley_engine::store::spend::SpendSettle;
 use parley_engine::store::usage::UsageRecord;
-use parley_widget::protocol::{Block, Citation, Citations, MessageStatus};
+use parley_protocol::{Block, Citation, Citations, MessageStatus};
 
 fn turn(conversation: &str, new: Option<(&str, &str)>, n: u32, slot: Option<&str>) -> NewTurn {
     NewTurn {

@@ -6,8 +6,8 @@ use std::time::Duration;
 use crate::harness::*;
 use parley_engine::engine::tools::ToolOutput;
 use parley_engine::store::{messages, usage};
+use parley_protocol::{MessageStatus, StreamEvent, ToolCallStatus};
 use parley_server::fake_openai::Reply;
-use parley_widget::protocol::{MessageStatus, StreamEvent, ToolCallStatus};
 use serde_json::{Value, json};
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use parley_widget::protocol::Role;
+use parley_protocol::Role;
 
 use super::Engine;
 use crate::store::knowledge::{self, BaseFields, NewArticle};

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use parley_widget::protocol::{
+use parley_protocol::{
     ATTACHMENT_TYPES, ApiCode, AttachmentCreated, AttachmentRef, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE,
 };
 
@@ -284,7 +284,7 @@ pub fn attach(messages: &mut [ModelMessage], images: Vec<ModelImage>) {
 
 #[cfg(test)]
 mod tests {
-    use parley_widget::protocol::{MessageStatus, Role};
+    use parley_protocol::{MessageStatus, Role};
 
     use super::*;
 

@@ -10,7 +10,7 @@
 //! verbatim. The turn makes that call ([`Compaction`]) before answering; the messages stay in the
 //! database, the summary is stored on the conversation.
 
-use parley_widget::protocol::{MessageStatus, Role};
+use parley_protocol::{MessageStatus, Role};
 use serde_json::Value;
 
 use super::experts::{Expert, coordinator_instructions};

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use parley_widget::protocol::StreamEvent;
+use parley_protocol::StreamEvent;
 
 use crate::store::events::EventRow;
 use crate::store::{self, Db, DbError};
@@ -58,7 +58,7 @@ pub fn expand(row: &EventRow) -> Vec<(u64, StreamEvent)> {
         return texts
             .into_iter()
             .enumerate()
-            .map(|(i, text)| (row.seq + i as u64, StreamEvent::Token(parley_widget::protocol::Token { text })))
+            .map(|(i, text)| (row.seq + i as u64, StreamEvent::Token(parley_protocol::Token { text })))
             .collect();
     }
     match StreamEvent::parse(&row.name, &row.data) {

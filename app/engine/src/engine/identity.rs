@@ -2,7 +2,7 @@
 //! the user it names (see [`crate::store::identity`] for how the data follows the user).
 
 use base64::Engine as _;
-use parley_widget::protocol::{ApiCode, Identified, IdentifiedUser};
+use parley_protocol::{ApiCode, Identified, IdentifiedUser};
 use serde::Deserialize;
 
 use super::Engine;
@@ -19,7 +19,7 @@ const MAX_SUBJECT: usize = 200;
 const MAX_NAME: usize = 200;
 const MAX_EMAIL: usize = 320;
 /// How long a replaced secret is still accepted by default, in hours.
-pub const DEFAULT_GRACE_HOURS: i64 = parley_widget::protocol::IDENTITY_GRACE_HOURS;
+pub const DEFAULT_GRACE_HOURS: i64 = parley_protocol::IDENTITY_GRACE_HOURS;
 /// The longest grace period of a rotation, in hours (30 days).
 pub const MAX_GRACE_HOURS: i64 = 30 * 24;
 

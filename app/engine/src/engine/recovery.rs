@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use parley_widget::protocol::{Block, MessageEnd, MessageStatus, StreamEvent, ToolCallStatus};
+use parley_protocol::{Block, MessageEnd, MessageStatus, StreamEvent, ToolCallStatus};
 
 use super::Engine;
 use super::budget::DAY_MS;
@@ -32,7 +32,7 @@ pub struct Sent {
     pub text: String,
     pub blocks: Vec<Block>,
     /// Each announced tool call's last state, in announcement order.
-    pub tool_calls: Vec<parley_widget::protocol::ToolCall>,
+    pub tool_calls: Vec<parley_protocol::ToolCall>,
     /// Text produced since the last model call that was metered (`usage` event): the call under
     /// way when the process died. `None` when no call was under way.
     pub unmetered: Option<String>,
@@ -41,7 +41,7 @@ pub struct Sent {
 /// Rebuilds what the answer `message_id` sent from the stored events after its start.
 pub fn sent(message_id: &str, rows: &[EventRow]) -> Sent {
     let mut out = Sent::default();
-    let mut calls: Vec<parley_widget::protocol::ToolCall> = Vec::new();
+    let mut calls: Vec<parley_protocol::ToolCall> = Vec::new();
     let mut since_usage = String::new();
     let mut metered_once = false;
     let mut ended = false;
@@ -281,7 +281,7 @@ fn host_name() -> String {
 
 #[cfg(test)]
 mod tests {
-    use parley_widget::protocol::{BlockEvent, Token, ToolCall, Usage};
+    use parley_protocol::{BlockEvent, Token, ToolCall, Usage};
 
     use super::*;
     use crate::engine::hub::Frame;
@@ -320,7 +320,7 @@ mod tests {
 
     #[test]
     fn rebuilds_text_blocks_calls_and_the_unmetered_call() {
-        let block = Block::EscalationButton(parley_widget::protocol::EscalationButton {
+        let block = Block::EscalationButton(parley_protocol::EscalationButton {
             label: "Talk to a person".into(),
             reason: None,
             fallback_text: "Talk to a person".into(),

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use parley_widget::protocol::{StreamEvent, Typing};
+use parley_protocol::{StreamEvent, Typing};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use futures::Stream;
-use parley_widget::protocol::StreamEvent;
+use parley_protocol::StreamEvent;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::frame::{Frame, stored_page};

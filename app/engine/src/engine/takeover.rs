@@ -3,7 +3,7 @@
 //! bot or closes it. The claim is stored, so a restart keeps the model off; the claim is a
 //! conditional update, so two operators cannot both hold a conversation.
 
-use parley_widget::protocol::{ConversationStatus, Handoff, OperatorMessage, StreamEvent, Typing};
+use parley_protocol::{ConversationStatus, Handoff, OperatorMessage, StreamEvent, Typing};
 
 use super::Engine;
 use super::console::ConsoleEvent;

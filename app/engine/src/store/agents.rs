@@ -6,7 +6,7 @@ mod fields;
 mod input;
 mod row;
 
-use parley_widget::protocol::{LanguageSetting, Theme};
+use parley_protocol::{LanguageSetting, Theme};
 
 use sqlx::Any;
 use sqlx::any::AnyArguments;

@@ -1,7 +1,7 @@
 //! Images visitors attach to their messages: stored bytes, who uploaded them, and the message
 //! they were sent with (none until then).
 
-use parley_widget::protocol::AttachmentRef;
+use parley_protocol::AttachmentRef;
 
 use super::messages::NewTurn;
 use super::script::{Arg, Stmt};

@@ -1,6 +1,6 @@
 //! One transaction of everything the stream writer collected since its last flush.
 
-use parley_widget::protocol::{Block, MessageStatus};
+use parley_protocol::{Block, MessageStatus};
 
 use super::events::EventRow;
 use super::messages::NewTurn;

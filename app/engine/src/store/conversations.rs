@@ -1,6 +1,6 @@
 //! Conversations between one visitor and one agent.
 
-use parley_widget::protocol::ConversationStatus;
+use parley_protocol::ConversationStatus;
 
 use super::{Db, DbError, webhooks};
 

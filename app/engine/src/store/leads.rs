@@ -1,6 +1,6 @@
 //! Leads: a visitor's request to be contacted by a person.
 
-use parley_widget::protocol::LeadForm;
+use parley_protocol::LeadForm;
 
 use super::{Db, DbError, new_id, webhooks};
 

@@ -1,6 +1,6 @@
 //! Messages of a conversation: what the visitor wrote, what the assistant or an operator answered.
 
-use parley_widget::protocol::{Block, ConversationStatus, MessageStatus, Role};
+use parley_protocol::{Block, ConversationStatus, MessageStatus, Role};
 
 use super::script::{Arg, Stmt};
 use super::{Db, DbError, from_json_text, insert_rows};

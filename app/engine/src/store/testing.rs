@@ -1,7 +1,7 @@
 //! Fixtures for unit tests of the store and the engine: an agent as the engine sees it, and a
 //! fresh SQLite database with one demo agent in it.
 
-use parley_widget::protocol::Theme;
+use parley_protocol::Theme;
 
 use super::Db;
 use super::agents::{self, Agent, AgentLimits, NewAgent, ProviderConfig, ProviderKind};

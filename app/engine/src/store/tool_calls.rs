@@ -1,6 +1,6 @@
 //! Tool calls made while answering, with their arguments, results and timing.
 
-use parley_widget::protocol::{ToolCallStatus, ToolCallSummary};
+use parley_protocol::{ToolCallStatus, ToolCallSummary};
 
 use super::script::{Arg, Stmt};
 use super::{Db, DbError, new_id};

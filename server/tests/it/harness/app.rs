@@ -11,11 +11,11 @@ use parley_engine::store::agents::{self, Agent, AgentLimits};
 use parley_engine::store::messages::{self, Message};
 use parley_engine::store::users;
 use parley_engine::store::{Db, tool_calls, usage};
+use parley_protocol::{Block, MessageStatus, Role, StreamEvent, ToolCallStatus};
 use parley_server::config::SecretArg;
 use parley_server::fake_anthropic::FakeAnthropic;
 use parley_server::fake_openai::FakeOpenAi;
 use parley_server::{Config, Running, spawn_with};
-use parley_widget::protocol::{Block, MessageStatus, Role, StreamEvent, ToolCallStatus};
 use serde_json::{Value, json};
 use sqlx::Connection;
 

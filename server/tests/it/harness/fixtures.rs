@@ -4,8 +4,8 @@
 use parley_app::console::types::ModelPriceForm;
 use parley_engine::store::agents::{NewAgent, ProviderConfig, ProviderKind};
 use parley_engine::store::users::Role;
+use parley_protocol::Theme;
 use parley_server::fake_openai::FakeOpenAi;
-use parley_widget::protocol::Theme;
 
 /// The fake OpenAI upstream (key `sk-test-secret`, model `gpt-4o-mini`, which reads images).
 pub fn openai_provider(fake: &FakeOpenAi) -> ProviderConfig {

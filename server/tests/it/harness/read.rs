@@ -5,8 +5,8 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use parley_widget::protocol::{Block, StreamEvent, ToolCall, ToolCallStatus, Usage};
-use parley_widget::sse::{SseFrame, SseParser};
+use parley_protocol::sse::{SseFrame, SseParser};
+use parley_protocol::{Block, StreamEvent, ToolCall, ToolCallStatus, Usage};
 use reqwest::header::CONTENT_TYPE;
 use serde_json::Value;
 

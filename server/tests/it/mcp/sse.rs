@@ -7,8 +7,8 @@ use super::*;
 /// Reads the events of an SSE response as (event name, data) pairs.
 struct SseReader {
     response: reqwest::Response,
-    parser: parley_widget::sse::SseParser,
-    frames: std::collections::VecDeque<parley_widget::sse::SseFrame>,
+    parser: parley_protocol::sse::SseParser,
+    frames: std::collections::VecDeque<parley_protocol::sse::SseFrame>,
 }
 
 impl SseReader {

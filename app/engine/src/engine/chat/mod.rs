@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use futures::Stream;
 use futures::stream::BoxStream;
-use parley_widget::protocol::{ApiCode, Handoff, LeadForm, StreamEvent, validate_lead};
+use parley_protocol::{ApiCode, Handoff, LeadForm, StreamEvent, validate_lead};
 
 use super::Engine;
 use super::attachments;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
-use parley_widget::protocol::{ConversationStatus, StreamEvent, VisitorMessage};
+use parley_protocol::{ConversationStatus, StreamEvent, VisitorMessage};
 
 use super::super::Engine;
 use super::super::console::ConsoleEvent;

@@ -1,7 +1,7 @@
 //! A visitor rates an answer (helpful or not) or, once a person has closed it, the whole
 //! conversation (1 to 5), with an optional comment.
 
-use parley_widget::protocol::{ApiCode, ConversationStatus, MAX_RATING_COMMENT_CHARS, MessageStatus, Rate, Role};
+use parley_protocol::{ApiCode, ConversationStatus, MAX_RATING_COMMENT_CHARS, MessageStatus, Rate, Role};
 
 use super::super::Engine;
 use super::ChatError;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use parley_widget::protocol::{
+use parley_protocol::{
     ApiCode, AttachmentRef, ConversationStatus, MessageEnd, MessageStart, MessageStatus, Role, StreamEvent,
     VisitorMessage,
 };
@@ -124,7 +124,7 @@ impl Engine {
         if self.shutdown_state().is_draining() || self.writer_outage() {
             return Err(ChatError::Unavailable);
         }
-        let text = match check_text(req.text, parley_widget::protocol::MAX_MESSAGE_CHARS) {
+        let text = match check_text(req.text, parley_protocol::MAX_MESSAGE_CHARS) {
             Err(ChatError::Invalid(ApiCode::EmptyMessage, _)) if !req.attachments.is_empty() => "",
             other => other?,
         };

@@ -1,7 +1,7 @@
 //! The conversation as the panel shows it after a reload: messages with their blocks (a payment
 //! block with its order's current state), tool calls and images.
 
-use parley_widget::protocol::{Block, PaymentStatus, Transcript, TranscriptMessage};
+use parley_protocol::{Block, PaymentStatus, Transcript, TranscriptMessage};
 
 use super::super::Engine;
 use super::ChatError;

@@ -22,7 +22,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use parley_widget::protocol::StreamEvent;
+use parley_protocol::StreamEvent;
 use tokio::sync::{Notify, OnceCell, broadcast};
 use tokio_util::sync::CancellationToken;
 
@@ -381,7 +381,7 @@ impl Drop for Lease {
 
 #[cfg(test)]
 mod tests {
-    use parley_widget::protocol::Token;
+    use parley_protocol::Token;
 
     use super::*;
 

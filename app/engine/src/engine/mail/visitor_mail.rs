@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use parley_widget::protocol::Role;
+use parley_protocol::Role;
 
 use super::super::Engine;
 use super::super::lang::Lang;

@@ -5,7 +5,7 @@
 //! A webhook call is believed only when its provider verified it (signature and time window), its
 //! id was never accepted before, and it names the order's own amount and currency.
 
-use parley_widget::protocol::{Block, BlockEvent, PaymentQr, PaymentStatus, StreamEvent};
+use parley_protocol::{Block, BlockEvent, PaymentQr, PaymentStatus, StreamEvent};
 
 use super::WebhookError;
 use crate::engine::Engine;

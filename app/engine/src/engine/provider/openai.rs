@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use parley_widget::sse::SseFrame;
+use parley_protocol::sse::SseFrame;
 use serde_json::{Value, json};
 
 use super::stream::Sink;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
-use parley_widget::sse::SseParser;
+use parley_protocol::sse::SseParser;
 
 use super::transport::{TransportSettings, WireFormat, without_url};
 use super::{ModelEvent, ProviderError};

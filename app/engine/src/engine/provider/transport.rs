@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use parley_widget::sse::SseFrame;
+use parley_protocol::sse::SseFrame;
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
 

@@ -1,7 +1,7 @@
 //! `escalate_to_human` (capability `ticket_escalation`): offers the visitor a button that opens
 //! the lead form, and tells the model a person can take over.
 
-use parley_widget::protocol::{Block, EscalationButton};
+use parley_protocol::{Block, EscalationButton};
 use serde_json::{Value, json};
 
 use super::super::hours::Availability;

@@ -2,7 +2,7 @@
 //! by category; when there is none (or the database fails), a static reference answer marked
 //! `isStatic` with the official sources. Every item is also shown as a `news_card` block.
 
-use parley_widget::protocol::{Block, NewsCard};
+use parley_protocol::{Block, NewsCard};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};

@@ -4,7 +4,7 @@
 //! visitor's intent is remembered (INTENT, importance 90), and the same answer never creates two
 //! orders for the same thing.
 
-use parley_widget::protocol::{Block, PaymentQr, PaymentStatus, format_amount};
+use parley_protocol::{Block, PaymentQr, PaymentStatus, format_amount};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};

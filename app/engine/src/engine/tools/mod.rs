@@ -28,7 +28,7 @@ pub mod web_search;
 
 use std::sync::Arc;
 
-use parley_widget::protocol::Block;
+use parley_protocol::Block;
 use serde_json::Value;
 
 use super::clock::Clock;

@@ -3,7 +3,7 @@
 //! notes, as in seed 000. The passages are quoted reference material for the model, not
 //! instructions. The sources are also shown under the answer as a `citations` block.
 
-use parley_widget::protocol::{Block, Citation, Citations};
+use parley_protocol::{Block, Citation, Citations};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use parley_widget::protocol::Block;
+use parley_protocol::Block;
 
 use super::super::experts::Expert;
 use super::super::provider::{ModelMessage, ModelRequest};
@@ -24,7 +24,7 @@ pub(super) enum ExpertError {
     #[error("no answer")]
     NoAnswer,
     #[error("{0}")]
-    Limit(parley_widget::protocol::StreamCode),
+    Limit(parley_protocol::StreamCode),
     #[error("the expert's model failed ({0})")]
     Model(&'static str),
     #[error("stopped")]
@@ -115,5 +115,5 @@ pub(super) async fn run(
 /// The expert wrote the canary (its answer or a call's arguments): nothing of it is used.
 fn leaked() -> ExpertError {
     tracing::warn!("an expert wrote the instructions' canary (a prompt leak): its answer is dropped");
-    ExpertError::Limit(parley_widget::protocol::StreamCode::InternalError)
+    ExpertError::Limit(parley_protocol::StreamCode::InternalError)
 }

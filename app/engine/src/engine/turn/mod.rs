@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use parley_widget::protocol::{Block, MessageEnd, MessageStatus, StateUpdate, StreamCode, StreamEvent, Token};
+use parley_protocol::{Block, MessageEnd, MessageStatus, StateUpdate, StreamCode, StreamEvent, Token};
 use tokio_util::sync::CancellationToken;
 
 use super::budget::Budgets;

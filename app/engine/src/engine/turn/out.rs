@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use parley_widget::protocol::{Block, BlockEvent, StreamEvent};
+use parley_protocol::{Block, BlockEvent, StreamEvent};
 
 use super::super::hub::Lease;
 use super::super::tools::ToolContext;

@@ -1,6 +1,6 @@
 //! What the visitor is told when a turn ends early, in their language: never provider details.
 
-use parley_widget::protocol::{ErrorEvent, StreamCode};
+use parley_protocol::{ErrorEvent, StreamCode};
 
 use super::super::lang::Lang;
 use super::super::provider::ProviderError;

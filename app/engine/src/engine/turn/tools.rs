@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use parley_widget::protocol::{AgentProgress, StreamEvent, ToolCall, ToolCallStatus};
+use parley_protocol::{AgentProgress, StreamEvent, ToolCall, ToolCallStatus};
 use serde_json::{Value, json};
 
 use super::super::experts::{CONCURRENT, Expert, INVOKE};

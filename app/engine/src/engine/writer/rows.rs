@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use parley_widget::protocol::StreamEvent;
+use parley_protocol::StreamEvent;
 
 use super::super::frame::Frame;
 use super::Op;
@@ -81,7 +81,7 @@ pub(super) fn build(ops: Vec<Op>, now: i64) -> Built {
 
 #[cfg(test)]
 mod tests {
-    use parley_widget::protocol::{MessageEnd, MessageStatus, Token};
+    use parley_protocol::{MessageEnd, MessageStatus, Token};
 
     use super::super::super::frame::{Frame, expand};
     use super::*;

@@ -3,7 +3,7 @@
 //! place the rules of an agent live; the tool catalogue comes in as data, so the store does not
 //! depend on the engine.
 
-use parley_widget::protocol::{
+use parley_protocol::{
     ColorScheme, LanguageSetting, LauncherIcon, MAX_LAUNCHER_LABEL_CHARS, MAX_STARTER_CHARS, MAX_STARTERS,
     PANEL_HEIGHTS, PANEL_WIDTHS, Theme,
 };

@@ -1,7 +1,7 @@
 //! How an agent is stored: its row, the `look` column's JSON, and its provider key sealed with
 //! the database's secret key.
 
-use parley_widget::protocol::{ColorScheme, LanguageSetting, LauncherIcon, Theme};
+use parley_protocol::{ColorScheme, LanguageSetting, LauncherIcon, Theme};
 use serde::{Deserialize, Serialize};
 
 use super::super::{Db, DbError, from_json_text};

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use parley_widget::sse::SseFrame;
+use parley_protocol::sse::SseFrame;
 use serde_json::Value;
 
 use super::super::stream::Sink;

@@ -10,7 +10,7 @@ use std::time::Instant;
 mod retry;
 
 use futures::StreamExt;
-use parley_widget::protocol::{StreamCode, StreamEvent, Token, Usage};
+use parley_protocol::{StreamCode, StreamEvent, Token, Usage};
 
 use super::super::attachments;
 use super::super::budget::{Budgets, Hold, LimitHit, Limits};

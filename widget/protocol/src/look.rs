@@ -72,7 +72,7 @@ impl LauncherIcon {
 }
 
 /// The language of the panel's own words: the agent's choice, or `auto` (the visitor's browser
-/// languages decide, see [`crate::i18n::choose`]).
+/// languages decide, see `parley_widget::i18n::choose`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LanguageSetting {
     /// Also what an unknown value means.

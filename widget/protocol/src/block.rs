@@ -1,5 +1,5 @@
 //! Rich blocks that tools put into the chat. One enum; adding a block type means one variant here
-//! and one renderer file in `crate::blocks`. Every block carries a `fallback_text` so a client that
+//! and one renderer file in `parley_widget::blocks`. Every block carries a `fallback_text` so a client that
 //! cannot render it still has something useful to say. Types this build does not know deserialize
 //! to [`Block::Unknown`] instead of failing the whole event.
 
@@ -207,7 +207,7 @@ fn unknown(kind: String, value: &Value) -> Block {
     Block::Unknown(UnknownBlock { kind, fallback_text })
 }
 
-/// In the panel's bundle (`crate::json`) a block arrives as the object `JSON.parse` made: its
+/// In the panel's bundle (`crate::json` with `browser-json`) a block arrives as the object `JSON.parse` made: its
 /// `type` is read from it and the object handed on whole to the variant's own reader, with the
 /// same rule as above (an unknown type, or a known one in a shape this build does not read,
 /// becomes [`Block::Unknown`]).
