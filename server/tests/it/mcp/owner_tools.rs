@@ -57,10 +57,13 @@ async fn a_token_holds_at_most_sixteen_requests_in_progress() {
     // An endpoint that accepts and never answers: each call lasts until its caller goes.
     let hang = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let hang_addr = hang.local_addr().unwrap();
+    let reached = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = reached.clone();
     tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((stream, _)) = hang.accept().await {
             held.push(stream);
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
     });
     let app = TestApp::builder()
@@ -112,17 +115,15 @@ async fn a_token_holds_at_most_sixteen_requests_in_progress() {
             tokio::spawn(async move { request.send().await.map(|r| r.status().as_u16()) })
         })
         .collect();
-    // Refused once the sixteen are in progress.
+    // Once the sixteen calls reached the endpoint (so all are in progress), the next is refused.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let (status, body) = post(slow.clone(), "get_current_datetime").await;
-        if status == 429 {
-            assert!(body.contains("too many MCP requests in progress"), "{body}");
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "the 17th request was never refused");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    while reached.load(std::sync::atomic::Ordering::SeqCst) < 16 {
+        assert!(std::time::Instant::now() < deadline, "the sixteen calls never reached the endpoint");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let (status, body) = post(slow.clone(), "get_current_datetime").await;
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("too many MCP requests in progress"), "{body}");
     assert!(held.iter().all(|call| !call.is_finished()), "the sixteen are still in progress");
     let (status, body) =
         post(token(&app, &other, FeatureSet::Base, OutputFormat::Raw).await, "get_current_datetime").await;
