@@ -181,27 +181,26 @@ impl Budgets {
     /// conversation's budget, in this order (always), or says which limit is reached.
     pub async fn hold(&self, db: &Db, lease: &Lease, limits: Limits<'_>) -> Result<Result<Hold, LimitHit>, DbError> {
         let day = limits.now_ms.div_euclid(DAY_MS);
-        let address = limits
-            .address_daily_cap_usd
-            .filter(|_| !limits.address.is_empty())
-            .map(|cap| (Spender::Address(limits.address.to_owned()), cap));
-        let agent = Spender::Agent(limits.agent_id.to_owned());
-        let visitor = Spender::Visitor(limits.visitor_id.to_owned());
         let caps: Vec<(Spender, f64)> = [
-            (agent, limits.daily_cap_usd),
-            (visitor, limits.visitor_daily_cap_usd.filter(|_| !limits.visitor_id.is_empty())),
+            (
+                Spender::Address(limits.address.to_owned()),
+                limits.address_daily_cap_usd.filter(|_| !limits.address.is_empty()),
+            ),
+            (Spender::Agent(limits.agent_id.to_owned()), limits.daily_cap_usd),
+            (
+                Spender::Visitor(limits.visitor_id.to_owned()),
+                limits.visitor_daily_cap_usd.filter(|_| !limits.visitor_id.is_empty()),
+            ),
         ]
         .into_iter()
         .filter_map(|(who, cap)| cap.map(|c| (who, c)))
         .collect();
         let estimate = limits.floor_usd;
         if self.shared {
-            let caps = address.into_iter().chain(caps).collect();
             return self.hold_shared(db, lease, &limits, day, caps).await;
         }
-        // In memory, the address's day first: no database round trip per call; the address's
-        // row gets each call's cost with its ledger row (see `Hold::shared_settles`).
-        let caps: Vec<(Spender, f64)> = address.into_iter().chain(caps).collect();
+        // In memory too for the address: no database round trip per call; the address's row gets
+        // each call's cost with its ledger row (see `Hold::shared_settles`).
         for (who, _) in &caps {
             self.ensure_day(db, who, day).await?;
         }
