@@ -118,10 +118,7 @@ impl From<ChatError> for ApiFailure {
                 body: ApiError {
                     error: ApiCode::InvalidForm,
                     message: "Please check the form.".into(),
-                    fields: problems
-                        .into_iter()
-                        .map(|(field, message)| FieldError { field: field.into(), message: message.into() })
-                        .collect(),
+                    fields: problems.into_iter().map(|(field, message)| FieldError::new(field, message)).collect(),
                 },
             },
             ChatError::Db(e) => e.into(),

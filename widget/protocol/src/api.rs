@@ -255,10 +255,21 @@ pub struct ApiError {
     pub fields: Vec<FieldError>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What is wrong with one field of an input, in words for the person who typed it: the one type
+/// for it, from the store's rules through the console's forms to the API's answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldError {
+    /// The input's field (`key`, `base_url`, …).
     pub field: String,
+    /// What to change.
     pub message: String,
+}
+
+impl FieldError {
+    /// `message` about `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError { field: field.into(), message: message.into() }
+    }
 }
 
 /// How long a replaced identity secret is still accepted unless the administrator says

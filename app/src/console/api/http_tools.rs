@@ -76,10 +76,7 @@ pub async fn save_http_tool(form: HttpToolForm) -> Result<Saved, ConsoleError> {
     };
     let fields = match http_tool::parse(&input, &taken, engine.settings().outbound) {
         Ok(fields) => fields,
-        Err(errors) => {
-            let errors = errors.into_iter().map(|e| FieldError::new(e.field, e.message)).collect();
-            return Ok(Saved { id: None, errors });
-        }
+        Err(errors) => return Ok(Saved { id: None, errors }),
     };
     let now = engine.now_ms();
     let outcome = match &form.id {

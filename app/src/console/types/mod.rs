@@ -157,20 +157,19 @@ pub struct AgentForm {
     /// `max_tokens` of every model call; empty: the server's default.
     #[serde(default)]
     pub max_tokens: String,
+    /// The agent's services with their prices, one per line (`CODE | Name | price | currency | words`).
+    #[serde(default)]
+    pub services: String,
+    /// Its official sites, one per line (`Name | https://…`).
+    #[serde(default)]
+    pub sites: String,
+    /// Its reference news, one per line (`CODE | Title | Summary`).
+    #[serde(default)]
+    pub reference_news: String,
 }
 
-/// What is wrong with one field of a form.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FieldError {
-    pub field: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(field: &str, message: impl Into<String>) -> Self {
-        FieldError { field: field.into(), message: message.into() }
-    }
-}
+/// What is wrong with one field of a form (the wire's type: the store's rules speak it too).
+pub use parley_widget::protocol::FieldError;
 
 /// The outcome of saving a form: the id, or what is wrong with which field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

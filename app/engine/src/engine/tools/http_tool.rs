@@ -408,8 +408,8 @@ mod tests {
         }
     }
 
-    fn fields(errors: &[FieldError]) -> Vec<&'static str> {
-        errors.iter().map(|e| e.field).collect()
+    fn fields(errors: &[FieldError]) -> Vec<&str> {
+        errors.iter().map(|e| e.field.as_str()).collect()
     }
 
     #[test]

@@ -4,21 +4,9 @@
 
 use super::{Catalogue, ProviderConfig, ProviderKind};
 
-/// What is wrong with one field of an input, in words for the person who typed it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FieldError {
-    /// The input's field (`key`, `base_url`, …).
-    pub field: &'static str,
-    /// What to change.
-    pub message: String,
-}
-
-impl FieldError {
-    /// `message` about `field`.
-    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
-        FieldError { field, message: message.into() }
-    }
-}
+/// What is wrong with one field of an input (the wire's type, so the console and the API pass
+/// the store's words on unchanged).
+pub use parley_protocol::FieldError;
 
 /// The key in the embed snippet: 3 to 40 lower-case letters, digits and `-`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,7 +177,7 @@ mod tests {
     fn keys_are_short_lower_case_words() {
         assert_eq!(AgentKey::parse(" shop-help ").map(|k| k.as_str().to_owned()), Ok("shop-help".into()));
         for bad in ["ab", "Bad Key", "a_b_c", &"x".repeat(41)] {
-            assert_eq!(AgentKey::parse(bad).map_err(|e| e.field), Err("key"), "{bad}");
+            assert_eq!(AgentKey::parse(bad).map_err(|e| e.field), Err("key".to_owned()), "{bad}");
         }
     }
 
@@ -205,7 +193,7 @@ mod tests {
     fn real_providers_need_a_url() {
         let raw = |provider, base_url| RawModel { provider, base_url, api_key: "", model: "m", fallback_model: "" };
         assert!(ModelSettings::parse(raw("demo", "")).is_ok());
-        let fields = |r| -> Vec<&str> {
+        let fields = |r| -> Vec<String> {
             ModelSettings::parse(r).err().unwrap_or_default().into_iter().map(|e| e.field).collect()
         };
         assert_eq!(fields(raw("openai", "not a url")), vec!["base_url"]);
