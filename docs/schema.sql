@@ -21,7 +21,7 @@ CREATE TABLE agents (
     allowed_origins TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION, language TEXT NOT NULL DEFAULT 'auto', look TEXT NOT NULL DEFAULT '{}', max_tokens BIGINT, identity_required BIGINT NOT NULL DEFAULT 0, identity_max_age_secs BIGINT NOT NULL DEFAULT 86400, retention_days BIGINT);
+, budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION, language TEXT NOT NULL DEFAULT 'auto', look TEXT NOT NULL DEFAULT '{}', max_tokens BIGINT, identity_required BIGINT NOT NULL DEFAULT 0, identity_max_age_secs BIGINT NOT NULL DEFAULT 86400, retention_days BIGINT, domain TEXT NOT NULL DEFAULT '{}');
 
 CREATE TABLE alerts (
     agent_id TEXT NOT NULL,

@@ -56,7 +56,7 @@ const IMMIGRATION_PROMPT: &str = "# 身份\n\
 pub enum SeedError {
     /// A demo agent does not pass the agent rules (a configured provider with a bad URL, say).
     #[error("demo agent {key}: {field}: {message}")]
-    Invalid { key: &'static str, field: &'static str, message: String },
+    Invalid { key: &'static str, field: String, message: String },
     #[error(transparent)]
     Save(#[from] agents::SaveError),
     #[error(transparent)]
@@ -107,6 +107,7 @@ pub async fn demo_agents(
         theme_color: "#0f766e".into(),
         // A Chinese-speaking consultancy: its panel speaks Simplified Chinese to everyone.
         language: "zh-Hans".into(),
+        domain: immigration_domain_text(),
         ..demo_input(origins, provider.as_ref())
     };
     let catalogue = tool_catalogue(db).await?;
@@ -126,6 +127,20 @@ pub async fn demo_agents(
         }
     }
     Ok(true)
+}
+
+/// The demo immigration agent's field of work as typed.
+pub fn immigration_domain_text() -> agents::DomainText {
+    agents::DomainText {
+        services: crate::demo_data::IMMIGRATION_SERVICES.into(),
+        sites: crate::demo_data::IMMIGRATION_SITES.into(),
+        reference_news: crate::demo_data::IMMIGRATION_REFERENCE_NEWS.into(),
+    }
+}
+
+/// The demo immigration agent's field of work (also for tests that build such an agent).
+pub fn immigration_domain() -> agents::Domain {
+    agents::Domain::parse(&immigration_domain_text()).expect("the seeded domain parses")
 }
 
 /// Tool hops per turn of the seeded immigration agent. Seed 000 loops "until no more tool calls
@@ -218,7 +233,7 @@ mod tests {
         for heading in ["# 身份", "# 对话策略", "# 回复规范", "# 六大类别要点", "# 业务规则"] {
             assert!(IMMIGRATION_PROMPT.contains(heading), "{heading}");
         }
-        for category in crate::engine::payments::CATEGORIES {
+        for category in immigration_domain().codes() {
             assert!(IMMIGRATION_PROMPT.contains(category), "{category}");
         }
         let registry = crate::engine::tools::registry::Registry::builtin(&reqwest::Client::new());
@@ -228,5 +243,14 @@ mod tests {
         {
             assert!(IMMIGRATION_PROMPT.contains(tool) && tools.iter().any(|(t, _)| *t == tool), "{tool}");
         }
+    }
+
+    /// Migration 0035 gives an immigration agent stored before agents had a domain the seeded one.
+    #[test]
+    fn the_migration_gives_old_immigration_agents_the_seeded_domain() {
+        let sql = include_str!("../../../migrations/0035_agent_domain.sql");
+        let json = sql.split("SET domain = '").nth(1).and_then(|rest| rest.split("'\nWHERE").next()).unwrap();
+        let migrated: agents::Domain = serde_json::from_str(&json.replace("''", "'")).unwrap();
+        assert_eq!(migrated, immigration_domain());
     }
 }

@@ -87,6 +87,7 @@ pub fn AgentFormView(
             <TextArea id="a-prompt" label="System prompt" field="system_prompt" value=bind!(f.system_prompt) errors
                 rows="8" />
             // Type-erased: the form's view type is otherwise too deep for the compiler.
+            {view! { <DomainFields f errors /> }.into_any()}
             {view! { <LookFields f starters errors /> }.into_any()}
             <TextArea id="a-origins" label="Allowed origins (one per line; none: no website can embed it yet; * for any)" field="allowed_origins"
                 value=Bound::new(move || origins.get(), move |v| origins.set(v)) errors rows="3" />
@@ -160,5 +161,24 @@ fn GuardFields(f: RwSignal<AgentForm>, cap_label: String, errors: Errors) -> imp
                 value=bind!(f.daily_cap_usd) errors />
             <TextInput id="a-max-tokens" label="Longest reply, in tokens (max_tokens; empty: the server's default, 4096)"
                 field="max_tokens" value=bind!(f.max_tokens) errors />
+    }
+}
+
+/// What the agent offers: its services with the prices its payment tool charges (the categories
+/// its assessment, memory and news tools take), its official sites, its reference news.
+#[component]
+fn DomainFields(f: RwSignal<AgentForm>, errors: Errors) -> impl IntoView {
+    view! {
+    <fieldset>
+        <legend>"What the agent offers"</legend>
+        <TextArea id="a-services" field="services" value=bind!(f.services) errors rows="6"
+            label="Services, one per line: CODE | Name | price | currency | words that mention it (price, \
+                currency and words optional; only a service with a price can be paid for, at that price)" />
+        <TextArea id="a-sites" field="sites" value=bind!(f.sites) errors rows="3"
+            label="Official sites, one per line: Name | https://… (offered when web search is unavailable, \
+                and as the sources of the reference news)" />
+        <TextArea id="a-reference-news" field="reference_news" value=bind!(f.reference_news) errors rows="4"
+            label="Reference news, one per line: CODE (or ALL) | Title | Summary (given when no news is stored)" />
+    </fieldset>
     }
 }

@@ -371,3 +371,72 @@ async fn plain_serve_has_no_sandbox_and_says_so() {
     };
     tokio::time::timeout(std::time::Duration::from_secs(30), outcome).await.expect("in time");
 }
+
+/// Service prices are the owner's: edited in the console's agent form, the next order is made at
+/// the new price and currency; a wrong line is refused by field and changes nothing.
+#[tokio::test]
+async fn the_owner_edits_a_price_in_the_console_and_the_next_order_uses_it() {
+    use crate::harness::fixtures::ADMIN;
+    use leptos::server_fn::ServerFn;
+    use parley_app::console::api::agents as a;
+    use parley_app::console::types::AgentForm;
+
+    let (app, token) = setup(TestApp::builder().payments_sandbox().with_users(&[ADMIN])).await;
+    let first = pay_turn(&app, &token).await;
+    assert_eq!((first.amount_minor, first.currency.as_str()), (9900, "CNY"), "the seeded price of QMAS");
+
+    let mut b = app.signed_in(&ADMIN).await;
+    let id = parley_engine::store::agents::by_public_key(app.db(), AGENT).await.unwrap().unwrap().id;
+    let (_, body) = b.call(a::Agent::PATH, &[("id", &id)]).await;
+    let form: AgentForm = serde_json::from_str(&body).unwrap();
+    assert!(
+        form.services.lines().any(|l| l.starts_with("QMAS | ") && l.contains("| 99.00 | CNY")),
+        "{}",
+        form.services
+    );
+
+    // A price without its currency: refused on its line, nothing written.
+    let typo = form.services.replace("QMAS | 优秀人才入境计划（优才） | 99.00 | CNY", "QMAS | 优才 | 120 | ");
+    let (_, body) =
+        b.call_json(a::SaveAgent::PATH, json!({ "form": AgentForm { services: typo, ..form.clone() } })).await;
+    let saved: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(saved["errors"][0]["field"], "services", "{body}");
+    let message = saved["errors"][0]["message"].as_str().unwrap();
+    assert!(message.starts_with("Line 2:") && message.contains("needs its currency"), "{body}");
+
+    let edited = form.services.replace("QMAS | 优秀人才入境计划（优才） | 99.00 | CNY", "QMAS | 优才 | 120.50 | HKD");
+    assert_ne!(edited, form.services);
+    let (_, body) = b.call_json(a::SaveAgent::PATH, json!({ "form": AgentForm { services: edited, ..form } })).await;
+    assert!(serde_json::from_str::<Value>(&body).unwrap()["errors"].as_array().unwrap().is_empty(), "{body}");
+
+    // A new conversation's answer: the order is at the owner's new price.
+    let token = app.visitor(AGENT).await;
+    let second = pay_turn(&app, &token).await;
+    assert_eq!((second.amount_minor, second.currency.as_str()), (12050, "HKD"));
+    assert_eq!(order(&app, &second.order_id).await.amount_minor, 12050);
+}
+
+/// An agent that lists no services sells nothing: the model is offered no category to pay for,
+/// a category it makes up is refused, and no order is made.
+#[tokio::test]
+async fn an_agent_without_services_makes_no_order() {
+    let app = TestApp::builder().payments_sandbox().spawn().await;
+    let agent = fixtures::agent("plain", fixtures::openai_provider(&app.fake))
+        .capabilities(&["payments"])
+        .domain(parley_engine::store::agents::Domain::default());
+    app.insert_agent(agent).await;
+    let token = app.visitor("plain").await;
+    app.fake.push_tool_call(
+        "generate_payment",
+        json!({"serviceType": "ASSESSMENT", "category": "QMAS", "paymentMethod": "ALIPAY"}),
+    );
+    app.fake.push_content("Sorry.");
+    let events = app.send(&token, "plain", None, "I want to pay").await;
+    assert!(blocks(&events).is_empty(), "no payment block");
+    let requests = app.fake.requests();
+    let offered = &requests[0]["tools"][0]["function"]["parameters"]["properties"]["category"];
+    assert!(offered.get("enum").is_none(), "no codes to offer: {offered}");
+    let answer = &tool_results(requests.last().unwrap())[0];
+    assert!(answer["error"].as_str().unwrap().contains("no price for category QMAS"), "{answer}");
+    assert_eq!(app.count("orders").await, 0);
+}

@@ -1,13 +1,13 @@
 //! `GetTrendingQuestions`: what visitors of an agent asked most in the last 30 days, computed
 //! from the stored visitor messages (never the answers). Questions are counted after normalising
-//! case and whitespace, grouped by the immigration scheme they mention (the demo model's keyword
-//! rules), and stripped of e-mail addresses and long numbers (phone, passport, order numbers).
+//! case and whitespace, grouped by the agent's service they mention (its code, name or words, see
+//! [`Domain`]), and stripped of e-mail addresses and long numbers (phone, passport, order numbers).
 
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::engine::provider::demo::scheme_category;
+use crate::store::agents::Domain;
 use crate::store::{Db, DbError, messages};
 
 /// How far back to look.
@@ -19,7 +19,7 @@ const PER_CATEGORY: usize = 10;
 const TOTAL: usize = 50;
 /// Longest question shown, in characters.
 const MAX_CHARS: usize = 200;
-/// The category of questions that mention no scheme.
+/// The category of questions that mention none of the agent's services.
 pub const OTHER: &str = "Other";
 
 /// One question and how often it was asked.
@@ -65,7 +65,7 @@ pub fn redact(text: &str) -> String {
 }
 
 /// Counts and groups `(text, created_at)` messages; categories with the most questions first.
-pub fn group(messages: &[(String, i64)]) -> Vec<(String, Vec<Asked>)> {
+pub fn group(messages: &[(String, i64)], domain: &Domain) -> Vec<(String, Vec<Asked>)> {
     let mut by_key: HashMap<String, Asked> = HashMap::new();
     for (text, at) in messages {
         let shown = redact(text.trim());
@@ -88,7 +88,7 @@ pub fn group(messages: &[(String, i64)]) -> Vec<(String, Vec<Asked>)> {
         if total >= TOTAL {
             break;
         }
-        let category = scheme_category(&key).unwrap_or(OTHER).to_owned();
+        let category = domain.service_mentioned(&key).map_or(OTHER, |s| s.code.as_str()).to_owned();
         let slot = match groups.iter().position(|(c, _)| *c == category) {
             Some(i) => i,
             None => {
@@ -108,10 +108,10 @@ pub fn group(messages: &[(String, i64)]) -> Vec<(String, Vec<Asked>)> {
 
 /// The tool's result: `days`, `since` (a date), `questions_scanned` and `categories`, each with
 /// its `category` and `questions` (`question`, `count`).
-pub async fn trending(db: &Db, agent_id: &str, now_ms: i64) -> Result<Value, DbError> {
+pub async fn trending(db: &Db, agent_id: &str, domain: &Domain, now_ms: i64) -> Result<Value, DbError> {
     let since = now_ms - WINDOW_MS;
     let messages = messages::visitor_texts_since(db, agent_id, since, SCAN).await?;
-    let categories: Vec<Value> = group(&messages)
+    let categories: Vec<Value> = group(&messages, domain)
         .into_iter()
         .map(|(category, asked)| {
             let questions: Vec<Value> =
@@ -134,16 +134,19 @@ mod tests {
     #[test]
     fn trending_counts_normalised_questions_and_groups_them() {
         let m = |t: &str, at: i64| (t.to_owned(), at);
-        let groups = group(&[
-            m("优才计划 的条件？", 1),
-            m("优才计划   的条件？", 5),
-            m("How do I renew my IANG visa", 2),
-            m("how do i renew  my IANG visa", 3),
-            m("优才计划 的条件？", 4),
-            m("What are your office hours", 6),
-            m("高才通 A类 要求", 7),
-            m("a", 8),
-        ]);
+        let groups = group(
+            &[
+                m("优才计划 的条件？", 1),
+                m("优才计划   的条件？", 5),
+                m("How do I renew my IANG visa", 2),
+                m("how do i renew  my IANG visa", 3),
+                m("优才计划 的条件？", 4),
+                m("What are your office hours", 6),
+                m("高才通 A类 要求", 7),
+                m("a", 8),
+            ],
+            &crate::seed::immigration_domain(),
+        );
         let names: Vec<&str> = groups.iter().map(|(c, _)| c.as_str()).collect();
         assert_eq!(names, vec!["QMAS", "IANG", "TTPS", OTHER]);
         assert_eq!(groups[0].1[0], Asked { question: "优才计划 的条件？".into(), count: 3, last_at: 5 });
@@ -155,5 +158,18 @@ mod tests {
     fn personal_numbers_and_emails_are_hidden() {
         assert_eq!(redact("call me at 98765432 or a.b@example.com"), "call me at [number] or [email]");
         assert_eq!(redact("优才2024年要求，电话13800138000"), "优才2024年要求，电话[number]");
+    }
+
+    #[test]
+    fn an_agent_groups_by_its_own_services() {
+        let domain = Domain::parse(&crate::store::agents::DomainText {
+            services: "REFUND | Refunds | | | money back\nSHIP | Shipping | | | delivery, parcel".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        let m = |t: &str, at: i64| (t.to_owned(), at);
+        let groups = group(&[m("Where is my parcel", 1), m("I want my money back", 2), m("优才计划", 3)], &domain);
+        let names: Vec<&str> = groups.iter().map(|(c, _)| c.as_str()).collect();
+        assert_eq!(names, ["REFUND", "SHIP", OTHER]);
     }
 }

@@ -2,6 +2,7 @@
 //! becomes a [`NewAgent`] only through [`NewAgent::parse`] (in [`input`]); a key another agent
 //! uses is refused by the database's unique constraint when the agent is written.
 
+mod domain;
 mod fields;
 mod input;
 mod row;
@@ -12,6 +13,7 @@ use sqlx::Any;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 
+pub use self::domain::{Domain, DomainText, MAX_CODE_CHARS, ReferenceNews, Service, Site};
 pub use self::fields::{AgentKey, AllowedOrigins, Capabilities, FieldError, ModelSettings, RawModel};
 pub use self::input::{AgentInput, Catalogue};
 use self::row::{AgentRow, COLUMNS, LookColumn};
@@ -87,6 +89,8 @@ pub struct Agent {
     pub limits: AgentLimits,
     /// Signed identity from the host site (issue 16).
     pub identity: IdentitySettings,
+    /// Its services with their prices, its official sites, its reference news.
+    pub domain: Domain,
 }
 
 /// How an agent treats the host site's signed identity.
@@ -179,6 +183,7 @@ pub struct NewAgent {
     pub placeholder: String,
     pub starters: Vec<String>,
     pub allowed_origins: Vec<String>,
+    pub domain: Domain,
 }
 
 /// The agent with this embed key.
@@ -233,8 +238,8 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, SaveErro
     let id = new_id();
     let sql = "INSERT INTO agents (id, public_key, name, vertical, capabilities, enabled_tools, provider, \
          base_url, api_key, model, fallback_model, system_prompt, greeting, theme_color, \
-         launcher_position, allowed_origins, language, look, created_at, updated_at, identity_max_age_secs) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19, $20)";
+         launcher_position, allowed_origins, language, look, domain, created_at, updated_at, identity_max_age_secs) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20, $21)";
     let key = seal_key(db, &id, new.provider.api_key.as_ref())?;
     bind_editable(sqlx::query(sql).bind(&id), new, key)
         .bind(now)
@@ -250,7 +255,7 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool,
     let sql = "UPDATE agents SET public_key = $2, name = $3, vertical = $4, capabilities = $5, \
          enabled_tools = $6, provider = $7, base_url = $8, api_key = $9, model = $10, \
          fallback_model = $11, system_prompt = $12, greeting = $13, theme_color = $14, \
-         launcher_position = $15, allowed_origins = $16, language = $17, look = $18, updated_at = $19 \
+         launcher_position = $15, allowed_origins = $16, language = $17, look = $18, domain = $19, updated_at = $20 \
          WHERE id = $1";
     let key = seal_key(db, id, new.provider.api_key.as_ref())?;
     let done = bind_editable(sqlx::query(sql).bind(id), new, key)
@@ -261,7 +266,7 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool,
     Ok(done.rows_affected() == 1)
 }
 
-/// Binds the editable columns of an agent as `$2` to `$18` (`$1` is the id), in the order
+/// Binds the editable columns of an agent as `$2` to `$19` (`$1` is the id), in the order
 /// [`insert`] and [`update`] both name them; `sealed_key` is the provider key as stored.
 fn bind_editable<'q>(
     query: Query<'q, Any, AnyArguments<'q>>,
@@ -286,6 +291,7 @@ fn bind_editable<'q>(
         .bind(to_json_text(&new.allowed_origins))
         .bind(new.language.as_str())
         .bind(to_json_text(&LookColumn::of(new)))
+        .bind(to_json_text(&new.domain))
 }
 
 /// `(id, stored key)` of every agent with a provider key, as stored (for [`super::credentials`]).

@@ -51,6 +51,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     migration!(32, "0032_parked_images.sql"),
     migration!(33, "0033_alerts.sql"),
     migration!(34, "0034_transcript_mail.sql"),
+    migration!(35, "0035_agent_domain.sql"),
 ];
 
 /// The migrator `Db::connect` runs against a fresh or older database.

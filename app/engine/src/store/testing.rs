@@ -26,6 +26,7 @@ pub fn agent(capabilities: &[&str], enabled_tools: Option<&[&str]>) -> Agent {
         allowed_origins: vec![],
         limits: AgentLimits::default(),
         identity: super::agents::IdentitySettings::default(),
+        domain: Default::default(),
     }
 }
 
@@ -40,7 +41,7 @@ fn demo_provider() -> ProviderConfig {
 }
 
 /// A database of its own (SQLite in a temporary directory, removed when the directory is
-/// dropped) with the immigration demo agent `tools-test` stored in it.
+/// dropped) with an immigration agent `tools-test` (the demo agent's domain) stored in it.
 pub async fn db_with_agent() -> (Db, Agent, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = Db::connect(&format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display())).await.expect("db");
@@ -54,10 +55,17 @@ pub async fn db_with_agent() -> (Db, Agent, tempfile::TempDir) {
         system_prompt: String::new(),
         greeting: String::new(),
         theme: Theme::default(),
-        language: Default::default(),
+        // The demo immigration agent's language and domain (its services, sites, reference news).
+        language: parley_protocol::LanguageSetting::ZhHans,
         placeholder: String::new(),
         starters: Vec::new(),
         allowed_origins: vec![],
+        domain: agents::Domain::parse(&agents::DomainText {
+            services: crate::demo_data::IMMIGRATION_SERVICES.into(),
+            sites: crate::demo_data::IMMIGRATION_SITES.into(),
+            reference_news: crate::demo_data::IMMIGRATION_REFERENCE_NEWS.into(),
+        })
+        .expect("the demo domain parses"),
     };
     let agent = agents::insert(&db, &new, 0).await.expect("agent");
     (db, agent, dir)

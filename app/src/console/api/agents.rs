@@ -94,6 +94,7 @@ pub async fn agent(id: String) -> Result<AgentForm, ConsoleError> {
 #[cfg(feature = "ssr")]
 async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<AgentForm, ConsoleError> {
     let a = parley_engine::store::agents::by_id(state.engine.db(), id).await?.ok_or(ConsoleError::NotFound)?;
+    let domain = a.domain.to_text();
     Ok(AgentForm {
         id: Some(a.id),
         key: a.public_key,
@@ -125,6 +126,9 @@ async fn agent_form(state: &crate::server::state::AppState, id: &str) -> Result<
         max_turns: a.limits.max_turns.map(|n| n.to_string()).unwrap_or_default(),
         daily_cap_usd: a.limits.daily_cap_usd.map(|n| n.to_string()).unwrap_or_default(),
         max_tokens: a.limits.max_tokens.map(|n| n.to_string()).unwrap_or_default(),
+        services: domain.services,
+        sites: domain.sites,
+        reference_news: domain.reference_news,
     })
 }
 
@@ -202,6 +206,10 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
     if !form.new_api_key.trim().is_empty() {
         changed.push("provider key");
     }
+    // Prices are money: the audit log says when they (or the services) changed.
+    if existing.as_ref().is_some_and(|a| a.domain.services != new.domain.services) {
+        changed.push("services and prices");
+    }
     let action = if existing.is_some() { "agent.update" } else { "agent.create" };
     state.engine.audit(Some(&user), action, Some(&new.public_key), &changed.join(", ")).await;
     Ok(Saved { id: Some(id), errors: vec![] })
@@ -236,13 +244,21 @@ fn input(form: &AgentForm) -> parley_engine::store::agents::AgentInput {
         placeholder: form.placeholder.clone(),
         starters: form.starters.clone(),
         allowed_origins: form.allowed_origins.clone(),
+        domain: parley_engine::store::agents::DomainText {
+            services: form.services.clone(),
+            sites: form.sites.clone(),
+            reference_news: form.reference_news.clone(),
+        },
     }
 }
 
 /// A store field error as the form shows it (the form's API key field is `new_api_key`).
 #[cfg(feature = "ssr")]
-fn field_error(e: parley_engine::store::agents::FieldError) -> FieldError {
-    FieldError::new(if e.field == "api_key" { "new_api_key" } else { e.field }, e.message)
+fn field_error(mut e: FieldError) -> FieldError {
+    if e.field == "api_key" {
+        e.field = "new_api_key".into();
+    }
+    e
 }
 
 #[cfg(all(test, feature = "ssr"))]

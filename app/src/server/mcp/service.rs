@@ -102,7 +102,7 @@ impl ParleyMcp {
             }
             Target::Trending => {
                 builtin::validate(&builtin::trending_schema(), args)?;
-                trending::trending(&ctx.db, &ctx.agent.id, ctx.clock.now_ms()).await.map_err(|e| {
+                trending::trending(&ctx.db, &ctx.agent.id, &ctx.agent.domain, ctx.clock.now_ms()).await.map_err(|e| {
                     tracing::warn!(error = %e, "MCP trending questions");
                     ToolError::Failed("could not read the questions; try again later".into())
                 })

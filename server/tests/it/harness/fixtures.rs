@@ -31,7 +31,7 @@ pub fn anthropic_provider(base_url: &str) -> ProviderConfig {
 }
 
 /// A help-center agent with public key `key` on `provider`: no capabilities, every tool its
-/// capabilities allow, any origin. Insert it with [`super::TestApp::insert_agent`].
+/// capabilities allow, any origin, the demo immigration agent's domain. Insert it with [`super::TestApp::insert_agent`].
 pub fn agent(key: &str, provider: ProviderConfig) -> AgentFixture {
     AgentFixture(NewAgent {
         public_key: key.into(),
@@ -47,6 +47,9 @@ pub fn agent(key: &str, provider: ProviderConfig) -> AgentFixture {
         placeholder: String::new(),
         starters: Vec::new(),
         allowed_origins: Vec::new(),
+        // The demo immigration agent's services, sites and reference news: the categories and
+        // prices the consulting tools' tests use (`.domain(Domain::default())` for none).
+        domain: parley_engine::seed::immigration_domain(),
     })
 }
 
@@ -74,6 +77,12 @@ impl AgentFixture {
     /// The only origins whose pages may embed the agent.
     pub fn origins(mut self, origins: &[&str]) -> Self {
         self.0.allowed_origins = origins.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Its services, sites and reference news (the demo immigration agent's, say).
+    pub fn domain(mut self, domain: parley_engine::store::agents::Domain) -> Self {
+        self.0.domain = domain;
         self
     }
 

@@ -1,5 +1,5 @@
-//! Payments for the paid assessment: the server's price table, order creation (idempotent, the
-//! amount never from the model), and payment providers behind [`PaymentProvider`]. The shipped
+//! Payments for the paid assessment: order creation (idempotent, the amount never from the model
+//! but the price the agent's owner set for the service, `store::agents::Domain`), and payment providers behind [`PaymentProvider`]. The shipped
 //! provider is a sandbox, on only where the operator asks for it, whose page lets a tester mark an
 //! order paid; providers call the webhook, signed the Standard Webhooks way ([`webhooks`]). The
 //! pay page opens through signed, expiring links ([`links`]).
@@ -15,20 +15,8 @@ pub use links::{LinkError, PayLinks};
 pub use status::WebhookFailure;
 pub use webhooks::WebhookSecret;
 
-/// What one assessment costs, in CNY fen, by immigration category.
-pub const PRICES: &[(&str, i64)] =
-    &[("QMAS", 9900), ("GEP", 9900), ("IANG", 7900), ("TTPS", 9900), ("CIES", 19900), ("TECHTAS", 9900)];
-
-/// The categories the price table knows.
-pub const CATEGORIES: &[&str] = &["QMAS", "GEP", "IANG", "TTPS", "CIES", "TECHTAS"];
-
 /// How long an order can be paid, in milliseconds.
 pub const ORDER_TTL_MS: i64 = 30 * 60 * 1000;
-
-/// The price of an assessment for a category, in fen.
-pub fn price_minor(category: &str) -> Option<i64> {
-    PRICES.iter().find(|(c, _)| *c == category).map(|(_, p)| *p)
-}
 
 /// A provider's word on an order, read from a webhook call that verified.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,14 +133,6 @@ pub fn qr_svg(data: &str) -> Result<String, qrcode::types::QrError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn prices_come_from_the_table() {
-        assert_eq!(price_minor("QMAS"), Some(9900));
-        assert_eq!(price_minor("IANG"), Some(7900));
-        assert_eq!(price_minor("CIES"), Some(19900));
-        assert_eq!(price_minor("XYZ"), None);
-    }
 
     #[test]
     fn order_ids_carry_128_random_bits() {

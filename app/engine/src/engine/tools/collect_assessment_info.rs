@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};
-use crate::engine::payments::CATEGORIES;
+use crate::store::agents::Domain;
 use crate::store::{conversations, memories};
 
 pub struct CollectAssessmentInfo;
@@ -45,7 +45,7 @@ impl Tool for CollectAssessmentInfo {
     }
 
     fn description(&self) -> &'static str {
-        "Record the visitor's details for an immigration eligibility assessment (category required; age, education, \
+        "Record the visitor's details for an eligibility assessment (category required; age, education, \
          university, years of experience, job title, industry, annual income in CNY, Hong Kong employer). Use it when \
          the visitor shares such details and is interested in an assessment."
     }
@@ -62,7 +62,7 @@ impl Tool for CollectAssessmentInfo {
         json!({
             "type": "object",
             "properties": {
-                "category": {"type": "string", "enum": CATEGORIES},
+                "category": super::any_category(),
                 "age": {"type": "integer", "minimum": 16, "maximum": 100},
                 "education": {"type": "string", "maxLength": 100},
                 "university": {"type": "string", "maxLength": 200},
@@ -77,9 +77,14 @@ impl Tool for CollectAssessmentInfo {
         })
     }
 
+    fn for_domain(&self, domain: &Domain) -> Option<Value> {
+        super::with_domain_category(self.schema(), domain, false)
+    }
+
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let info = args.as_object().cloned().unwrap_or_default();
         let category = info.get("category").and_then(Value::as_str).map(str::to_owned);
+        super::check_category(&ctx.agent, category.as_deref().unwrap_or_default())?;
         memories::save(
             &ctx.db,
             &ctx.visitor_id,
@@ -101,7 +106,10 @@ impl Tool for CollectAssessmentInfo {
         Ok(ToolOutput::result(json!({
             "success": true,
             "collectedInfo": Value::Object(info),
-            "message": "已记录您的信息。如需完整评估，请选择付费评估服务。",
+            "message": crate::lang::Lang::of_agent(ctx.agent.language, &ctx.agent.greeting).pick(
+                "Your details are recorded. For a full assessment, choose the paid assessment.",
+                "已记录您的信息。如需完整评估，请选择付费评估服务。"
+            ),
             "nextStep": "payment",
         })))
     }

@@ -1,52 +1,17 @@
-//! `fetch_immigration_news` (capability `news`): the latest immigration news from the database,
-//! by category; when there is none (or the database fails), a static reference answer marked
-//! `isStatic` with the official sources. Every item is also shown as a `news_card` block.
+//! `fetch_immigration_news` (capability `news`): the latest news the owner stored for the agent,
+//! by category (one of its services); when there is none (or the database fails), the agent's
+//! reference items marked `isStatic`, with its official sites. Every item is also shown as a
+//! `news_card` block. (The name is seed 000's; nothing in it is particular to immigration: the
+//! categories, reference items and sites are the agent's domain.)
 
 use parley_protocol::{Block, NewsCard};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};
-use crate::engine::payments::CATEGORIES;
+use crate::store::agents::{Agent, Domain};
 use crate::store::news::{self, NewsItem};
 
 pub struct FetchImmigrationNews;
-
-/// Where the latest news is official (seed 000's `officialSources`; the same sites `web_search`
-/// suggests, a test keeps them alike).
-pub(super) const OFFICIAL_SOURCES: &[(&str, &str)] = &[
-    ("香港入境事务处", "https://www.immd.gov.hk/hks/services/visas/admission_talents.html"),
-    ("香港人才服务窗口", "https://www.talentservicewindow.gov.hk"),
-];
-
-/// Reference items used when no news is stored: `(category, title, summary)`.
-const STATIC: &[(&str, &str, &str)] = &[
-    (
-        "QMAS",
-        "优才计划全年接受申请",
-        "优才计划面向具备专业技能或杰出成就的人士，全年接受申请，按入境处公布的评核准则甄选。",
-    ),
-    (
-        "GEP",
-        "专才计划需具备确认的工作聘约",
-        "一般就业政策（专才）申请人须已获香港雇主聘用，职位与学历或经验相关，薪酬福利须符合市场水平。",
-    ),
-    (
-        "IANG",
-        "非本地毕业生可申请留港或回港就业",
-        "在香港修读全日制经评审学位课程的非本地毕业生，可按安排申请留港或回港就业，具体期限以入境处公布为准。",
-    ),
-    (
-        "TTPS",
-        "高才通计划按三类准则受理申请",
-        "高端人才通行证计划按年收入或合资格大学学历及工作经验分为A、B、C三类，C类设有年度名额。",
-    ),
-    (
-        "CIES",
-        "新资本投资者入境计划持续接受申请",
-        "申请人须在香港投资指定金额的获许投资资产，其中部分须注入资本投资者入境计划投资组合。",
-    ),
-    ("TECHTAS", "科技人才入境计划以配额方式运作", "合资格科技公司或机构可申请配额，为指定科技范畴输入非本地科研人才。"),
-];
 
 fn card(item: &NewsItem) -> Block {
     Block::NewsCard(NewsCard {
@@ -63,30 +28,50 @@ fn item_json(item: &NewsItem) -> Value {
     json!({"title": item.title, "summary": item.summary, "date": item.published_on, "source": item.source, "url": item.url})
 }
 
-/// The static reference answer for a category (`ALL`: every category).
-pub fn static_answer(category: &str, limit: usize) -> (Value, Vec<Block>) {
-    let items: Vec<NewsItem> = STATIC
+/// Whether the agent's words are Chinese (its language setting, else its greeting's script).
+fn speaks_zh(agent: &Agent) -> bool {
+    crate::lang::Lang::of_agent(agent.language, &agent.greeting).is_zh()
+}
+
+/// The static reference answer for a category (`ALL`: every category): the agent's reference
+/// items, credited to its first official site, and its official sites.
+pub fn static_answer(agent: &Agent, category: &str, limit: usize) -> (Value, Vec<Block>) {
+    let domain = &agent.domain;
+    let first_site = domain.sites.first();
+    let items: Vec<NewsItem> = domain
+        .reference_news
         .iter()
-        .filter(|(c, _, _)| category == "ALL" || *c == category)
+        .filter(|n| category == "ALL" || n.category == category || n.category == "ALL")
         .take(limit)
-        .map(|(c, title, summary)| NewsItem {
+        .map(|n| NewsItem {
             id: String::new(),
-            category: (*c).into(),
-            title: (*title).into(),
-            summary: (*summary).into(),
-            published_on: "2024-01".into(),
-            source: "香港入境事务处".into(),
-            url: Some(OFFICIAL_SOURCES[0].1.into()),
+            category: n.category.clone(),
+            title: n.title.clone(),
+            summary: n.summary.clone(),
+            published_on: String::new(),
+            source: first_site.map(|s| s.name.clone()).unwrap_or_default(),
+            url: first_site.map(|s| s.url.clone()),
         })
         .collect();
-    let label = if category == "ALL" { "各类别" } else { category };
+    let zh = speaks_zh(agent);
+    let label = match (category, zh) {
+        ("ALL", true) => "各类别".to_owned(),
+        ("ALL", false) => "every category".to_owned(),
+        (c, _) => domain.service(c).map_or(c, |s| s.name.as_str()).to_owned(),
+    };
+    let message = match (zh, first_site) {
+        (true, Some(site)) => format!("以下是{label}的参考信息。如需最新资讯，请访问{}。", site.name),
+        (true, None) => format!("以下是{label}的参考信息。"),
+        (false, Some(site)) => format!("Reference information on {label}. For the latest, see {}.", site.name),
+        (false, None) => format!("Reference information on {label}."),
+    };
     let result = json!({
         "success": true,
         "category": category,
         "news": items.iter().map(item_json).collect::<Vec<_>>(),
         "isStatic": true,
-        "message": format!("以下是{label}的参考信息。如需最新资讯，请访问香港入境事务处官网。"),
-        "officialSources": OFFICIAL_SOURCES.iter().map(|(n, u)| json!({"name": n, "url": u})).collect::<Vec<_>>(),
+        "message": message,
+        "officialSources": domain.sites.iter().map(|s| json!({"name": s.name, "url": s.url})).collect::<Vec<_>>(),
     });
     (result, items.iter().map(card).collect())
 }
@@ -98,7 +83,7 @@ impl Tool for FetchImmigrationNews {
     }
 
     fn description(&self) -> &'static str {
-        "Get the latest Hong Kong immigration news and policy announcements, optionally for one scheme."
+        "Get the latest news and announcements the agent's owner published, optionally for one category."
     }
 
     fn capability(&self) -> &'static str {
@@ -109,13 +94,15 @@ impl Tool for FetchImmigrationNews {
         super::effect::Effect::OUTSIDE
     }
 
+    fn for_domain(&self, domain: &Domain) -> Option<Value> {
+        super::with_domain_category(self.schema(), domain, true)
+    }
+
     fn schema(&self) -> Value {
-        let mut categories: Vec<&str> = CATEGORIES.to_vec();
-        categories.push("ALL");
         json!({
             "type": "object",
             "properties": {
-                "category": {"type": "string", "enum": categories},
+                "category": super::any_category(),
                 "limit": {"type": "integer", "minimum": 1, "maximum": 10}
             },
             "additionalProperties": false
@@ -124,6 +111,9 @@ impl Tool for FetchImmigrationNews {
 
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let category = args.get("category").and_then(Value::as_str).unwrap_or("ALL");
+        if category != "ALL" {
+            super::check_category(&ctx.agent, category)?;
+        }
         let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(5) as usize;
         let filter = (category != "ALL").then_some(category);
         let items = match news::latest(&ctx.db, &ctx.agent.id, filter, limit as i64).await {
@@ -134,16 +124,21 @@ impl Tool for FetchImmigrationNews {
             }
         };
         if items.is_empty() {
-            let (result, blocks) = static_answer(category, limit);
+            let (result, blocks) = static_answer(&ctx.agent, category, limit);
             return Ok(ToolOutput { result, blocks });
         }
         let label = if category == "ALL" { String::new() } else { category.to_owned() };
+        let message = if speaks_zh(&ctx.agent) {
+            format!("获取到 {} 条{label}相关新闻", items.len())
+        } else {
+            format!("{} {label} news items", items.len()).replace("  ", " ")
+        };
         Ok(ToolOutput {
             result: json!({
                 "success": true,
                 "category": category,
                 "news": items.iter().map(item_json).collect::<Vec<_>>(),
-                "message": format!("获取到 {} 条{label}相关移民新闻", items.len()),
+                "message": message,
             }),
             blocks: items.iter().map(card).collect(),
         })
@@ -183,7 +178,7 @@ mod tests {
         assert!(r.get("isStatic").is_none());
         assert_eq!(r["news"][0]["title"], "优才新闻二");
         assert_eq!(r["news"].as_array().unwrap().len(), 2);
-        assert_eq!(r["message"], "获取到 2 条QMAS相关移民新闻");
+        assert_eq!(r["message"], "获取到 2 条QMAS相关新闻");
         assert_eq!(out.blocks.len(), 2);
         assert!(matches!(&out.blocks[0], Block::NewsCard(c) if c.title == "优才新闻二" && c.date == "2025-03-04"));
         let all = FetchImmigrationNews.execute(&t.ctx, json!({})).await.unwrap();
@@ -203,13 +198,29 @@ mod tests {
         assert_eq!(out.blocks.len(), 1);
     }
 
-    #[test]
-    fn official_sources_are_sites_web_search_suggests() {
-        let host = |u: &str| url::Url::parse(u).unwrap().host_str().unwrap().to_owned();
-        for (name, url) in OFFICIAL_SOURCES {
-            let suggested = super::super::web_search::SUGGESTED_SITES.iter().find(|(_, u)| host(u) == host(url));
-            assert_eq!(suggested.map(|(n, _)| *n), Some(*name), "{url}");
-        }
+    #[tokio::test]
+    async fn an_agent_without_a_domain_gets_no_reference_and_any_category() {
+        let mut t = testing::context().await;
+        let mut agent = (*t.ctx.agent).clone();
+        agent.domain = Domain::default();
+        agent.language = parley_protocol::LanguageSetting::En;
+        t.ctx.agent = std::sync::Arc::new(agent);
+        assert!(FetchImmigrationNews.for_domain(&t.ctx.agent.domain).is_none());
+        let out = FetchImmigrationNews.execute(&t.ctx, json!({"category": "ANYTHING"})).await.unwrap();
+        assert_eq!(out.result["isStatic"], true);
+        assert_eq!(out.result["news"], json!([]));
+        assert_eq!(out.result["officialSources"], json!([]));
+        assert_eq!(out.result["message"], "Reference information on ANYTHING.");
+    }
+
+    #[tokio::test]
+    async fn a_category_the_agent_does_not_list_is_refused() {
+        let t = testing::context().await;
+        let schema = FetchImmigrationNews.for_domain(&t.ctx.agent.domain).unwrap();
+        assert_eq!(schema["properties"]["category"]["enum"][0], "TTPS");
+        assert_eq!(schema["properties"]["category"]["enum"].as_array().unwrap().last().unwrap(), "ALL");
+        let err = FetchImmigrationNews.execute(&t.ctx, json!({"category": "PIRATES"})).await.unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments(ref m) if m.contains("QMAS")), "{err:?}");
     }
 
     #[tokio::test]

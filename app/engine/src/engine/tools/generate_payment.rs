@@ -8,7 +8,8 @@ use parley_protocol::{Block, PaymentQr, PaymentStatus, format_amount};
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};
-use crate::engine::payments::{self, CATEGORIES, ORDER_TTL_MS};
+use crate::engine::payments::{self, ORDER_TTL_MS};
+use crate::store::agents::Domain;
 use crate::store::{conversations, memories, orders};
 
 pub struct GeneratePayment;
@@ -16,11 +17,14 @@ pub struct GeneratePayment;
 /// Importance of the remembered intent.
 pub const IMPORTANCE: i64 = 90;
 
-fn method_name(method: &str) -> &'static str {
-    match method {
-        "ALIPAY" => "支付宝",
-        "WECHAT" => "微信支付",
-        _ => "信用卡",
+fn method_name(method: &str, zh: bool) -> &'static str {
+    match (method, zh) {
+        ("ALIPAY", true) => "支付宝",
+        ("WECHAT", true) => "微信支付",
+        (_, true) => "信用卡",
+        ("ALIPAY", false) => "Alipay",
+        ("WECHAT", false) => "WeChat Pay",
+        (_, false) => "card",
     }
 }
 
@@ -38,7 +42,7 @@ impl Tool for GeneratePayment {
 
     fn description(&self) -> &'static str {
         "Create a payment QR code for the paid eligibility assessment once the visitor wants to pay. The price is \
-         fixed by the server's price table; do not state or pass your own amount."
+         the one the agent's owner set for the category; do not state or pass your own amount."
     }
 
     fn capability(&self) -> &'static str {
@@ -54,21 +58,38 @@ impl Tool for GeneratePayment {
             "type": "object",
             "properties": {
                 "serviceType": {"type": "string", "enum": ["ASSESSMENT"]},
-                "category": {"type": "string", "enum": CATEGORIES},
+                "category": super::any_category(),
                 "paymentMethod": {"type": "string", "enum": ["ALIPAY", "WECHAT", "CREDIT_CARD"]},
-                "amount": {"type": "number", "description": "Ignored: the price comes from the server's price table."}
+                "amount": {"type": "number", "description": "Ignored: the price is the owner's, set for the category."}
             },
             "required": ["serviceType", "category", "paymentMethod"],
             "additionalProperties": false
         })
     }
 
+    fn for_domain(&self, domain: &Domain) -> Option<Value> {
+        // Only what is for sale is offered.
+        let sold = Domain {
+            services: domain.services.iter().filter(|s| s.price_minor.is_some()).cloned().collect(),
+            ..Domain::default()
+        };
+        let mut schema = self.schema();
+        schema["properties"]["category"] = super::category_schema(&sold, false);
+        Some(schema)
+    }
+
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let service = args["serviceType"].as_str().unwrap_or("ASSESSMENT");
         let category = args["category"].as_str().unwrap_or_default();
         let method = args["paymentMethod"].as_str().unwrap_or_default();
-        let amount_minor = payments::price_minor(category)
-            .ok_or_else(|| ToolError::InvalidArguments(format!("no price for category {category}")))?;
+        // The owner's price for the category, never the model's.
+        let (amount_minor, currency) = match ctx.agent.domain.service(category) {
+            Some(s) => match s.price_minor {
+                Some(price) => (price, s.currency.as_str()),
+                None => return Err(ToolError::InvalidArguments(format!("{category} is not for sale"))),
+            },
+            None => return Err(ToolError::InvalidArguments(format!("no price for category {category}"))),
+        };
         let now = ctx.clock.now_ms();
         let payments = &ctx.services.payments;
         let provider = payments
@@ -82,12 +103,21 @@ impl Tool for GeneratePayment {
         let order = match stored {
             Some(order) => order,
             None => {
-                new_order(ctx, provider.as_ref(), &Item { service, category, method, amount_minor }, &key, now).await?
+                let item = Item { service, category, method, amount_minor, currency };
+                new_order(ctx, provider.as_ref(), &item, &key, now).await?
             }
         };
         let qr = payments::qr_svg(&order.pay_url).map_err(|e| ToolError::Failed(e.to_string()))?;
         let price = format_amount(order.amount_minor, &order.currency);
-        let intent = format!("用户有意购买{category}类别的移民资格评估服务（{}，{price}）", method_name(method));
+        // In the agent's language, about the service by its owner's name for it.
+        let zh = super::super::lang::Lang::of_agent(ctx.agent.language, &ctx.agent.greeting).is_zh();
+        let name = ctx.agent.domain.service(category).map_or(category, |s| s.name.as_str());
+        let how = method_name(method, zh);
+        let intent = if zh {
+            format!("用户有意购买{name}（{category}）的资格评估服务（{how}，{price}）")
+        } else {
+            format!("The visitor wants to buy the {name} ({category}) assessment ({how}, {price})")
+        };
         if let Err(e) =
             memories::save(&ctx.db, &ctx.visitor_id, &ctx.agent.id, "INTENT", &intent, Some(category), IMPORTANCE, now)
                 .await
@@ -95,7 +125,11 @@ impl Tool for GeneratePayment {
             tracing::warn!(error = %e, "could not remember the payment intent");
         }
         let amount_major = order.amount_minor as f64 / 100.0;
-        let message = format!("请扫描二维码支付 {price} 完成{category}类别的移民资格评估服务");
+        let message = if zh {
+            format!("请扫描二维码支付 {price}，完成{name}的资格评估服务")
+        } else {
+            format!("Scan the QR code to pay {price} for the {name} assessment.")
+        };
         Ok(ToolOutput {
             result: json!({
                 "success": true,
@@ -120,7 +154,11 @@ impl Tool for GeneratePayment {
                     "expired" => PaymentStatus::Expired,
                     _ => PaymentStatus::Pending,
                 },
-                fallback_text: format!("请打开 {} 支付 {price}（订单 {}，30 分钟内有效）", order.pay_url, order.id),
+                fallback_text: if zh {
+                    format!("请打开 {} 支付 {price}（订单 {}，30 分钟内有效）", order.pay_url, order.id)
+                } else {
+                    format!("Open {} to pay {price} (order {}, valid for 30 minutes)", order.pay_url, order.id)
+                },
             })],
         })
     }
@@ -133,6 +171,7 @@ struct Item<'a> {
     category: &'a str,
     method: &'a str,
     amount_minor: i64,
+    currency: &'a str,
 }
 
 /// A new order: the provider's checkout, then the row (once per `key`: a concurrent call
@@ -144,7 +183,7 @@ async fn new_order(
     key: &str,
     now: i64,
 ) -> Result<orders::Order, ToolError> {
-    let Item { service, category, method, amount_minor } = *item;
+    let Item { service, category, method, amount_minor, currency } = *item;
     let payments = &ctx.services.payments;
     let id = payments::new_order_id();
     let expires_at = now + ORDER_TTL_MS;
@@ -161,7 +200,7 @@ async fn new_order(
         .checkout(&payments::CheckoutRequest {
             order_id: &id,
             amount_minor,
-            currency: "CNY",
+            currency,
             method,
             description: &format!("{service} {category}"),
             expires_at,
@@ -178,7 +217,7 @@ async fn new_order(
         service_type: service.to_owned(),
         category: category.to_owned(),
         amount_minor,
-        currency: "CNY".into(),
+        currency: currency.to_owned(),
         method: method.to_owned(),
         status: "pending".into(),
         provider: provider.name().to_owned(),
@@ -198,7 +237,7 @@ mod tests {
     use crate::engine::tools::testing;
 
     #[tokio::test]
-    async fn price_comes_from_the_table_not_the_model() {
+    async fn price_comes_from_the_agents_services_not_the_model() {
         let t = testing::context().await;
         let args = json!({"serviceType": "ASSESSMENT", "category": "IANG", "paymentMethod": "WECHAT", "amount": 1});
         let out = GeneratePayment.execute(&t.ctx, args).await.unwrap();
@@ -222,6 +261,30 @@ mod tests {
         assert_eq!((order.amount_minor, order.status.as_str()), (7900, "pending"));
         let intent = memories::of_visitor(&t.ctx.db, &t.ctx.visitor_id).await.unwrap();
         assert_eq!((intent[0].kind.as_str(), intent[0].importance), ("INTENT", 90));
+    }
+
+    #[tokio::test]
+    async fn the_price_and_currency_are_the_owners_and_only_sold_services_are_offered() {
+        let mut t = testing::context().await;
+        let mut agent = (*t.ctx.agent).clone();
+        agent.domain = crate::store::agents::Domain::parse(&crate::store::agents::DomainText {
+            services: "REVIEW | CV review | 45.50 | eur\nCHAT | Free chat".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        agent.language = parley_protocol::LanguageSetting::En;
+        let schema = GeneratePayment.for_domain(&agent.domain).unwrap();
+        assert_eq!(schema["properties"]["category"]["enum"], json!(["REVIEW"]));
+        t.ctx.agent = std::sync::Arc::new(agent);
+        let args =
+            json!({"serviceType": "ASSESSMENT", "category": "REVIEW", "paymentMethod": "CREDIT_CARD", "amount": 1});
+        let out = GeneratePayment.execute(&t.ctx, args).await.unwrap();
+        assert_eq!((&out.result["amount"], &out.result["currency"]), (&json!(45.5), &json!("EUR")));
+        assert_eq!(out.result["message"], "Scan the QR code to pay €45.50 for the CV review assessment.");
+        let free = json!({"serviceType": "ASSESSMENT", "category": "CHAT", "paymentMethod": "CREDIT_CARD"});
+        assert!(matches!(GeneratePayment.execute(&t.ctx, free).await, Err(ToolError::InvalidArguments(_))));
+        let unknown = json!({"serviceType": "ASSESSMENT", "category": "QMAS", "paymentMethod": "CREDIT_CARD"});
+        assert!(matches!(GeneratePayment.execute(&t.ctx, unknown).await, Err(ToolError::InvalidArguments(_))));
     }
 
     #[tokio::test]

@@ -33,7 +33,7 @@ use serde_json::Value;
 
 use super::clock::Clock;
 use crate::store::Db;
-use crate::store::agents::Agent;
+use crate::store::agents::{Agent, Domain};
 
 /// What a tool hands back: a result for the model and, optionally, blocks for the widget.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -135,6 +135,46 @@ pub struct ToolContext {
     pub services: Arc<super::Services>,
 }
 
+/// A service code as any tool takes it: the agent's own codes are offered by [`category_schema`].
+pub fn any_category() -> Value {
+    serde_json::json!({"type": "string", "minLength": 1, "maxLength": crate::store::agents::MAX_CODE_CHARS})
+}
+
+/// A service code of the agent (and `ALL` when `with_all`), as an enum the model picks from;
+/// any short code when the agent lists no services.
+pub fn category_schema(domain: &Domain, with_all: bool) -> Value {
+    let mut codes = domain.codes();
+    if codes.is_empty() {
+        return any_category();
+    }
+    if with_all {
+        codes.push("ALL");
+    }
+    serde_json::json!({"type": "string", "enum": codes})
+}
+
+/// `schema` with its property `category` replaced by the agent's codes ([`category_schema`]);
+/// `None` when the agent lists no services (nothing to narrow).
+pub fn with_domain_category(mut schema: Value, domain: &Domain, with_all: bool) -> Option<Value> {
+    if domain.services.is_empty() {
+        return None;
+    }
+    schema["properties"]["category"] = category_schema(domain, with_all);
+    Some(schema)
+}
+
+/// Refuses a category the agent does not list (when it lists any): the model read the codes in
+/// the schema, so another one is a wrong argument, not a new service.
+pub fn check_category(agent: &Agent, category: &str) -> Result<(), ToolError> {
+    if agent.domain.services.is_empty() || agent.domain.service(category).is_some() {
+        return Ok(());
+    }
+    Err(ToolError::InvalidArguments(format!(
+        "unknown category {category}; this agent's are {}",
+        agent.domain.codes().join(", ")
+    )))
+}
+
 /// A server-side helper the model can call.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
@@ -154,6 +194,12 @@ pub trait Tool: Send + Sync {
     /// [`Tool::description`] and [`Tool::schema`]. Arguments are still validated against
     /// [`Tool::schema`], so a tailored schema may only narrow it.
     fn tailored(&self, _scope: &super::knowledge::Scope) -> Option<(String, Value)> {
+        None
+    }
+    /// The argument schema narrowed to the agent's field of work (its service codes, see
+    /// [`category_schema`]), for a tool whose arguments name a service; `None` keeps
+    /// [`Tool::schema`]. The tool checks the value again when it runs ([`check_category`]).
+    fn for_domain(&self, _domain: &Domain) -> Option<Value> {
         None
     }
     /// Runs the tool with arguments that already passed the schema.

@@ -105,8 +105,16 @@ impl Registry {
                 None => true,
             })
             .cloned()
+            .collect::<Vec<Arc<Registered>>>();
+        let narrowed = tools
+            .iter()
+            .filter_map(|t| {
+                let parameters = t.tool.for_domain(&agent.domain)?;
+                let spec = ToolSpec { name: t.spec.name.clone(), description: t.spec.description.clone(), parameters };
+                Some((t.spec.name.clone(), spec))
+            })
             .collect();
-        AgentTools { tools, tailored: Arc::default() }
+        AgentTools { tools, tailored: Arc::new(narrowed) }
     }
 }
 
@@ -151,14 +159,11 @@ impl AgentTools {
 
     /// The same tools, described for an agent whose knowledge covers `scope`.
     pub fn tailored(self, scope: &Scope) -> AgentTools {
-        let tailored = self
-            .tools
-            .iter()
-            .filter_map(|t| {
-                let (description, parameters) = t.tool.tailored(scope)?;
-                Some((t.spec.name.clone(), ToolSpec { name: t.spec.name.clone(), description, parameters }))
-            })
-            .collect();
+        let mut tailored = (*self.tailored).clone();
+        tailored.extend(self.tools.iter().filter_map(|t| {
+            let (description, parameters) = t.tool.tailored(scope)?;
+            Some((t.spec.name.clone(), ToolSpec { name: t.spec.name.clone(), description, parameters }))
+        }));
         AgentTools { tools: self.tools, tailored: Arc::new(tailored) }
     }
 

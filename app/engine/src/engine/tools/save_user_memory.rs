@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, async_trait};
-use crate::engine::payments::CATEGORIES;
+use crate::store::agents::Domain;
 use crate::store::memories::{self, KINDS};
 
 pub struct SaveUserMemory;
@@ -34,14 +34,21 @@ impl Tool for SaveUserMemory {
             "properties": {
                 "memoryType": {"type": "string", "enum": ["FACT", "PREFERENCE", "INTENT"]},
                 "content": {"type": "string", "minLength": 1, "maxLength": 1000},
-                "category": {"type": "string", "enum": CATEGORIES}
+                "category": super::any_category()
             },
             "required": ["memoryType", "content"],
             "additionalProperties": false
         })
     }
 
+    fn for_domain(&self, domain: &Domain) -> Option<Value> {
+        super::with_domain_category(self.schema(), domain, false)
+    }
+
     async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        if let Some(category) = args.get("category").and_then(Value::as_str) {
+            super::check_category(&ctx.agent, category)?;
+        }
         let kind = args["memoryType"].as_str().unwrap_or("FACT");
         let importance = KINDS.iter().find(|(k, _)| *k == kind).map(|(_, i)| *i).unwrap_or(70);
         // One line of plain text: a memory is quoted data in later prompts, never a block of its own.
@@ -63,7 +70,8 @@ impl Tool for SaveUserMemory {
         Ok(ToolOutput::result(json!({
             "success": true,
             "memoryId": memory.id,
-            "message": "已记住您的信息，下次对话时我会记得",
+            "message": crate::lang::Lang::of_agent(ctx.agent.language, &ctx.agent.greeting)
+                .pick("Noted: I will remember this next time.", "已记住您的信息，下次对话时我会记得"),
         })))
     }
 }

@@ -1,6 +1,7 @@
 //! `web_search` (capability `web_search`): searches the web through Google Custom Search
 //! (`GOOGLE_SEARCH_API_KEY` + `GOOGLE_CSE_ID`), at most five results. Without the keys, or when
-//! the search fails, it answers `success: false` with official sites the visitor can check.
+//! the search fails, it answers `success: false` with the agent's official sites (its domain's
+//! `sites`) the visitor can check.
 
 use std::time::Duration;
 
@@ -9,18 +10,12 @@ use serde_json::{Value, json};
 use super::super::fetch::FetchError;
 use super::{Tool, ToolContext, ToolError, ToolOutput};
 use crate::secret::ApiKey;
+use crate::store::agents::Site;
 
 pub const DEFAULT_BASE: &str = "https://www.googleapis.com/customsearch/v1";
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_RESULTS: usize = 5;
 const MAX_QUERY_CHARS: usize = 300;
-
-/// Offered when searching is not possible.
-pub(super) const SUGGESTED_SITES: &[(&str, &str)] = &[
-    ("香港入境事务处", "https://www.immd.gov.hk"),
-    ("香港人才服务窗口", "https://www.talentservicewindow.gov.hk"),
-    ("投资推广署", "https://www.investhk.gov.hk"),
-];
 
 /// The language results should be in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -91,12 +86,19 @@ impl WebSearch {
         self
     }
 
-    /// The tool's answer: results; the degraded answer (suggested sites) when no search service
-    /// is configured; a failed call when the service failed (its reason logged, not shown).
-    pub async fn search(&self, query: &str, site: Option<&str>, language: Language) -> Result<Value, ToolError> {
+    /// The tool's answer: results; the degraded answer (the agent's official sites, `suggested`)
+    /// when no search service is configured; a failed call when the service failed (its reason
+    /// logged, not shown).
+    pub async fn search(
+        &self,
+        query: &str,
+        site: Option<&str>,
+        language: Language,
+        suggested: &[Site],
+    ) -> Result<Value, ToolError> {
         let (Some(key), Some(cx)) = (&self.api_key, &self.cse_id) else {
             tracing::debug!("web_search is not configured (GOOGLE_SEARCH_API_KEY / GOOGLE_CSE_ID)");
-            return Ok(degraded(query));
+            return Ok(degraded(query, language, suggested));
         };
         let q = match site {
             Some(site) => format!("{query} site:{site}"),
@@ -165,15 +167,17 @@ fn parse_items(body: &Value) -> Result<Vec<Value>, FetchError> {
         .collect())
 }
 
-fn degraded(query: &str) -> Value {
-    let sites: Vec<Value> = SUGGESTED_SITES.iter().map(|(name, url)| json!({"name": name, "url": url})).collect();
-    json!({
-        "success": false,
-        "query": query,
-        "results": [],
-        "message": "网络搜索暂时无法使用。请参考以下官方网站获取最新信息：",
-        "suggestedSites": sites,
-    })
+fn degraded(query: &str, language: Language, suggested: &[Site]) -> Value {
+    let sites: Vec<Value> = suggested.iter().map(|s| json!({"name": s.name, "url": s.url})).collect();
+    let message = match (language, sites.is_empty()) {
+        (Language::En, true) => "Web search is not available right now.",
+        (Language::En, false) => {
+            "Web search is not available right now. These official sites have the latest information:"
+        }
+        (_, true) => "网络搜索暂时无法使用。",
+        (_, false) => "网络搜索暂时无法使用。请参考以下官方网站获取最新信息：",
+    };
+    json!({"success": false, "query": query, "results": [], "message": message, "suggestedSites": sites})
 }
 
 /// `immd.gov.hk`, also when given as `https://www.immd.gov.hk/`.
@@ -240,9 +244,9 @@ impl Tool for WebSearch {
         })
     }
 
-    async fn execute(&self, _ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+    async fn execute(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
         let (query, site, language) = parse_args(&args)?;
-        Ok(ToolOutput::result(self.search(&query, site.as_deref(), language).await?))
+        Ok(ToolOutput::result(self.search(&query, site.as_deref(), language, &ctx.agent.domain.sites).await?))
     }
 }
 
@@ -284,6 +288,20 @@ mod tests {
         (serve(app).await, hits)
     }
 
+    #[tokio::test]
+    async fn an_agent_without_sites_suggests_none() {
+        let out = tool("http://127.0.0.1:9", None, None).search("q", None, Language::En, &[]).await.unwrap();
+        assert_eq!(
+            (&out["suggestedSites"], &out["message"]),
+            (&json!([]), &json!("Web search is not available right now."))
+        );
+    }
+
+    /// The demo immigration agent's official sites.
+    fn sites() -> Vec<Site> {
+        crate::seed::immigration_domain().sites
+    }
+
     fn assert_degraded(out: &Value, query: &str) {
         let mut keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
         keys.sort_unstable();
@@ -313,7 +331,7 @@ mod tests {
             }
         });
         let t = tool(&serve(app).await, Some("k-1"), Some("cx-1"));
-        let out = t.search("香港优才计划", Some("immd.gov.hk"), Language::ZhTw).await.unwrap();
+        let out = t.search("香港优才计划", Some("immd.gov.hk"), Language::ZhTw, &sites()).await.unwrap();
         assert_eq!(out["success"], true);
         assert_eq!(out["query"], "香港优才计划");
         assert_eq!(out["resultCount"], 5);
@@ -340,8 +358,10 @@ mod tests {
             s.lock().unwrap().push(q);
             async { axum::Json(json!({"searchInformation": {"totalResults": "0"}})) }
         });
-        let out =
-            tool(&serve(app).await, Some("k"), Some("c")).search("nothing", None, Language::default()).await.unwrap();
+        let out = tool(&serve(app).await, Some("k"), Some("c"))
+            .search("nothing", None, Language::default(), &sites())
+            .await
+            .unwrap();
         assert_eq!((&out["success"], &out["resultCount"], &out["results"]), (&json!(true), &json!(0), &json!([])));
         let q = &seen.lock().unwrap()[0];
         assert_eq!((q["q"].as_str(), q["lr"].as_str()), ("nothing", "lang_zh-CN"));
@@ -350,9 +370,12 @@ mod tests {
     #[tokio::test]
     async fn web_search_without_keys_degrades_without_a_request() {
         let (base, hits) = fixed(StatusCode::OK, r#"{"items":[]}"#).await;
-        assert_degraded(&tool(&base, None, None).search("q1", None, Language::En).await.unwrap(), "q1");
-        assert_degraded(&tool(&base, Some("k"), None).search("q2", None, Language::En).await.unwrap(), "q2");
-        assert_degraded(&tool(&base, Some(" "), Some("c")).search("q3", None, Language::En).await.unwrap(), "q3");
+        assert_degraded(&tool(&base, None, None).search("q1", None, Language::En, &sites()).await.unwrap(), "q1");
+        assert_degraded(&tool(&base, Some("k"), None).search("q2", None, Language::En, &sites()).await.unwrap(), "q2");
+        assert_degraded(
+            &tool(&base, Some(" "), Some("c")).search("q3", None, Language::En, &sites()).await.unwrap(),
+            "q3",
+        );
         assert_eq!(hits.load(Ordering::SeqCst), 0);
     }
 
@@ -367,7 +390,7 @@ mod tests {
     #[tokio::test]
     async fn a_web_search_server_error_is_a_failed_call() {
         let (base, hits) = fixed(StatusCode::INTERNAL_SERVER_ERROR, "{}").await;
-        assert_failed(tool(&base, Some("k"), Some("c")).search("香港", None, Language::ZhCn).await);
+        assert_failed(tool(&base, Some("k"), Some("c")).search("香港", None, Language::ZhCn, &sites()).await);
         assert_eq!(hits.load(Ordering::SeqCst), 1);
     }
 
@@ -375,7 +398,7 @@ mod tests {
     async fn a_web_search_garbage_answer_is_a_failed_call() {
         for body in ["<html>nope</html>", r#"{"items": "x"}"#, "[1, 2]"] {
             let (base, hits) = fixed(StatusCode::OK, body).await;
-            assert_failed(tool(&base, Some("k"), Some("c")).search("q", None, Language::ZhCn).await);
+            assert_failed(tool(&base, Some("k"), Some("c")).search("q", None, Language::ZhCn, &sites()).await);
             assert_eq!(hits.load(Ordering::SeqCst), 1, "{body}");
         }
     }
@@ -387,7 +410,7 @@ mod tests {
             axum::Json(json!({"items": []}))
         });
         let started = Instant::now();
-        let out = tool(&serve(app).await, Some("k"), Some("c")).search("slow", None, Language::ZhCn).await;
+        let out = tool(&serve(app).await, Some("k"), Some("c")).search("slow", None, Language::ZhCn, &sites()).await;
         assert!(started.elapsed() < Duration::from_millis(1500), "took {:?}", started.elapsed());
         assert_failed(out);
     }

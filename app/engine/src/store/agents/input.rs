@@ -8,6 +8,7 @@ use parley_protocol::{
     PANEL_HEIGHTS, PANEL_WIDTHS, Theme,
 };
 
+use super::domain::{Domain, DomainText};
 use super::fields::{AgentKey, AllowedOrigins, Capabilities, FieldError, ModelSettings, RawModel};
 use super::{AgentLimits, NewAgent};
 
@@ -64,6 +65,8 @@ pub struct AgentInput {
     pub starters: Vec<String>,
     /// Origins that may embed the agent; empty: any.
     pub allowed_origins: Vec<String>,
+    /// Its services, official sites and reference news, one per line.
+    pub domain: DomainText,
 }
 
 impl NewAgent {
@@ -114,8 +117,9 @@ impl NewAgent {
             errors.0.push(FieldError::new("starters", message));
         }
         let origins = errors.one(AllowedOrigins::parse(&input.allowed_origins));
-        let (Some(key), Some(can), Some(model), Some(theme), Some(language), Some(origins)) =
-            (key, can, model, theme, language, origins)
+        let domain = errors.all(Domain::parse(&input.domain));
+        let (Some(key), Some(can), Some(model), Some(theme), Some(language), Some(origins), Some(domain)) =
+            (key, can, model, theme, language, origins, domain)
         else {
             return Err(errors.0);
         };
@@ -137,6 +141,7 @@ impl NewAgent {
             placeholder: placeholder.to_owned(),
             starters,
             allowed_origins: origins.into_inner(),
+            domain,
         })
     }
 }
@@ -329,7 +334,7 @@ mod tests {
         }
     }
 
-    fn fields(input: &AgentInput) -> Vec<&'static str> {
+    fn fields(input: &AgentInput) -> Vec<String> {
         NewAgent::parse(input, &catalogue()).err().unwrap_or_default().into_iter().map(|e| e.field).collect()
     }
 
@@ -429,7 +434,7 @@ mod tests {
 
     #[test]
     fn limits_are_checked_as_typed() {
-        let fields = |budget, turns, cap, tokens| -> Vec<&str> {
+        let fields = |budget, turns, cap, tokens| -> Vec<String> {
             AgentLimits::parse(budget, turns, cap, tokens)
                 .err()
                 .unwrap_or_default()

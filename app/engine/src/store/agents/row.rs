@@ -73,6 +73,7 @@ crate::store::row_struct! {
         identity_required: i64,
         identity_max_age_secs: i64,
         retention_days: Option<i64>,
+        domain: String,
     }
 }
 
@@ -127,6 +128,7 @@ impl AgentRow {
                 max_age_secs: r.identity_max_age_secs,
                 retention_days: r.retention_days,
             },
+            domain: from_json_text(&r.domain),
         })
     }
 }
@@ -163,4 +165,4 @@ fn no_secret_key() -> DbError {
 
 pub(super) const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_tools, provider, base_url, \
     api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, language, look, \
-    allowed_origins, budget_usd, max_turns, daily_cap_usd, max_tokens, identity_required, identity_max_age_secs, retention_days";
+    allowed_origins, budget_usd, max_turns, daily_cap_usd, max_tokens, identity_required, identity_max_age_secs, retention_days, domain";

@@ -6,8 +6,6 @@
 mod compose;
 mod intents;
 
-/// The immigration scheme a (lower-cased) text mentions, by the demo model's keyword rules.
-pub use intents::category as scheme_category;
 use intents::{INTENTS, clip};
 
 use std::time::Duration;
