@@ -25,7 +25,7 @@ fn svg_data_url(svg: &str) -> String {
 pub fn now_ms() -> i64 {
     #[cfg(target_arch = "wasm32")]
     {
-        js_sys::Date::now() as i64
+        web_sys::js_sys::Date::now() as i64
     }
     #[cfg(not(target_arch = "wasm32"))]
     {

@@ -8,7 +8,6 @@ mod actions;
 mod apply;
 mod attach;
 pub mod client;
-pub mod colors;
 mod dom;
 mod events;
 mod follow;

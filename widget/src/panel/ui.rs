@@ -10,8 +10,9 @@ use web_sys::Element;
 use super::dom::{self, Part, attr, esc, find, flag, make};
 use super::message::MsgView;
 use super::model::Panel;
-use super::{attach, colors, host, lead_form, rating};
+use super::{attach, host, lead_form, rating};
 use crate::blocks::BlockCtx;
+use crate::colors;
 use crate::protocol::{MAX_STARTERS, PublicAgentConfig};
 
 /// The panel's elements and the state only its views keep.
