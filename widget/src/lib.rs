@@ -9,6 +9,7 @@
 
 pub mod blocks;
 pub mod colors;
+pub mod html;
 pub mod i18n;
 pub mod json;
 pub mod markdown;
