@@ -7,8 +7,8 @@
 //! - [`Html::from_static`]: markup written in the program (a `&'static str` constant);
 //! - the `html!` template: a string literal (the program's markup) whose `{}`
 //!   holes are filled by arguments written according to their type ([`ToHtml`]) — text is
-//!   escaped, [`Html`] is kept as it is, numbers and `bool`s are written as they are (no
-//!   character of theirs needs escaping);
+//!   escaped, [`Html`] is kept as it is, numbers, `bool`s and [`Action`](crate::action::Action)s
+//!   are written as they are (no character of theirs needs escaping);
 //! - the markdown renderer ([`crate::markdown::render`]), which escapes all text and writes only
 //!   its own tags;
 //! - joining values of the type ([`Html::push`], `collect`).

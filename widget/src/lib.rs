@@ -7,6 +7,7 @@
 //! colours, the loader); only the panel's own bundle (`embed/`) turns on `panel`, so they never
 //! compile the panel's DOM code nor the browser APIs it calls.
 
+pub mod action;
 pub mod blocks;
 pub mod colors;
 pub mod html;

@@ -3,6 +3,7 @@
 //! outside the agent's business hours.
 
 use super::BlockCtx;
+use crate::action::Action;
 use crate::html::{Html, html};
 use crate::protocol::EscalationButton;
 
@@ -15,7 +16,8 @@ pub fn render(block: &EscalationButton, ctx: &BlockCtx) -> Html {
     };
     html!(
         "<div class=\"pw-block pw-escalation\"><button type=\"button\" class=\"pw-escalate\" \
-         data-pw=\"escalate\"{}>{}</button></div>",
+         data-pw=\"{}\"{}>{}</button></div>",
+        Action::Escalate,
         Html::from_static(disabled),
         label
     )

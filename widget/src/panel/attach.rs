@@ -10,6 +10,7 @@ use web_sys::{Blob, Headers, Request, RequestInit, Response};
 
 use super::client::{ClientError, failure, js_err};
 use super::model::{Msg, Panel};
+use crate::action::Action;
 use crate::html::{Html, html};
 use crate::i18n::Labels;
 use crate::protocol::{ATTACHMENT_TYPES, AttachmentCreated, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE};
@@ -197,14 +198,15 @@ impl Panel {
 pub fn button_html(labels: &Labels) -> Html {
     html!(
         "<input type=\"file\" class=\"pw-file\" accept=\"{}\" multiple tabindex=\"-1\" aria-hidden=\"true\">\
-         <button type=\"button\" class=\"pw-attach\" title=\"{}\" aria-label=\"{}\" data-pw=\"attach\">\
+         <button type=\"button\" class=\"pw-attach\" title=\"{}\" aria-label=\"{}\" data-pw=\"{}\">\
          <svg viewBox=\"0 0 24 24\" width=\"20\" height=\"20\" aria-hidden=\"true\" fill=\"none\" \
          stroke=\"currentColor\" stroke-width=\"2\" stroke-linecap=\"round\" stroke-linejoin=\"round\">\
          <path d=\"M21.44 11.05l-9.19 9.19a6 6 0 0 1-8.49-8.49l9.19-9.19a4 4 0 0 1 5.66 5.66l-9.2 9.19a2 2 0 0 \
          1-2.83-2.83l8.49-8.48\"></path></svg></button>",
         ATTACHMENT_TYPES.join(","),
         labels.attach_image,
-        labels.attach_image
+        labels.attach_image,
+        Action::Attach
     )
 }
 
@@ -226,11 +228,12 @@ pub fn pending_html(panel: &Panel) -> Html {
                 html!(
                     "<li class=\"pw-pending-item\"><img class=\"pw-thumb\" src=\"{}\" alt=\"{}\">\
                      <button type=\"button\" class=\"pw-remove\" title=\"{}\" aria-label=\"{}\" \
-                     data-pw=\"remove\" data-url=\"{}\">✕</button></li>",
+                     data-pw=\"{}\" data-url=\"{}\">✕</button></li>",
                     p.url,
                     l.image_alt,
                     l.remove_image,
                     l.remove_image,
+                    Action::Remove,
                     p.url
                 )
             })

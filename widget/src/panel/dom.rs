@@ -7,6 +7,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{Document, Element, Event};
 
+use crate::action::Action;
 use crate::html::{Html, html};
 
 pub fn document() -> Document {
@@ -64,6 +65,11 @@ pub fn focus(el: &Element) {
 /// Sets or removes a boolean attribute (`disabled`).
 pub fn flag(el: &Element, name: &str, on: bool) {
     let _ = if on { el.set_attribute(name, "") } else { el.remove_attribute(name) };
+}
+
+/// The element's action (`data-pw`), if it has one the panel knows.
+pub fn action(el: &Element) -> Option<Action> {
+    Action::parse(&el.get_attribute("data-pw")?)
 }
 
 /// ` name="value"` (escaped), or nothing when `value` is `None`: for building tags.

@@ -4,6 +4,7 @@ use web_sys::Element;
 
 use super::dom::{attr, find, flag, value};
 use super::model::Panel;
+use crate::action::Action;
 use crate::html::{Html, html};
 use crate::protocol::{LeadForm, lead_problems};
 
@@ -18,10 +19,11 @@ pub fn html(panel: &Panel) -> Html {
         html!("<label>{}{}</label><p class=\"pw-field-error\" data-f=\"{}\"></p>", label, input, name)
     };
     html!(
-        "<form class=\"pw-lead\" data-pw=\"lead\" novalidate><h3>{}</h3>{}{}{}{}\
+        "<form class=\"pw-lead\" data-pw=\"{}\" novalidate><h3>{}</h3>{}{}{}{}\
          <p class=\"pw-field-error\" data-f=\"form\"></p><div class=\"pw-lead-actions\">\
-         <button type=\"button\" class=\"pw-secondary\" data-pw=\"lead-cancel\">{}</button>\
+         <button type=\"button\" class=\"pw-secondary\" data-pw=\"{}\">{}</button>\
          <button type=\"submit\">{}</button></div></form>",
+        Action::Lead,
         title,
         field(
             l.lead_name,
@@ -35,6 +37,7 @@ pub fn html(panel: &Panel) -> Html {
         ),
         field(l.lead_phone, Html::from_static("<input name=\"phone\" type=\"tel\" autocomplete=\"tel\">"), "phone"),
         field(l.lead_message, Html::from_static("<textarea name=\"message\" rows=\"3\"></textarea>"), "message"),
+        Action::LeadCancel,
         l.lead_cancel,
         l.lead_submit
     )

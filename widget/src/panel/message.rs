@@ -10,6 +10,7 @@ use web_sys::Element;
 use super::dom::{Part, find, flag, make, next_frame, set_html};
 use super::model::{Msg, ToolChip};
 use super::ui::Ui;
+use crate::action::Action;
 use crate::html::{Html, html};
 use crate::i18n::Labels;
 use crate::markdown;
@@ -153,9 +154,11 @@ impl MsgView {
             MessageStatus::Stopped => html!("<p class=\"pw-note\">{}</p>", labels.stopped),
             MessageStatus::Interrupted => {
                 let retry = match ui.panel.question_to_retry(self.msg.key) {
-                    Some(_) => {
-                        html!("<button type=\"button\" class=\"pw-retry\" data-pw=\"retry\">{}</button>", labels.retry)
-                    }
+                    Some(_) => html!(
+                        "<button type=\"button\" class=\"pw-retry\" data-pw=\"{}\">{}</button>",
+                        Action::Retry,
+                        labels.retry
+                    ),
                     None => Html::new(),
                 };
                 html!("<p class=\"pw-note\">{}</p>{}", labels.interrupted, retry)
@@ -212,7 +215,7 @@ impl MsgView {
         }
         let l = ui.panel.labels;
         let rated = self.msg.rating.get();
-        let vote = |pw: &str, label: &str, score: i8, icon: &'static str| {
+        let vote = |pw: Action, label: &str, score: i8, icon: &'static str| {
             html!(
                 "<button type=\"button\" class=\"pw-vote\" aria-label=\"{}\" title=\"{}\" aria-pressed=\"{}\" \
                  data-pw=\"{}\">{}</button>",
@@ -227,11 +230,15 @@ impl MsgView {
         let mut html = html!(
             "<div class=\"pw-rate\" role=\"group\" aria-label=\"{}\">{}{}</div>",
             l.rate_answer,
-            vote("up", l.rate_up, 1, "👍"),
-            vote("down", l.rate_down, -1, "👎")
+            vote(Action::Up, l.rate_up, 1, "👍"),
+            vote(Action::Down, l.rate_down, -1, "👎")
         );
         if state.asking {
-            html.push(&html!("<form class=\"pw-rate-comment\" data-pw=\"rate-comment\">{}</form>", comment_fields(l)));
+            html.push(&html!(
+                "<form class=\"pw-rate-comment\" data-pw=\"{}\">{}</form>",
+                Action::RateComment,
+                comment_fields(l)
+            ));
         }
         if state.thanked {
             html.push(&html!("<p class=\"pw-note\" role=\"status\">{}</p>", l.rate_thanks));
@@ -268,9 +275,10 @@ impl MsgView {
 /// The optional comment of a rating, and its button.
 pub fn comment_fields(l: &Labels) -> Html {
     html!(
-        "<label>{}<textarea rows=\"2\" maxlength=\"{}\"></textarea></label><button type=\"submit\" data-pw=\"send-rating\">{}</button>",
+        "<label>{}<textarea rows=\"2\" maxlength=\"{}\"></textarea></label><button type=\"submit\" data-pw=\"{}\">{}</button>",
         l.rate_comment,
         MAX_RATING_COMMENT_CHARS,
+        Action::SendRating,
         l.rate_send
     )
 }

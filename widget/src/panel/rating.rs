@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::actions::API;
 use super::client;
 use super::model::Panel;
+use crate::action::Action;
 use crate::html::{Html, html};
 use crate::protocol::Rate;
 
@@ -40,13 +41,18 @@ pub fn email_html(panel: &Panel, said: Option<&str>, code: bool) -> Html {
     let said = said.map(|s| html!("<span role=\"status\">{}</span>", s)).unwrap_or_default();
     let action = match code {
         true => html!(
-            "<form data-pw=\"email-code\"><label>{} <input name=\"code\" inputmode=\"numeric\" \
+            "<form data-pw=\"{}\"><label>{} <input name=\"code\" inputmode=\"numeric\" \
              autocomplete=\"one-time-code\" maxlength=\"6\" size=\"6\" required></label> \
              <button type=\"submit\" class=\"pw-link\">{}</button></form>",
+            Action::EmailCode,
             l.email_code,
             l.email_confirm
         ),
-        false => html!("<button type=\"button\" class=\"pw-link\" data-pw=\"email\">{}</button>", l.email_transcript),
+        false => html!(
+            "<button type=\"button\" class=\"pw-link\" data-pw=\"{}\">{}</button>",
+            Action::Email,
+            l.email_transcript
+        ),
     };
     html!("<div class=\"pw-email\">{}{}</div>", action, said)
 }
@@ -86,10 +92,11 @@ pub fn conversation_html(panel: &Panel, chosen: Option<u8>, error: Option<&str>)
             let on = if chosen.is_some_and(|c| n <= c) { " pw-on" } else { "" };
             html!(
                 "<button type=\"button\" class=\"pw-star{}\" aria-label=\"{}/5\" aria-pressed=\"{}\" \
-                 data-pw=\"star\" data-n=\"{}\">★</button>",
+                 data-pw=\"{}\" data-n=\"{}\">★</button>",
                 on,
                 n,
                 chosen == Some(n),
+                Action::Star,
                 n
             )
         })
@@ -100,8 +107,9 @@ pub fn conversation_html(panel: &Panel, chosen: Option<u8>, error: Option<&str>)
     };
     let error = error.map(|e| html!("<p class=\"pw-error\" role=\"alert\">{}</p>", e)).unwrap_or_default();
     html!(
-        "<form class=\"pw-rate-conversation\" data-pw=\"rate-conversation\"><fieldset><legend>{}</legend>\
+        "<form class=\"pw-rate-conversation\" data-pw=\"{}\"><fieldset><legend>{}</legend>\
          <div class=\"pw-stars\">{}</div></fieldset>{}{}</form>",
+        Action::RateConversation,
         l.rate_conversation,
         stars,
         comment,

@@ -11,6 +11,7 @@ use super::dom::{self, Part, attr, find, flag, make};
 use super::message::MsgView;
 use super::model::Panel;
 use super::{attach, host, lead_form, rating};
+use crate::action::Action;
 use crate::blocks::BlockCtx;
 use crate::colors;
 use crate::html::{Html, html};
@@ -60,7 +61,7 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
     };
     let starters: Vec<String> =
         config.starters.iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).take(MAX_STARTERS).collect();
-    let icon = |pw: &str, label: &str, glyph: &'static str| {
+    let icon = |pw: Action, label: &str, glyph: &'static str| {
         html!(
             "<button type=\"button\" class=\"pw-icon\" title=\"{}\" aria-label=\"{}\" data-pw=\"{}\">{}</button>",
             label,
@@ -82,7 +83,7 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
          <strong>{}</strong>{}</div>{}{}</header>{}\
          <div id=\"pw-list\" class=\"pw-list\" role=\"log\" aria-live=\"off\"{} tabindex=\"0\">{}{}{}{}</div>\
          {}<div class=\"pw-sr\" role=\"status\" aria-live=\"polite\" aria-atomic=\"true\"></div>{}{}{}{}\
-         <form class=\"pw-composer\" data-pw=\"compose\">{}<textarea class=\"pw-input\" rows=\"1\"{}{}{}></textarea>\
+         <form class=\"pw-composer\" data-pw=\"{}\">{}<textarea class=\"pw-input\" rows=\"1\"{}{}{}></textarea>\
          <button type=\"button\" class=\"pw-send\"></button></form></div>",
         config.theme.scheme.as_str(),
         attr("style", Some(&colors::style(&config.theme.color, config.theme.text_color.as_deref()))),
@@ -90,8 +91,8 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
         attr("dir", Some(lang.dir())),
         config.name,
         demo,
-        icon("reset", l.new_conversation, "↺"),
-        icon("close", l.close, "✕"),
+        icon(Action::Reset, l.new_conversation, "↺"),
+        icon(Action::Close, l.close, "✕"),
         away.clone().unwrap_or_default(),
         attr("aria-label", Some(l.conversation)),
         part("handoff"),
@@ -103,10 +104,11 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
         part("notice"),
         part("offline"),
         part("pending"),
+        Action::Compose,
         if panel.accepts_images { attach::button_html(l) } else { Html::new() },
         attr("maxlength", Some(&config.max_message_chars.to_string())),
         attr("placeholder", Some(placeholder)),
-        attr("aria-label", Some(placeholder))
+        attr("aria-label", Some(placeholder)),
     ));
     let _ = body.append_child(&root);
     let part = |name: &str| Part::at(find(&root, &format!("[data-part=\"{name}\"]")));
@@ -274,11 +276,11 @@ impl Ui {
         let b = &self.send;
         let writing = p.current.with(Option::is_some);
         let (class, action, text) = match writing {
-            true => ("pw-send pw-stop", "stop", p.labels.stop),
-            false => ("pw-send", "send", p.labels.send),
+            true => ("pw-send pw-stop", Action::Stop, p.labels.stop),
+            false => ("pw-send", Action::Send, p.labels.send),
         };
         let _ = b.set_attribute("class", class);
-        let _ = b.set_attribute("data-pw", action);
+        let _ = b.set_attribute("data-pw", action.as_str());
         flag(b, "disabled", !writing && p.busy.get());
         b.set_text_content(Some(text));
     }
@@ -294,7 +296,8 @@ impl Ui {
                     .enumerate()
                     .map(|(i, q)| {
                         html!(
-                            "<button type=\"button\" class=\"pw-starter\" data-pw=\"starter\" data-n=\"{}\">{}</button>",
+                            "<button type=\"button\" class=\"pw-starter\" data-pw=\"{}\" data-n=\"{}\">{}</button>",
+                            Action::Starter,
                             i,
                             q
                         )
