@@ -225,11 +225,11 @@ mod tests {
         }
         impl<T: ?Sized> AmbiguousIf<()> for T {}
         struct FromString;
-        impl<T: ?Sized + From<String>> AmbiguousIf<FromString> for T {}
+        impl<T: From<String>> AmbiguousIf<FromString> for T {}
         struct FromStaticStr;
-        impl<T: ?Sized + From<&'static str>> AmbiguousIf<FromStaticStr> for T {}
+        impl<T: From<&'static str>> AmbiguousIf<FromStaticStr> for T {}
         struct FromStr_;
-        impl<T: ?Sized + std::str::FromStr> AmbiguousIf<FromStr_> for T {}
+        impl<T: std::str::FromStr> AmbiguousIf<FromStr_> for T {}
         fn no_from_string() {
             <Html as AmbiguousIf<_>>::check();
         }
