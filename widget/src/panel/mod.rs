@@ -19,6 +19,8 @@ pub mod model;
 mod rating;
 pub mod sig;
 mod storage;
+#[cfg(test)]
+mod tests;
 mod ui;
 
 pub use ui::mount;
