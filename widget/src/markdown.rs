@@ -14,11 +14,13 @@
 mod block;
 mod inline;
 
+use crate::html::Html;
+
 /// Renders untrusted markdown to safe HTML.
-pub fn render(markdown: &str) -> String {
+pub fn render(markdown: &str) -> Html {
     let mut out = Out { html: true, s: String::with_capacity(markdown.len() * 3 / 2) };
     block::blocks(&markdown.lines().collect::<Vec<_>>(), false, 0, &mut out);
-    out.s
+    Html::sanitised(out.s)
 }
 
 /// The text of markdown as a reader hears it: no markup, paragraphs and items on their own lines
@@ -77,7 +79,6 @@ impl Out {
     }
 }
 
-pub use parley_protocol::html::escape_html;
 use parley_protocol::html::escape_into as escape;
 
 #[cfg(test)]

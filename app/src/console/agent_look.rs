@@ -2,7 +2,7 @@
 //! the look (colours, scheme, launcher, size), with the contrast warning and the live preview.
 
 use leptos::prelude::*;
-use parley_widget::panel::colors;
+use parley_widget::colors;
 
 use super::fields::{Bound, Errors, SelectField, TextArea, TextInput, bind};
 use super::look_preview::LookPreview;

@@ -321,7 +321,7 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>, save: Option<SaveC
         other => other.to_owned(),
     };
     let lang = parley_widget::i18n::Lang::of_text(&m.text);
-    // Blocks as the visitor saw them (the widget's renderers write HTML, escaped).
+    // Blocks as the visitor saw them (the widget's renderers write `Html`: what a tool wrote, escaped).
     let blocks: Vec<String> = caps.with_value(|caps| {
         let ctx = BlockCtx {
             capabilities: caps,
@@ -331,11 +331,11 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>, save: Option<SaveC
             away: false,
             now_ms: blocks::now_ms(),
         };
-        m.blocks.iter().map(|block| blocks::render(block, &ctx)).collect()
+        m.blocks.iter().map(|block| blocks::render(block, &ctx).into_string()).collect()
     });
     // Model output is markdown, rendered by the widget's sanitiser; everything people typed is text.
     let body = if m.role == "assistant" {
-        view! { <div class="c-md" inner_html=parley_widget::markdown::render(&m.text)></div> }.into_any()
+        view! { <div class="c-md" inner_html=parley_widget::markdown::render(&m.text).into_string()></div> }.into_any()
     } else {
         view! { <p class="c-text">{m.text.clone()}</p> }.into_any()
     };

@@ -330,7 +330,7 @@ fn ArticleEditor(form: ArticleForm) -> impl IntoView {
                 </div>
                 <div>
                     <span class="c-label">"Preview"</span>
-                    <div class="c-md c-preview-md" inner_html=move || f.with(|f| parley_widget::markdown::render(&f.body))></div>
+                    <div class="c-md c-preview-md" inner_html=move || f.with(|f| parley_widget::markdown::render(&f.body).into_string())></div>
                 </div>
             </div>
             {move || notice.get().map(|n| view! { <p class="c-notice" role="status">{n}</p> })}

@@ -1,10 +1,10 @@
 //! The agent form's live preview of the widget's look: the panel's header, greeting, starter
 //! questions and input, and the launcher, drawn with the panel's own classes and colour rules
-//! (`parley_widget::panel::colors`) from the form as it is being typed — before anything is saved.
+//! (`parley_widget::colors`) from the form as it is being typed — before anything is saved.
 
 use leptos::prelude::*;
+use parley_widget::colors;
 use parley_widget::i18n;
-use parley_widget::panel::colors;
 use parley_widget::protocol::LanguageSetting;
 
 use super::types::AgentForm;

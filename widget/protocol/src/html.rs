@@ -11,6 +11,12 @@ pub fn escape_html(text: &str) -> String {
 /// Appends `text` to `out` escaped as [`escape_html`] does; with `keep_references`, an `&` that
 /// starts a character reference (`&amp;`, `&#123;`, `&#x1F600;`) is kept as it is (Markdown text).
 pub fn escape_into(out: &mut String, text: &str, keep_references: bool) {
+    let _ = escape_to(out, text, keep_references);
+}
+
+/// [`escape_into`] for any writer (a formatter: the panel's templates escape their arguments as
+/// they are written, with this same code).
+pub fn escape_to(out: &mut dyn core::fmt::Write, text: &str, keep_references: bool) -> core::fmt::Result {
     let mut from = 0;
     for (i, b) in text.bytes().enumerate() {
         let rep = match b {
@@ -22,11 +28,11 @@ pub fn escape_into(out: &mut String, text: &str, keep_references: bool) {
             b'\'' => "&#39;",
             _ => continue,
         };
-        out.push_str(&text[from..i]);
-        out.push_str(rep);
+        out.write_str(&text[from..i])?;
+        out.write_str(rep)?;
         from = i + 1;
     }
-    out.push_str(&text[from..]);
+    out.write_str(&text[from..])
 }
 
 /// `&name;`, `&#123;` or `&#x1F600;` at the start of `s`.

@@ -2,19 +2,23 @@
 //! says the panel's own words (the block's label is in the server's language): "Leave a message"
 //! outside the agent's business hours.
 
-use super::{BlockCtx, esc};
+use super::BlockCtx;
+use crate::action::Action;
+use crate::html::{Html, html};
 use crate::protocol::EscalationButton;
 
-pub fn render(block: &EscalationButton, ctx: &BlockCtx) -> String {
+pub fn render(block: &EscalationButton, ctx: &BlockCtx) -> Html {
     let l = ctx.labels;
     let (label, disabled) = match ctx.lead_submitted {
         true => (format!("✓ {}", l.lead_done), " disabled"),
         false if block.away || ctx.away => (l.leave_message.to_owned(), ""),
         false => (l.escalate.to_owned(), ""),
     };
-    format!(
+    html!(
         "<div class=\"pw-block pw-escalation\"><button type=\"button\" class=\"pw-escalate\" \
-         data-pw=\"escalate\"{disabled}>{}</button></div>",
-        esc(&label)
+         data-pw=\"{}\"{}>{}</button></div>",
+        Action::Escalate,
+        Html::from_static(disabled),
+        label
     )
 }

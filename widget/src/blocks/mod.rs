@@ -1,8 +1,9 @@
 //! The block renderer registry: one `match` from block type to renderer, each renderer in its
 //! own file. A block is drawn only when [`can_render`] says so; otherwise its `fallback_text`.
 //!
-//! Renderers write escaped HTML text, so the visitor's panel (`innerHTML`) and the operator's
-//! console (Leptos's `inner_html`) show blocks from one piece of code. The two things a block
+//! Renderers write [`Html`] (their templates escape what a tool wrote), so the visitor's panel
+//! (`innerHTML`) and the operator's console (Leptos's `inner_html`) show blocks from one piece of
+//! code. The two things a block
 //! does live in the page that shows it: a click on `[data-pw="escalate"]` (the panel opens its
 //! lead form) and the payment countdown ([`tick_countdowns`], once a second).
 
@@ -13,8 +14,8 @@ mod payment_qr;
 
 pub use payment_qr::{now_ms, tick_countdowns};
 
+use crate::html::{Html, html};
 use crate::i18n::{Labels, Lang};
-use crate::markdown::escape_html as esc;
 use crate::protocol::Block;
 
 /// What renderers may use from the page that shows them.
@@ -44,11 +45,11 @@ pub fn can_render(block: &Block, capabilities: &[String]) -> bool {
 }
 
 /// One block as HTML: drawn, or its fallback text, or nothing.
-pub fn render(block: &Block, ctx: &BlockCtx) -> String {
+pub fn render(block: &Block, ctx: &BlockCtx) -> Html {
     if !can_render(block, ctx.capabilities) {
         return match block.fallback_text() {
-            Some(text) if !text.trim().is_empty() => format!("<p class=\"pw-block-fallback\">{}</p>", esc(text)),
-            _ => String::new(),
+            Some(text) if !text.trim().is_empty() => html!("<p class=\"pw-block-fallback\">{}</p>", text),
+            _ => Html::new(),
         };
     }
     match block {
@@ -56,7 +57,7 @@ pub fn render(block: &Block, ctx: &BlockCtx) -> String {
         Block::PaymentQr(b) => payment_qr::render(b, ctx),
         Block::NewsCard(b) => news_card::render(b, ctx),
         Block::Citations(b) => citations::render(b, ctx),
-        Block::Unknown(_) => String::new(),
+        Block::Unknown(_) => Html::new(),
     }
 }
 
@@ -101,11 +102,11 @@ mod tests {
             away: false,
             now_ms: 0,
         };
-        assert_eq!(render(&button, &ctx), "<p class=\"pw-block-fallback\">f &lt;b&gt;</p>");
-        assert_eq!(render(&unknown, &ctx), "");
+        assert_eq!(render(&button, &ctx).as_str(), "<p class=\"pw-block-fallback\">f &lt;b&gt;</p>");
+        assert_eq!(render(&unknown, &ctx).as_str(), "");
         let caps = vec!["ticket_escalation".to_owned()];
         let ctx = BlockCtx { capabilities: &caps, lead_submitted: true, ..ctx };
-        let html = render(&button, &ctx);
+        let html = render(&button, &ctx).into_string();
         assert!(html.contains("data-pw=\"escalate\" disabled"), "{html}");
     }
 
@@ -152,7 +153,7 @@ mod tests {
         let ctx = ctx(&caps);
         for block in &blocks {
             assert!(can_render(block, &caps), "{}", block.kind());
-            let html = render(block, &ctx);
+            let html = render(block, &ctx).into_string();
             assert!(!html.contains("<script") && !html.contains("\" onload"), "{}: {html}", block.kind());
             assert!(!html.contains("javascript:"), "{html}");
         }

@@ -3,8 +3,9 @@
 
 use wasm_bindgen::JsCast;
 
-use super::{BlockCtx, esc};
+use super::BlockCtx;
 
+use crate::html::{Html, html};
 use crate::i18n::{Labels, Lang};
 use crate::protocol::{PaymentQr, PaymentStatus};
 
@@ -25,7 +26,7 @@ fn svg_data_url(svg: &str) -> String {
 pub fn now_ms() -> i64 {
     #[cfg(target_arch = "wasm32")]
     {
-        js_sys::Date::now() as i64
+        web_sys::js_sys::Date::now() as i64
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
@@ -46,9 +47,9 @@ fn state(status: PaymentStatus, expires_at: i64, now: i64, labels: &Labels) -> (
     }
 }
 
-pub fn render(block: &PaymentQr, ctx: &BlockCtx) -> String {
+pub fn render(block: &PaymentQr, ctx: &BlockCtx) -> Html {
     let (shown, words) = state(block.status, block.expires_at, ctx.now_ms, ctx.labels);
-    format!(
+    html!(
         "<div class=\"pw-block pw-payment\" lang=\"{}\" data-state=\"{}\" data-expires=\"{}\">\
          <img class=\"pw-qr\" src=\"{}\" alt=\"{}\" width=\"180\" height=\"180\">\
          <div class=\"pw-payment-info\"><p class=\"pw-amount\">{}</p><p class=\"pw-method\">{}</p>\
@@ -57,14 +58,14 @@ pub fn render(block: &PaymentQr, ctx: &BlockCtx) -> String {
         ctx.lang.tag(),
         shown.as_str(),
         block.expires_at,
-        esc(&svg_data_url(&block.qr_svg)),
-        esc(&block.fallback_text),
-        esc(&ctx.lang.amount(block.amount_minor, &block.currency)),
-        esc(&ctx.labels.payment_method(&block.method)),
-        esc(&words),
+        svg_data_url(&block.qr_svg),
+        block.fallback_text,
+        ctx.lang.amount(block.amount_minor, &block.currency),
+        ctx.labels.payment_method(&block.method),
+        words,
         // A pay page on the web only (no `javascript:`); without one the order number is plain text.
-        super::safe_link(&block.pay_url).map(|u| format!(" href=\"{}\"", esc(u))).unwrap_or_default(),
-        esc(&block.order_id),
+        super::safe_link(&block.pay_url).map(|u| html!(" href=\"{}\"", u)).unwrap_or_default(),
+        block.order_id,
     )
 }
 

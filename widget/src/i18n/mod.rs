@@ -139,6 +139,7 @@ pub fn choose(setting: LanguageSetting, browser: &[String]) -> Lang {
 }
 
 /// The visitor's browser languages, most wanted first (empty off the browser).
+#[cfg(feature = "panel")]
 pub fn browser_languages() -> Vec<String> {
     #[cfg(target_arch = "wasm32")]
     {

@@ -1,5 +1,10 @@
 use super::*;
 
+/// The rendered markup as text, to compare.
+fn render(markdown: &str) -> String {
+    super::render(markdown).into_string()
+}
+
 const LINK: &str = "<a target=\"_blank\" rel=\"noopener noreferrer nofollow\" href=";
 
 #[test]

@@ -9,8 +9,9 @@ use wasm_bindgen_futures::spawn_local;
 use web_sys::{Blob, Headers, Request, RequestInit, Response};
 
 use super::client::{ClientError, failure, js_err};
-use super::dom::esc;
 use super::model::{Msg, Panel};
+use crate::action::Action;
+use crate::html::{Html, html};
 use crate::i18n::Labels;
 use crate::protocol::{ATTACHMENT_TYPES, AttachmentCreated, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE};
 
@@ -194,16 +195,18 @@ impl Panel {
 }
 
 /// The paper clip next to the input, and its (hidden) file picker.
-pub fn button_html(labels: &Labels) -> String {
-    format!(
+pub fn button_html(labels: &Labels) -> Html {
+    html!(
         "<input type=\"file\" class=\"pw-file\" accept=\"{}\" multiple tabindex=\"-1\" aria-hidden=\"true\">\
-         <button type=\"button\" class=\"pw-attach\" title=\"{1}\" aria-label=\"{1}\" data-pw=\"attach\">\
+         <button type=\"button\" class=\"pw-attach\" title=\"{}\" aria-label=\"{}\" data-pw=\"{}\">\
          <svg viewBox=\"0 0 24 24\" width=\"20\" height=\"20\" aria-hidden=\"true\" fill=\"none\" \
          stroke=\"currentColor\" stroke-width=\"2\" stroke-linecap=\"round\" stroke-linejoin=\"round\">\
          <path d=\"M21.44 11.05l-9.19 9.19a6 6 0 0 1-8.49-8.49l9.19-9.19a4 4 0 0 1 5.66 5.66l-9.2 9.19a2 2 0 0 \
          1-2.83-2.83l8.49-8.48\"></path></svg></button>",
         ATTACHMENT_TYPES.join(","),
-        esc(labels.attach_image)
+        labels.attach_image,
+        labels.attach_image,
+        Action::Attach
     )
 }
 
@@ -213,48 +216,51 @@ pub fn full(panel: &Panel) -> bool {
 }
 
 /// Thumbnails of the images chosen for the next message.
-pub fn pending_html(panel: &Panel) -> String {
+pub fn pending_html(panel: &Panel) -> Html {
     let l = panel.labels;
     panel.pending.with(|pending| {
         if pending.is_empty() {
-            return String::new();
+            return Html::new();
         }
-        let items: String = pending
+        let items: Html = pending
             .iter()
             .map(|p| {
-                format!(
-                    "<li class=\"pw-pending-item\"><img class=\"pw-thumb\" src=\"{0}\" alt=\"{1}\">\
-                     <button type=\"button\" class=\"pw-remove\" title=\"{2}\" aria-label=\"{2}\" \
-                     data-pw=\"remove\" data-url=\"{0}\">✕</button></li>",
-                    esc(&p.url),
-                    esc(l.image_alt),
-                    esc(l.remove_image)
+                html!(
+                    "<li class=\"pw-pending-item\"><img class=\"pw-thumb\" src=\"{}\" alt=\"{}\">\
+                     <button type=\"button\" class=\"pw-remove\" title=\"{}\" aria-label=\"{}\" \
+                     data-pw=\"{}\" data-url=\"{}\">✕</button></li>",
+                    p.url,
+                    l.image_alt,
+                    l.remove_image,
+                    l.remove_image,
+                    Action::Remove,
+                    p.url
                 )
             })
             .collect();
-        format!("<ul class=\"pw-pending\" aria-label=\"{}\">{items}</ul>", esc(l.attach_image))
+        html!("<ul class=\"pw-pending\" aria-label=\"{}\">{}</ul>", l.attach_image, items)
     })
 }
 
 /// The images a message was sent with.
-pub fn images_html(msg: &Msg, labels: &Labels) -> String {
+pub fn images_html(msg: &Msg, labels: &Labels) -> Html {
     msg.images.with(|images| {
         if images.is_empty() {
-            return String::new();
+            return Html::new();
         }
-        let alt = esc(labels.image_alt);
-        let items: String = images
+        let alt = labels.image_alt;
+        let items: Html = images
             .iter()
             .map(|image| match &image.src {
-                ImageSrc::Ready(src) => format!("<img class=\"pw-thumb\" src=\"{}\" alt=\"{alt}\">", esc(src)),
+                ImageSrc::Ready(src) => html!("<img class=\"pw-thumb\" src=\"{}\" alt=\"{}\">", src, alt),
                 ImageSrc::Loading => {
-                    format!("<span class=\"pw-thumb pw-thumb-loading\" role=\"img\" aria-label=\"{alt}\"></span>")
+                    html!("<span class=\"pw-thumb pw-thumb-loading\" role=\"img\" aria-label=\"{}\"></span>", alt)
                 }
                 ImageSrc::Failed => {
-                    format!("<span class=\"pw-thumb pw-thumb-failed\">{}</span>", esc(labels.image_unavailable))
+                    html!("<span class=\"pw-thumb pw-thumb-failed\">{}</span>", labels.image_unavailable)
                 }
             })
             .collect();
-        format!("<div class=\"pw-images\">{items}</div>")
+        html!("<div class=\"pw-images\">{}</div>", items)
     })
 }

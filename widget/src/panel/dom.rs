@@ -1,12 +1,14 @@
-//! The few DOM calls the panel makes. Parts of the panel are written as HTML text (escaped with
-//! [`esc`]) and set with `innerHTML`; a part that comes and goes is a [`Part`]. Every distinct
-//! browser method is JavaScript glue in the bundle, so the panel keeps to these.
+//! The few DOM calls the panel makes. Parts of the panel are written as [`Html`] (templates whose
+//! arguments are escaped by type: `crate::html`) and set with `innerHTML` — here only, and only
+//! from `Html` ([`set_html`], [`make`], [`Part::show`]); a part that comes and goes is a [`Part`].
+//! Every distinct browser method is JavaScript glue in the bundle, so the panel keeps to these.
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::{Document, Element, Event};
 
-pub use crate::markdown::escape_html as esc;
+use crate::action::Action;
+use crate::html::{Html, html};
 
 pub fn document() -> Document {
     web_sys::window().and_then(|w| w.document()).expect("a document")
@@ -17,10 +19,17 @@ pub fn find(root: &Element, selector: &str) -> Element {
     root.query_selector(selector).ok().flatten().expect("the panel's own markup")
 }
 
-/// An element made from HTML text (one root element).
-pub fn make(html: &str) -> Element {
+/// Replaces what is in `el` by `html`: the panel's one way to `innerHTML` (clippy refuses the
+/// browser's setter elsewhere in the crate: widget/clippy.toml).
+#[allow(clippy::disallowed_methods)]
+pub fn set_html(el: &Element, html: &Html) {
+    el.set_inner_html(html.as_str());
+}
+
+/// An element made from HTML (one root element).
+pub fn make(html: &Html) -> Element {
     let holder = document().create_element("div").expect("div");
-    holder.set_inner_html(html);
+    set_html(&holder, html);
     holder.first_element_child().expect("one element")
 }
 
@@ -58,9 +67,14 @@ pub fn flag(el: &Element, name: &str, on: bool) {
     let _ = if on { el.set_attribute(name, "") } else { el.remove_attribute(name) };
 }
 
+/// The element's action (`data-pw`), if it has one the panel knows.
+pub fn action(el: &Element) -> Option<Action> {
+    Action::parse(&el.get_attribute("data-pw")?)
+}
+
 /// ` name="value"` (escaped), or nothing when `value` is `None`: for building tags.
-pub fn attr(name: &str, value: Option<&str>) -> String {
-    value.map(|v| format!(" {name}=\"{}\"", esc(v))).unwrap_or_default()
+pub fn attr(name: &'static str, value: Option<&str>) -> Html {
+    value.map(|v| html!(" {}=\"{}\"", Html::from_static(name), v)).unwrap_or_default()
 }
 
 /// A part of the page that is there or not, or changes as a whole: its HTML is set in a box that
@@ -69,7 +83,7 @@ pub fn attr(name: &str, value: Option<&str>) -> String {
 #[derive(Clone)]
 pub struct Part {
     pub el: Element,
-    shown: std::rc::Rc<std::cell::RefCell<String>>,
+    shown: std::rc::Rc<std::cell::RefCell<Html>>,
 }
 
 impl Part {
@@ -82,13 +96,13 @@ impl Part {
     /// visitor typed in the part's text box stays (a rating's comment while its stars change), and
     /// so does the focus when the focused control is there again: the same `data-pw` (and
     /// `data-n`), or the text box. Otherwise the focus is not moved to some other control.
-    pub fn show(&self, html: String) {
+    pub fn show(&self, html: Html) {
         if *self.shown.borrow() == html {
             return;
         }
         let active = document().active_element().filter(|a| self.el.contains(Some(a)));
         let typed = self.el.query_selector("textarea").ok().flatten().map(|t| value(&t));
-        self.el.set_inner_html(&html);
+        set_html(&self.el, &html);
         *self.shown.borrow_mut() = html;
         if let Some(typed) = typed.filter(|t| !t.is_empty())
             && let Ok(Some(t)) = self.el.query_selector("textarea")

@@ -1,5 +1,6 @@
 //! What the visitor does in the panel: one listener per kind of event for the whole panel; each
-//! button or form says what it does in `data-pw`, the message it belongs to is the closest
+//! button or form says what it does in `data-pw` (an [`Action`]: each handler's `match` names
+//! every action, so a new one cannot be forgotten), the message it belongs to is the closest
 //! `[data-key]`.
 
 use wasm_bindgen::JsCast;
@@ -9,6 +10,7 @@ use super::dom::{self, closest, value};
 use super::message::MsgView;
 use super::ui::Ui;
 use super::{host, lead_form};
+use crate::action::Action;
 
 /// The message view an event happened in.
 fn view_of(ui: &Ui, ev: &Event) -> Option<std::rc::Rc<MsgView>> {
@@ -60,60 +62,72 @@ impl Ui {
             let Some(el) = closest(&ev, "[data-pw]") else { return };
             let n = el.get_attribute("data-n").and_then(|n| n.parse::<usize>().ok());
             let view = || view_of(self, &ev);
-            match el.get_attribute("data-pw").unwrap_or_default().as_str() {
-                "reset" => p.reset(),
-                "close" => host::post(&p, "parley:close"),
-                "starter" => {
+            let Some(action) = dom::action(&el) else { return };
+            match action {
+                Action::Reset => p.reset(),
+                Action::Close => host::post(&p, "parley:close"),
+                Action::Starter => {
                     if let Some(q) = n.and_then(|i| self.starters.get(i)) {
                         self.ask(q.clone());
                     }
                 }
-                "retry" => {
+                Action::Retry => {
                     if let Some(q) = view().and_then(|v| p.question_to_retry(v.msg.key)) {
                         self.ask(q);
                     }
                 }
-                "escalate" if !p.lead_open.get() => p.lead_open.set(true),
-                "send" => self.submit(),
-                "lead-cancel" => p.lead_open.set(false),
-                "up" => view().into_iter().for_each(|v| v.rate(self, 1, None)),
-                "down" => view().into_iter().for_each(|v| v.rate(self, -1, None)),
-                "star" => {
+                Action::Escalate => {
+                    if !p.lead_open.get() {
+                        p.lead_open.set(true);
+                    }
+                }
+                Action::Send => self.submit(),
+                Action::LeadCancel => p.lead_open.set(false),
+                Action::Up => view().into_iter().for_each(|v| v.rate(self, 1, None)),
+                Action::Down => view().into_iter().for_each(|v| v.rate(self, -1, None)),
+                Action::Star => {
                     self.chosen.set(n.map(|n| n as u8));
                     self.draw_rate_conversation();
                 }
-                "email" => self.email_transcript(None),
-                "stop" => p.stop(),
-                "attach" => {
+                Action::Email => self.email_transcript(None),
+                Action::Stop => p.stop(),
+                Action::Attach => {
                     if let Some(picker) = self.picker.as_ref().and_then(|e| e.dyn_ref::<web_sys::HtmlElement>()) {
                         picker.click();
                     }
                 }
-                "remove" => {
+                Action::Remove => {
                     if let Some(url) = el.get_attribute("data-url") {
                         p.remove_pending(&url);
                     }
                 }
-                _ => {}
+                // A submit button (its form's `submit` does the work), or a click inside a form.
+                Action::SendRating
+                | Action::Compose
+                | Action::Lead
+                | Action::EmailCode
+                | Action::RateComment
+                | Action::RateConversation => {}
             }
         });
         dom::on(root, "submit", move |ev: Event| {
             ev.prevent_default();
             let Some(form) = closest(&ev, "form") else { return };
             let comment = || form.query_selector("textarea").ok().flatten().map(|t| value(&t));
-            match form.get_attribute("data-pw").unwrap_or_default().as_str() {
-                "compose" => self.submit(),
-                "lead" => lead_form::submit(p, form.clone()),
-                "email-code" => {
+            let Some(action) = dom::action(&form) else { return };
+            match action {
+                Action::Compose => self.submit(),
+                Action::Lead => lead_form::submit(p, form.clone()),
+                Action::EmailCode => {
                     let code = form.query_selector("input").ok().flatten().map(|i| value(&i));
                     self.email_transcript(Some(code.unwrap_or_default()));
                 }
-                "rate-comment" => {
+                Action::RateComment => {
                     if let Some(view) = view_of(self, &ev) {
                         view.rate(self, -1, Some(comment().unwrap_or_default()));
                     }
                 }
-                "rate-conversation" => {
+                Action::RateConversation => {
                     let Some(score) = self.chosen.get() else { return };
                     let comment = comment();
                     wasm_bindgen_futures::spawn_local(async move {
@@ -125,7 +139,22 @@ impl Ui {
                         }
                     });
                 }
-                _ => {}
+                // Buttons: their clicks are handled above.
+                Action::Reset
+                | Action::Close
+                | Action::Starter
+                | Action::Retry
+                | Action::Escalate
+                | Action::Send
+                | Action::Stop
+                | Action::LeadCancel
+                | Action::Up
+                | Action::Down
+                | Action::Star
+                | Action::Email
+                | Action::Attach
+                | Action::Remove
+                | Action::SendRating => {}
             }
         });
         dom::on(&self.input, "input", move |_| p.typed());

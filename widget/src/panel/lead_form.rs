@@ -2,40 +2,44 @@
 
 use web_sys::Element;
 
-use super::dom::{attr, esc, find, flag, value};
+use super::dom::{attr, find, flag, value};
 use super::model::Panel;
+use crate::action::Action;
+use crate::html::{Html, html};
 use crate::protocol::{LeadForm, lead_problems};
 
 /// The form, prefilled with what the website said about its signed-in user.
-pub fn html(panel: &Panel) -> String {
+pub fn html(panel: &Panel) -> Html {
     let l = panel.labels;
     let user = panel.user.get();
     let name = user.as_ref().and_then(|u| u.name.clone());
     let email = user.and_then(|u| u.email);
     let title = if panel.away.with(Option::is_some) { l.leave_message } else { l.lead_title };
-    let field = |label: &str, input: String, name: &str| {
-        format!("<label>{}{input}</label><p class=\"pw-field-error\" data-f=\"{name}\"></p>", esc(label))
+    let field = |label: &str, input: Html, name: &str| {
+        html!("<label>{}{}</label><p class=\"pw-field-error\" data-f=\"{}\"></p>", label, input, name)
     };
-    format!(
-        "<form class=\"pw-lead\" data-pw=\"lead\" novalidate><h3>{}</h3>{}{}{}{}\
+    html!(
+        "<form class=\"pw-lead\" data-pw=\"{}\" novalidate><h3>{}</h3>{}{}{}{}\
          <p class=\"pw-field-error\" data-f=\"form\"></p><div class=\"pw-lead-actions\">\
-         <button type=\"button\" class=\"pw-secondary\" data-pw=\"lead-cancel\">{}</button>\
+         <button type=\"button\" class=\"pw-secondary\" data-pw=\"{}\">{}</button>\
          <button type=\"submit\">{}</button></div></form>",
-        esc(title),
+        Action::Lead,
+        title,
         field(
             l.lead_name,
-            format!("<input name=\"name\" autocomplete=\"name\"{}>", attr("value", name.as_deref())),
+            html!("<input name=\"name\" autocomplete=\"name\"{}>", attr("value", name.as_deref())),
             "name"
         ),
         field(
             l.lead_email,
-            format!("<input name=\"email\" type=\"email\" autocomplete=\"email\"{}>", attr("value", email.as_deref())),
+            html!("<input name=\"email\" type=\"email\" autocomplete=\"email\"{}>", attr("value", email.as_deref())),
             "email"
         ),
-        field(l.lead_phone, "<input name=\"phone\" type=\"tel\" autocomplete=\"tel\">".into(), "phone"),
-        field(l.lead_message, "<textarea name=\"message\" rows=\"3\"></textarea>".into(), "message"),
-        esc(l.lead_cancel),
-        esc(l.lead_submit)
+        field(l.lead_phone, Html::from_static("<input name=\"phone\" type=\"tel\" autocomplete=\"tel\">"), "phone"),
+        field(l.lead_message, Html::from_static("<textarea name=\"message\" rows=\"3\"></textarea>"), "message"),
+        Action::LeadCancel,
+        l.lead_cancel,
+        l.lead_submit
     )
 }
 

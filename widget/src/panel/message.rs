@@ -7,9 +7,11 @@ use std::rc::Rc;
 
 use web_sys::Element;
 
-use super::dom::{Part, attr, esc, find, flag, make, next_frame};
+use super::dom::{Part, find, flag, make, next_frame, set_html};
 use super::model::{Msg, ToolChip};
 use super::ui::Ui;
+use crate::action::Action;
+use crate::html::{Html, html};
 use crate::i18n::Labels;
 use crate::markdown;
 use crate::protocol::{MAX_RATING_COMMENT_CHARS, MessageStatus, Role, ToolCallStatus};
@@ -58,15 +60,15 @@ impl MsgView {
             Role::Assistant => "pw-md",
             _ => "pw-plain",
         };
-        let boxes = "<div class=\"pw-c\"></div>";
-        // The tool list stays in place (a live region: each chip added is read out).
-        let root = make(&format!(
+        // The tool list stays in place (a live region: each chip added is read out); then the
+        // images' box, the bubble and the boxes of typing, blocks, status, error and rating.
+        let root = make(&html!(
             "<div class=\"pw-msg pw-{}\" data-key=\"{}\"><ul class=\"pw-tools\" aria-live=\"polite\" hidden></ul>\
-             {boxes}<div class=\"pw-bubble {bubble}\"></div>{}</div>",
+             <div class=\"pw-c\"></div><div class=\"pw-bubble {}\"></div><div class=\"pw-c\"></div>\
+             <div class=\"pw-c\"></div><div class=\"pw-c\"></div><div class=\"pw-c\"></div><div class=\"pw-c\"></div></div>",
             msg.role.as_str(),
             msg.key,
-            // typing, blocks, status, error, rating
-            boxes.repeat(5)
+            bubble
         ));
         let part = |n: usize| Part::at(find(&root, &format!(":scope>:nth-child({n})")));
         let view = Rc::new(MsgView {
@@ -117,7 +119,7 @@ impl MsgView {
 
     fn draw_text(&self) {
         self.msg.text.with(|text| match self.msg.role {
-            Role::Assistant => self.bubble.set_inner_html(&markdown::render(text)),
+            Role::Assistant => set_html(&self.bubble, &markdown::render(text)),
             _ => self.bubble.set_text_content(Some(text)),
         });
         self.draw_typing();
@@ -126,11 +128,11 @@ impl MsgView {
     fn draw_typing(&self) {
         let typing = self.msg.status.get() == MessageStatus::Streaming && self.msg.text.with(String::is_empty);
         self.typing.show(match typing {
-            true => format!(
+            true => html!(
                 "<div class=\"pw-typing\" role=\"img\" aria-label=\"{}\"><span></span><span></span><span></span></div>",
-                esc(self.labels.writing)
+                self.labels.writing
             ),
-            false => String::new(),
+            false => Html::new(),
         });
     }
 
@@ -149,33 +151,32 @@ impl MsgView {
     pub fn draw_retry(&self, ui: &'static Ui) {
         let labels = ui.panel.labels;
         self.status.show(match self.msg.status.get() {
-            MessageStatus::Stopped => format!("<p class=\"pw-note\">{}</p>", esc(labels.stopped)),
+            MessageStatus::Stopped => html!("<p class=\"pw-note\">{}</p>", labels.stopped),
             MessageStatus::Interrupted => {
                 let retry = match ui.panel.question_to_retry(self.msg.key) {
-                    Some(_) => format!(
-                        "<button type=\"button\" class=\"pw-retry\" data-pw=\"retry\">{}</button>",
-                        esc(labels.retry)
+                    Some(_) => html!(
+                        "<button type=\"button\" class=\"pw-retry\" data-pw=\"{}\">{}</button>",
+                        Action::Retry,
+                        labels.retry
                     ),
-                    None => String::new(),
+                    None => Html::new(),
                 };
-                format!("<p class=\"pw-note\">{}</p>{retry}", esc(labels.interrupted))
+                html!("<p class=\"pw-note\">{}</p>{}", labels.interrupted, retry)
             }
-            _ => String::new(),
+            _ => Html::new(),
         });
     }
 
     fn draw_tools(&self, labels: &Labels) {
-        let items: String = self.msg.tools.with(|tools| {
+        let items: Html = self.msg.tools.with(|tools| {
             tools
                 .iter()
-                .map(|c| {
-                    format!("<li class=\"pw-tool pw-tool-{}\">{}</li>", c.status.as_str(), esc(&tool_label(c, labels)))
-                })
+                .map(|c| html!("<li class=\"pw-tool pw-tool-{}\">{}</li>", c.status.as_str(), tool_label(c, labels)))
                 .collect()
         });
         flag(&self.tools, "hidden", items.is_empty());
-        if self.tools.inner_html() != items {
-            self.tools.set_inner_html(&items);
+        if self.tools.inner_html() != items.as_str() {
+            set_html(&self.tools, &items);
         }
     }
 
@@ -192,7 +193,7 @@ impl MsgView {
     pub fn draw_blocks(&self, ui: &'static Ui) {
         let html = ui.panel.capabilities.with(|caps| {
             let ctx = ui.block_ctx(caps);
-            self.msg.blocks.with(|blocks| blocks.iter().map(|b| crate::blocks::render(b, &ctx)).collect::<String>())
+            self.msg.blocks.with(|blocks| blocks.iter().map(|b| crate::blocks::render(b, &ctx)).collect::<Html>())
         });
         self.blocks.show(html);
     }
@@ -201,7 +202,7 @@ impl MsgView {
         self.error.show(
             self.msg
                 .error
-                .with(|e| e.as_ref().map(|e| format!("<p class=\"pw-error\" role=\"alert\">{}</p>", esc(e))))
+                .with(|e| e.as_ref().map(|e| html!("<p class=\"pw-error\" role=\"alert\">{}</p>", e)))
                 .unwrap_or_default(),
         );
     }
@@ -209,34 +210,41 @@ impl MsgView {
     /// Thumbs up and down under a finished answer; after a thumbs down, an optional comment.
     fn draw_rate(&self, ui: &'static Ui) {
         if !self.msg.rateable() {
-            self.rate.show(String::new());
+            self.rate.show(Html::new());
             return;
         }
         let l = ui.panel.labels;
         let rated = self.msg.rating.get();
-        let vote = |pw: &str, label: &str, score: i8, icon: &str| {
-            format!(
-                "<button type=\"button\" class=\"pw-vote\" aria-label=\"{0}\" title=\"{0}\" aria-pressed=\"{1}\" \
-                 data-pw=\"{pw}\">{icon}</button>",
-                esc(label),
-                rated == Some(score)
+        let vote = |pw: Action, label: &str, score: i8, icon: &'static str| {
+            html!(
+                "<button type=\"button\" class=\"pw-vote\" aria-label=\"{}\" title=\"{}\" aria-pressed=\"{}\" \
+                 data-pw=\"{}\">{}</button>",
+                label,
+                label,
+                rated == Some(score),
+                pw,
+                Html::from_static(icon)
             )
         };
         let state = self.rating.borrow();
-        let mut html = format!(
+        let mut html = html!(
             "<div class=\"pw-rate\" role=\"group\" aria-label=\"{}\">{}{}</div>",
-            esc(l.rate_answer),
-            vote("up", l.rate_up, 1, "👍"),
-            vote("down", l.rate_down, -1, "👎")
+            l.rate_answer,
+            vote(Action::Up, l.rate_up, 1, "👍"),
+            vote(Action::Down, l.rate_down, -1, "👎")
         );
         if state.asking {
-            html += &format!("<form class=\"pw-rate-comment\" data-pw=\"rate-comment\">{}</form>", comment_fields(l));
+            html.push(&html!(
+                "<form class=\"pw-rate-comment\" data-pw=\"{}\">{}</form>",
+                Action::RateComment,
+                comment_fields(l)
+            ));
         }
         if state.thanked {
-            html += &format!("<p class=\"pw-note\" role=\"status\">{}</p>", esc(l.rate_thanks));
+            html.push(&html!("<p class=\"pw-note\" role=\"status\">{}</p>", l.rate_thanks));
         }
         if let Some(e) = &state.error {
-            html += &format!("<p class=\"pw-error\" role=\"alert\">{}</p>", esc(e));
+            html.push(&html!("<p class=\"pw-error\" role=\"alert\">{}</p>", e));
         }
         drop(state);
         self.rate.show(html);
@@ -265,11 +273,12 @@ impl MsgView {
 }
 
 /// The optional comment of a rating, and its button.
-pub fn comment_fields(l: &Labels) -> String {
-    format!(
-        "<label>{}<textarea rows=\"2\"{}></textarea></label><button type=\"submit\" data-pw=\"send-rating\">{}</button>",
-        esc(l.rate_comment),
-        attr("maxlength", Some(&MAX_RATING_COMMENT_CHARS.to_string())),
-        esc(l.rate_send)
+pub fn comment_fields(l: &Labels) -> Html {
+    html!(
+        "<label>{}<textarea rows=\"2\" maxlength=\"{}\"></textarea></label><button type=\"submit\" data-pw=\"{}\">{}</button>",
+        l.rate_comment,
+        MAX_RATING_COMMENT_CHARS,
+        Action::SendRating,
+        l.rate_send
     )
 }

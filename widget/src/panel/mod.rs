@@ -8,7 +8,6 @@ mod actions;
 mod apply;
 mod attach;
 pub mod client;
-pub mod colors;
 mod dom;
 mod events;
 mod follow;
@@ -20,6 +19,8 @@ pub mod model;
 mod rating;
 pub mod sig;
 mod storage;
+#[cfg(test)]
+mod tests;
 mod ui;
 
 pub use ui::mount;

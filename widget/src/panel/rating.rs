@@ -5,8 +5,9 @@ use serde_json::Value;
 
 use super::actions::API;
 use super::client;
-use super::dom::esc;
 use super::model::Panel;
+use crate::action::Action;
+use crate::html::{Html, html};
 use crate::protocol::Rate;
 
 impl Panel {
@@ -29,28 +30,31 @@ impl Panel {
 /// "Email me this conversation", once the visitor's address is known (a contact form, or the
 /// website's signed-in user with an email); `said` is what the last request answered, and
 /// `code` whether it mailed a code to confirm the address (the field for it follows).
-pub fn email_html(panel: &Panel, said: Option<&str>, code: bool) -> String {
+pub fn email_html(panel: &Panel, said: Option<&str>, code: bool) -> Html {
     let l = panel.labels;
     let known = panel.mail_transcripts
         && panel.conversation.with(Option::is_some)
         && (panel.lead_submitted.get() || panel.user.with(|u| u.as_ref().is_some_and(|u| u.email.is_some())));
     if !known {
-        return String::new();
+        return Html::new();
     }
-    let said = said.map(|s| format!("<span role=\"status\">{}</span>", esc(s))).unwrap_or_default();
+    let said = said.map(|s| html!("<span role=\"status\">{}</span>", s)).unwrap_or_default();
     let action = match code {
-        true => format!(
-            "<form data-pw=\"email-code\"><label>{} <input name=\"code\" inputmode=\"numeric\" \
+        true => html!(
+            "<form data-pw=\"{}\"><label>{} <input name=\"code\" inputmode=\"numeric\" \
              autocomplete=\"one-time-code\" maxlength=\"6\" size=\"6\" required></label> \
              <button type=\"submit\" class=\"pw-link\">{}</button></form>",
-            esc(l.email_code),
-            esc(l.email_confirm)
+            Action::EmailCode,
+            l.email_code,
+            l.email_confirm
         ),
-        false => {
-            format!("<button type=\"button\" class=\"pw-link\" data-pw=\"email\">{}</button>", esc(l.email_transcript))
-        }
+        false => html!(
+            "<button type=\"button\" class=\"pw-link\" data-pw=\"{}\">{}</button>",
+            Action::Email,
+            l.email_transcript
+        ),
     };
-    format!("<div class=\"pw-email\">{action}{said}</div>")
+    html!("<div class=\"pw-email\">{}{}</div>", action, said)
 }
 
 impl Panel {
@@ -75,32 +79,40 @@ impl Panel {
 }
 
 /// 1 to 5 for a conversation a person closed (`chosen` so far), with an optional comment.
-pub fn conversation_html(panel: &Panel, chosen: Option<u8>, error: Option<&str>) -> String {
+pub fn conversation_html(panel: &Panel, chosen: Option<u8>, error: Option<&str>) -> Html {
     let l = panel.labels;
     if !panel.closed.get() {
-        return String::new();
+        return Html::new();
     }
     if panel.conversation_rating.with(Option::is_some) {
-        return format!("<p class=\"pw-note pw-rated\" role=\"status\">{}</p>", esc(l.rate_thanks));
+        return html!("<p class=\"pw-note pw-rated\" role=\"status\">{}</p>", l.rate_thanks);
     }
-    let stars: String = (1..=5u8)
+    let stars: Html = (1..=5u8)
         .map(|n| {
             let on = if chosen.is_some_and(|c| n <= c) { " pw-on" } else { "" };
-            format!(
-                "<button type=\"button\" class=\"pw-star{on}\" aria-label=\"{n}/5\" aria-pressed=\"{}\" \
-                 data-pw=\"star\" data-n=\"{n}\">★</button>",
-                chosen == Some(n)
+            html!(
+                "<button type=\"button\" class=\"pw-star{}\" aria-label=\"{}/5\" aria-pressed=\"{}\" \
+                 data-pw=\"{}\" data-n=\"{}\">★</button>",
+                on,
+                n,
+                chosen == Some(n),
+                Action::Star,
+                n
             )
         })
         .collect();
     let comment = match chosen {
         Some(_) => super::message::comment_fields(l),
-        None => String::new(),
+        None => Html::new(),
     };
-    let error = error.map(|e| format!("<p class=\"pw-error\" role=\"alert\">{}</p>", esc(e))).unwrap_or_default();
-    format!(
-        "<form class=\"pw-rate-conversation\" data-pw=\"rate-conversation\"><fieldset><legend>{}</legend>\
-         <div class=\"pw-stars\">{stars}</div></fieldset>{comment}{error}</form>",
-        esc(l.rate_conversation)
+    let error = error.map(|e| html!("<p class=\"pw-error\" role=\"alert\">{}</p>", e)).unwrap_or_default();
+    html!(
+        "<form class=\"pw-rate-conversation\" data-pw=\"{}\"><fieldset><legend>{}</legend>\
+         <div class=\"pw-stars\">{}</div></fieldset>{}{}</form>",
+        Action::RateConversation,
+        l.rate_conversation,
+        stars,
+        comment,
+        error
     )
 }

@@ -7,11 +7,14 @@ use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use web_sys::Element;
 
-use super::dom::{self, Part, attr, esc, find, flag, make};
+use super::dom::{self, Part, attr, find, flag, make};
 use super::message::MsgView;
 use super::model::Panel;
-use super::{attach, colors, host, lead_form, rating};
+use super::{attach, host, lead_form, rating};
+use crate::action::Action;
 use crate::blocks::BlockCtx;
+use crate::colors;
+use crate::html::{Html, html};
 use crate::protocol::{MAX_STARTERS, PublicAgentConfig};
 
 /// The panel's elements and the state only its views keep.
@@ -58,34 +61,38 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
     };
     let starters: Vec<String> =
         config.starters.iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).take(MAX_STARTERS).collect();
-    let icon = |pw: &str, label: &str, glyph: &str| {
-        format!(
-            "<button type=\"button\" class=\"pw-icon\" title=\"{0}\" aria-label=\"{0}\" data-pw=\"{pw}\">{glyph}</button>",
-            esc(label)
+    let icon = |pw: Action, label: &str, glyph: &'static str| {
+        html!(
+            "<button type=\"button\" class=\"pw-icon\" title=\"{}\" aria-label=\"{}\" data-pw=\"{}\">{}</button>",
+            label,
+            label,
+            pw,
+            Html::from_static(glyph)
         )
     };
     let demo = match config.demo_model {
-        true => format!("<span class=\"pw-demo\" title=\"{}\">{}</span>", esc(l.demo_hint), esc(l.demo_badge)),
-        false => String::new(),
+        true => html!("<span class=\"pw-demo\" title=\"{}\">{}</span>", l.demo_hint, l.demo_badge),
+        false => Html::new(),
     };
     let away = panel.away.get().map(|back| {
-        format!("<p class=\"pw-notice pw-away\" role=\"note\">{}</p>", esc(&super::away_text(l, lang.tag(), back)))
+        html!("<p class=\"pw-notice pw-away\" role=\"note\">{}</p>", super::away_text(l, lang.tag(), back))
     });
-    let part = |name: &str| format!("<div class=\"pw-c\" data-part=\"{name}\"></div>");
-    let root = make(&format!(
+    let part = |name: &str| html!("<div class=\"pw-c\" data-part=\"{}\"></div>", name);
+    let root = make(&html!(
         "<div class=\"pw-panel pw-scheme-{}\"{}{}{}><header class=\"pw-header\"><div class=\"pw-title\">\
-         <strong>{}</strong>{demo}</div>{}{}</header>{}\
+         <strong>{}</strong>{}</div>{}{}</header>{}\
          <div id=\"pw-list\" class=\"pw-list\" role=\"log\" aria-live=\"off\"{} tabindex=\"0\">{}{}{}{}</div>\
          {}<div class=\"pw-sr\" role=\"status\" aria-live=\"polite\" aria-atomic=\"true\"></div>{}{}{}{}\
-         <form class=\"pw-composer\" data-pw=\"compose\">{}<textarea class=\"pw-input\" rows=\"1\"{}{}{}></textarea>\
+         <form class=\"pw-composer\" data-pw=\"{}\">{}<textarea class=\"pw-input\" rows=\"1\"{}{}{}></textarea>\
          <button type=\"button\" class=\"pw-send\"></button></form></div>",
         config.theme.scheme.as_str(),
         attr("style", Some(&colors::style(&config.theme.color, config.theme.text_color.as_deref()))),
         attr("lang", Some(lang.tag())),
         attr("dir", Some(lang.dir())),
-        esc(&config.name),
-        icon("reset", l.new_conversation, "↺"),
-        icon("close", l.close, "✕"),
+        config.name,
+        demo,
+        icon(Action::Reset, l.new_conversation, "↺"),
+        icon(Action::Close, l.close, "✕"),
         away.clone().unwrap_or_default(),
         attr("aria-label", Some(l.conversation)),
         part("handoff"),
@@ -97,7 +104,8 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
         part("notice"),
         part("offline"),
         part("pending"),
-        if panel.accepts_images { attach::button_html(l) } else { String::new() },
+        Action::Compose,
+        if panel.accepts_images { attach::button_html(l) } else { Html::new() },
         attr("maxlength", Some(&config.max_message_chars.to_string())),
         attr("placeholder", Some(placeholder)),
         attr("aria-label", Some(placeholder)),
@@ -268,11 +276,11 @@ impl Ui {
         let b = &self.send;
         let writing = p.current.with(Option::is_some);
         let (class, action, text) = match writing {
-            true => ("pw-send pw-stop", "stop", p.labels.stop),
-            false => ("pw-send", "send", p.labels.send),
+            true => ("pw-send pw-stop", Action::Stop, p.labels.stop),
+            false => ("pw-send", Action::Send, p.labels.send),
         };
         let _ = b.set_attribute("class", class);
-        let _ = b.set_attribute("data-pw", action);
+        let _ = b.set_attribute("data-pw", action.as_str());
         flag(b, "disabled", !writing && p.busy.get());
         b.set_text_content(Some(text));
     }
@@ -282,17 +290,26 @@ impl Ui {
         let show = !self.starters.is_empty() && self.panel.messages.with(|m| m.len() <= 1);
         self.starters_part.show(match show {
             true => {
-                let buttons: String = self
+                let buttons: Html = self
                     .starters
                     .iter()
                     .enumerate()
                     .map(|(i, q)| {
-                        format!("<button type=\"button\" class=\"pw-starter\" data-pw=\"starter\" data-n=\"{i}\">{}</button>", esc(q))
+                        html!(
+                            "<button type=\"button\" class=\"pw-starter\" data-pw=\"{}\" data-n=\"{}\">{}</button>",
+                            Action::Starter,
+                            i,
+                            q
+                        )
                     })
                     .collect();
-                format!("<div class=\"pw-starters\" role=\"group\" aria-label=\"{}\">{buttons}</div>", esc(self.panel.labels.starters))
+                html!(
+                    "<div class=\"pw-starters\" role=\"group\" aria-label=\"{}\">{}</div>",
+                    self.panel.labels.starters,
+                    buttons
+                )
             }
-            false => String::new(),
+            false => Html::new(),
         });
     }
 
@@ -300,19 +317,19 @@ impl Ui {
         let p = self.panel;
         let waiting = p.lead_submitted.get() && p.human.with(Option::is_none);
         self.handoff.show(match waiting {
-            true => format!("<p class=\"pw-notice pw-handoff\">{}</p>", esc(p.labels.waiting_human)),
-            false => String::new(),
+            true => html!("<p class=\"pw-notice pw-handoff\">{}</p>", p.labels.waiting_human),
+            false => Html::new(),
         });
     }
 
     fn draw_operator_typing(&self) {
         self.operator_typing.show(match self.panel.operator_typing.get() {
-            true => format!(
+            true => html!(
                 "<div class=\"pw-msg pw-operator pw-operator-typing\"><div class=\"pw-typing\" aria-label=\"{}\">\
                  <span></span><span></span><span></span></div></div>",
-                esc(self.panel.labels.operator_typing)
+                self.panel.labels.operator_typing
             ),
-            false => String::new(),
+            false => Html::new(),
         });
     }
 
@@ -330,21 +347,19 @@ impl Ui {
     fn draw_lead(&self) {
         self.lead.show(match self.panel.lead_open.get() {
             true => lead_form::html(&self.panel),
-            false => String::new(),
+            false => Html::new(),
         });
     }
 
     fn draw_notice(&self) {
         let notice = self.panel.notice.get();
-        self.notice.show(
-            notice.map(|n| format!("<p class=\"pw-notice\" role=\"status\">{}</p>", esc(&n))).unwrap_or_default(),
-        );
+        self.notice.show(notice.map(|n| html!("<p class=\"pw-notice\" role=\"status\">{}</p>", n)).unwrap_or_default());
     }
 
     fn draw_offline(&self) {
         self.offline.show(match self.panel.offline.get() {
-            true => format!("<p class=\"pw-notice pw-offline\" role=\"status\">{}</p>", esc(self.panel.labels.offline)),
-            false => String::new(),
+            true => html!("<p class=\"pw-notice pw-offline\" role=\"status\">{}</p>", self.panel.labels.offline),
+            false => Html::new(),
         });
     }
 
