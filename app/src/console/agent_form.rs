@@ -172,10 +172,10 @@ fn DomainFields(f: RwSignal<AgentForm>, errors: Errors) -> impl IntoView {
     <fieldset>
         <legend>"What the agent offers"</legend>
         <TextArea id="a-services" field="services" value=bind!(f.services) errors rows="6"
-            label="Services, one per line: CODE | Name | price | currency | words that mention it (price, \
-                currency and words optional; only a service with a price can be paid for, at that price)" />
+            label="Services, one per line: CODE | what it is called | price | currency | words that mention it \
+                (price, currency and words optional; only a service with a price can be paid for, at that price)" />
         <TextArea id="a-sites" field="sites" value=bind!(f.sites) errors rows="3"
-            label="Official sites, one per line: Name | https://… (offered when web search is unavailable, \
+            label="Official sites, one per line: Title | https://… (offered when web search is unavailable, \
                 and as the sources of the reference news)" />
         <TextArea id="a-reference-news" field="reference_news" value=bind!(f.reference_news) errors rows="4"
             label="Reference news, one per line: CODE (or ALL) | Title | Summary (given when no news is stored)" />
