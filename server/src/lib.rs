@@ -134,6 +134,8 @@ pub async fn build_state(
     crate::memory::spawn_trimmer();
     // Console sessions past their expiry, images never sent: hourly, once across replicas.
     engine.spawn_sweepers();
+    // Knowledge sources: scheduled syncs, runs queued by the console, runs left by a crash.
+    engine.spawn_source_runner();
     // Rate-limit keys back to full are dropped every half minute.
     let limits = Arc::new(Limits::new(config.limits.settings()));
     limits.spawn_pruner();
@@ -159,6 +161,26 @@ pub async fn build_state(
         ),
         limits,
     })
+}
+
+/// An engine for a command that works on the database beside a server (`mcp-stdio`, `crawl`,
+/// `import-knowledge`): no answers recovered, no demo seeded, no background work started.
+pub async fn cli_engine(config: &Config) -> anyhow::Result<Engine> {
+    use parley_engine::engine::clock::SystemClock;
+    let db = open_database(config, SystemClock.now_ms()).await?;
+    let outbound = config.outbound()?;
+    let http = http_client(outbound)?;
+    let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{}", config.addr));
+    // The same payments as the server on this database: its pay links open there.
+    let payments = payments(config, &db, &public_url, SystemClock.now_ms()).await?;
+    let services =
+        Services { knowledge: Knowledge::new(db.clone(), config.embedder(http.clone())), payments, public_url };
+    let settings = engine_settings(config)?;
+    let registry = Registry::builtin(&http);
+    let engine = Engine::new(db, Arc::new(SystemClock), http, registry, settings, services);
+    engine.services().knowledge.reload().await.context("building the knowledge index")?;
+    engine.reload_tools().await.context("reading the owner's tools")?;
+    Ok(engine)
 }
 
 /// The HTTP client of model calls and tools. Idle connections kept per upstream host: enough

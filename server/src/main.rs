@@ -49,9 +49,13 @@ enum Command {
     CreateUser(CreateUser),
     /// Run a fake OpenAI-compatible upstream with fixed delays (for benchmarks).
     FakeUpstream(FakeUpstream),
-    /// Add markdown articles (front matter: title, category, kind, source_url) to an agent's
-    /// knowledge base (created if missing).
+    /// Add files to an agent's knowledge base (created if missing): Markdown articles with a
+    /// front matter (title, category, kind, source_url), and PDF, DOCX, HTML, Markdown, text and
+    /// CSV (question, answer) files into the base's Files source.
     ImportKnowledge(ImportKnowledge),
+    /// Crawl a website into an agent's knowledge base (a website source, added or synced again),
+    /// with a progress bar.
+    Crawl(cli::sources::Crawl),
     /// Add news items from a JSON array (category, title, summary, date, source, url).
     ImportNews(ImportNews),
     /// Measure added time-to-first-token and concurrent streams against a fake upstream.
@@ -125,6 +129,7 @@ async fn main() -> anyhow::Result<()> {
         Command::FakeUpstream(args) => fake_upstream(args).await,
         Command::Bench(args) => parley_server::bench::run(args).await,
         Command::ImportKnowledge(args) => cli::content::import_knowledge(cli.config, args).await,
+        Command::Crawl(args) => cli::sources::crawl(cli.config, args).await,
         Command::ImportNews(args) => cli::content::import_news(&cli.config, args).await,
         Command::McpToken(command) => cli::mcp::mcp_token(&cli.config, command).await,
         Command::McpStdio(args) => cli::mcp::mcp_stdio(cli.config, args).await,

@@ -1,6 +1,5 @@
 //! `mcp-token` (create, list, revoke) and `mcp-stdio`.
 
-use std::time::Duration;
 
 use anyhow::Context;
 use clap::Subcommand;
@@ -124,29 +123,8 @@ pub async fn mcp_token(config: &Config, command: McpTokenCommand) -> anyhow::Res
 }
 
 pub async fn mcp_stdio(config: Config, a: McpStdio) -> anyhow::Result<()> {
-    use std::sync::Arc;
-
-    use parley_engine::engine::knowledge::Knowledge;
-    use parley_engine::engine::tools::registry::Registry;
-    use parley_engine::engine::{Engine, EngineSettings, Services};
     // Not `build_state`: it also recovers interrupted answers and seeds demo agents, which is the
     // server's business; this process may run beside a server on the same database.
-    let db = open_db(&config).await?;
-    let outbound = config.outbound()?;
-    let http = parley_server::http_client(outbound)?;
-    let public_url = config.public_url.clone().unwrap_or_else(|| format!("http://{}", config.addr));
-    // The same payments as the server on this database: its pay links open there.
-    let payments = parley_server::payments(&config, &db, &public_url, SystemClock.now_ms()).await?;
-    let services =
-        Services { knowledge: Knowledge::new(db.clone(), config.embedder(http.clone())), payments, public_url };
-    let settings = EngineSettings {
-        tool_timeout: Duration::from_millis(config.tool_timeout_ms),
-        outbound,
-        ..EngineSettings::default()
-    };
-    let registry = Registry::builtin(&http);
-    let engine = Engine::new(db, Arc::new(SystemClock), http, registry, settings, services);
-    engine.services().knowledge.reload().await.context("building the knowledge index")?;
-    engine.reload_tools().await.context("reading the owner's tools")?;
+    let engine = parley_server::cli_engine(&config).await?;
     parley_app::server::mcp::service::serve_stdio(engine, a.token).await.map_err(anyhow::Error::msg)
 }

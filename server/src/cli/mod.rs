@@ -5,6 +5,7 @@ pub mod content;
 pub mod mcp;
 pub mod people;
 pub mod reach;
+pub mod sources;
 
 use parley_engine::store::Db;
 use parley_server::Config;

@@ -32,6 +32,7 @@ pub mod recovery;
 pub mod relay;
 pub mod replay;
 pub mod shutdown;
+pub mod sources;
 pub mod state_tag;
 pub mod takeover;
 pub mod tools;
@@ -89,6 +90,8 @@ pub struct EngineSettings {
     pub parked_images: attachments::ParkedLimits,
     /// Mails visitors may cause (confirmation codes and transcripts) per day.
     pub transcripts: mail::TranscriptLimits,
+    /// How knowledge sources are crawled and imported: limits, politeness, the crawler's name.
+    pub crawl: sources::CrawlSettings,
 }
 
 impl Default for EngineSettings {
@@ -109,6 +112,7 @@ impl Default for EngineSettings {
             mail: None,
             parked_images: attachments::ParkedLimits::default(),
             transcripts: mail::TranscriptLimits::default(),
+            crawl: sources::CrawlSettings::default(),
         }
     }
 }
@@ -155,6 +159,8 @@ struct Inner {
     mail: Option<mail::MailSettings>,
     /// A test's pause inside the next send ([`Engine::pause_next_send`]).
     send_pause: chat::SendPause,
+    /// The knowledge sources' runs this process runs.
+    sources: Arc<sources::Runner>,
 }
 
 /// The engine handle; cheap to clone.
@@ -224,6 +230,7 @@ impl Engine {
             outbox: Arc::default(),
             mail,
             send_pause: chat::SendPause::default(),
+            sources: sources::runner(),
         }))
     }
 

@@ -52,6 +52,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     migration!(33, "0033_alerts.sql"),
     migration!(34, "0034_transcript_mail.sql"),
     migration!(35, "0035_agent_domain.sql"),
+    migration!(36, "0036_knowledge_sources.sql"),
 ];
 
 /// The migrator `Db::connect` runs against a fresh or older database.

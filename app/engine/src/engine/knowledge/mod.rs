@@ -329,7 +329,7 @@ fn blend(built: &Built, q: &SearchQuery<'_>, bm25: Vec<(String, f32)>, query_vec
             title: row.title.clone(),
             category: row.category.clone(),
             kind: row.kind.clone(),
-            source_url: row.source_url.clone(),
+            source_url: row.url.clone().or_else(|| row.source_url.clone()),
             text: row.text.clone(),
             score: (score * 100.0).round() / 100.0,
             similarity: (similarity * 100.0).round() / 100.0,

@@ -303,12 +303,21 @@ pub async fn check_typed(raw: &str, settings: OutboundSettings) -> Result<url::U
 
 /// The HTTP client for owner-defined endpoints.
 pub fn client(settings: OutboundSettings) -> reqwest::Client {
-    let builder = reqwest::Client::builder()
+    fenced(settings, reqwest::Client::builder().user_agent(concat!("Parley/", env!("CARGO_PKG_VERSION"))))
+}
+
+/// A fenced client that says who it is (the knowledge crawler) and gives up after `timeout`.
+pub fn named_client(settings: OutboundSettings, user_agent: &str, timeout: Duration) -> reqwest::Client {
+    fenced(settings, reqwest::Client::builder().user_agent(user_agent).timeout(timeout))
+}
+
+/// `builder` behind the fence: no redirects followed, no proxy, the checking resolver.
+fn fenced(settings: OutboundSettings, builder: reqwest::ClientBuilder) -> reqwest::Client {
+    let builder = builder
         .connect_timeout(Duration::from_secs(5))
         .redirect(reqwest::redirect::Policy::none())
         // A proxy would resolve the name itself, past the resolver's check.
-        .no_proxy()
-        .user_agent(concat!("Parley/", env!("CARGO_PKG_VERSION")));
+        .no_proxy();
     let builder = if settings.all_private() { builder } else { builder.dns_resolver(resolver(settings)) };
     builder.build().unwrap_or_else(|e| {
         tracing::error!(error = %e, "outbound HTTP client; using the default one");

@@ -3,6 +3,7 @@
 
 use super::{Db, DbError, new_id};
 
+pub mod sources;
 mod text;
 pub use text::{CHUNK_CHARS, excerpt, parse_markdown, split};
 
@@ -77,6 +78,9 @@ crate::store::row_struct! {
         pub source_url: Option<String>,
         pub text: String,
         pub embedding: Option<String>,
+        /// Where a citation of this passage points, when it is not the article's `source_url`: a
+        /// crawled page with a text fragment that scrolls to the passage.
+        pub url: Option<String>,
     }
 }
 
@@ -317,7 +321,7 @@ async fn insert_chunks(
 pub async fn all_chunks(db: &Db) -> Result<Vec<ChunkRow>, DbError> {
     sqlx::query_as(
         "SELECT c.id, c.article_id, c.knowledge_base_id, b.agent_id, a.title, a.category, a.kind, a.source_url, c.text, \
-         c.embedding FROM chunks c JOIN articles a ON a.id = c.article_id JOIN knowledge_bases b ON b.id = a.knowledge_base_id \
+         c.embedding, c.url FROM chunks c JOIN articles a ON a.id = c.article_id JOIN knowledge_bases b ON b.id = a.knowledge_base_id \
          ORDER BY a.id, c.ordinal",
     )
     .fetch_all(&mut *db.read().await?)
