@@ -1,6 +1,5 @@
 //! `mcp-token` (create, list, revoke) and `mcp-stdio`.
 
-
 use anyhow::Context;
 use clap::Subcommand;
 use parley_engine::engine::clock::{Clock, SystemClock};

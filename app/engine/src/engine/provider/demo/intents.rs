@@ -14,6 +14,39 @@ fn any(text: &str, words: &[&str]) -> bool {
     words.iter().any(|w| text.contains(w))
 }
 
+/// The visitor asks something (a question mark, or a question word in English or Chinese).
+pub fn is_question(lower: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "how ",
+        "what",
+        "when ",
+        "where",
+        "why ",
+        "which",
+        "who ",
+        "can i",
+        "can you",
+        "do you",
+        "does ",
+        "is there",
+        "are there",
+        "吗",
+        "什么",
+        "怎么",
+        "如何",
+        "多少",
+        "哪",
+        "几",
+        "是否",
+        "能否",
+        "可以",
+    ];
+    lower.contains('?')
+        || lower.contains('？')
+        || lower.split_whitespace().count() > 1 && any(lower, WORDS)
+        || any(lower, &WORDS[WORDS.len() - 9..])
+}
+
 pub fn clip(text: &str, max: usize) -> String {
     text.trim().chars().take(max).collect()
 }
@@ -303,6 +336,11 @@ mod tests {
     fn reads_currencies_amounts_and_facts() {
         assert_eq!(currencies("港币兑人民币汇率"), vec!["HKD", "CNY"]);
         assert_eq!(currencies("how much is 100 usd in hkd"), vec!["USD", "HKD"]);
+        assert!(is_question("how much does the harbor plan cost"));
+        assert!(is_question("opening hours?"));
+        assert!(is_question("公司在哪里"));
+        assert!(!is_question("hello there"));
+        assert!(!is_question("thanks"));
         assert_eq!(amount("300万人民币是多少港币"), Some(3_000_000.0));
         assert_eq!(amount("没有数字"), None);
         let facts = assessment_facts("我今年35岁，硕士，工作10年，想评估优才");

@@ -126,6 +126,15 @@ fn decide(request: &ModelRequest, images: usize) -> DemoReply {
                 arguments: fit_to_offer(&request.tools, intent.tool, (intent.arguments)(last_user)).to_string(),
             })
             .collect();
+        // A question the rules do not recognise, for an agent with knowledge: the owner's own
+        // content (a crawled site, files) may answer it.
+        if calls.is_empty() && offered("search_knowledge") && intents::is_question(&lower) {
+            calls.push(ModelToolCall {
+                id: "demo_call_search_knowledge_0".into(),
+                name: "search_knowledge".into(),
+                arguments: serde_json::json!({"query": clip(last_user, 300)}).to_string(),
+            });
+        }
         // A real question the rules do not recognise: is it off-topic?
         if calls.is_empty()
             && offered("check_off_topic")
