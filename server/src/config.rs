@@ -157,6 +157,16 @@ pub struct Config {
     /// replica on the same PostgreSQL finishes its answers as `interrupted`.
     #[arg(long, global = true, env = "PARLEY_LEASE_TTL_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(6..))]
     pub lease_ttl_secs: u64,
+    /// The knowledge crawler's pause after each request, per worker (milliseconds); a site's
+    /// robots.txt `Crawl-delay` wins when longer (up to 10 s).
+    #[arg(long, global = true, env = "PARLEY_CRAWL_DELAY_MS", default_value_t = 100)]
+    pub crawl_delay_ms: u64,
+    /// The knowledge crawler's requests at once to one site.
+    #[arg(long, global = true, env = "PARLEY_CRAWL_CONCURRENCY", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=16))]
+    pub crawl_concurrency: u64,
+    /// The largest page or file the knowledge crawler and file uploads read (KiB).
+    #[arg(long, global = true, env = "PARLEY_CRAWL_MAX_PAGE_KIB", default_value_t = 2048)]
+    pub crawl_max_page_kib: u64,
     /// Log lines as `text` (for people) or `json` (one object per line, for log collectors).
     #[arg(long, global = true, env = "PARLEY_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub log_format: String,
@@ -330,6 +340,9 @@ impl Config {
             visitor_idle_hours: 720,
             shutdown_grace_secs: 20,
             lease_ttl_secs: 30,
+            crawl_delay_ms: 100,
+            crawl_concurrency: 4,
+            crawl_max_page_kib: 2048,
             log_format: "text".into(),
             allow_second_sqlite_process: false,
         }

@@ -223,6 +223,12 @@ fn engine_settings(config: &Config) -> anyhow::Result<EngineSettings> {
         visitor_idle: Duration::from_secs(config.visitor_idle_hours.saturating_mul(3600)),
         spend: config.spend.settings()?,
         lease_ttl: Duration::from_secs(config.lease_ttl_secs),
+        crawl: parley_engine::engine::sources::CrawlSettings {
+            delay: Duration::from_millis(config.crawl_delay_ms),
+            concurrency: usize::try_from(config.crawl_concurrency).unwrap_or(4),
+            max_page_bytes: usize::try_from(config.crawl_max_page_kib.saturating_mul(1024)).unwrap_or(usize::MAX),
+            ..Default::default()
+        },
         fallbacks: DefaultFallbacks::parse(&config.fallback_models)
             .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
         outbound: config.outbound()?,

@@ -60,6 +60,9 @@ enum Command {
     ImportNews(ImportNews),
     /// Measure added time-to-first-token and concurrent streams against a fake upstream.
     Bench(parley_server::bench::BenchArgs),
+    /// Measure the knowledge crawler on a generated site served by nginx: crawl time and memory,
+    /// a re-sync with nothing changed, and search quality on the site's 30 questions.
+    BenchCrawl(parley_server::bench::crawl::CrawlBenchArgs),
     /// Manage MCP access tokens (create, list, revoke).
     #[command(subcommand)]
     McpToken(McpTokenCommand),
@@ -128,6 +131,7 @@ async fn main() -> anyhow::Result<()> {
         Command::CreateUser(args) => cli::accounts::create_user(&cli.config, args).await,
         Command::FakeUpstream(args) => fake_upstream(args).await,
         Command::Bench(args) => parley_server::bench::run(args).await,
+        Command::BenchCrawl(args) => parley_server::bench::crawl::run(args).await,
         Command::ImportKnowledge(args) => cli::content::import_knowledge(cli.config, args).await,
         Command::Crawl(args) => cli::sources::crawl(cli.config, args).await,
         Command::ImportNews(args) => cli::content::import_news(&cli.config, args).await,

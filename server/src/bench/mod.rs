@@ -19,6 +19,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
+pub mod crawl;
 mod streams;
 
 /// Flags of `parley bench`.

@@ -38,6 +38,7 @@ mod privacy;
 mod private_endpoints;
 mod replicas;
 mod signin;
+mod sources;
 mod spend;
 mod store_batches;
 mod turns;

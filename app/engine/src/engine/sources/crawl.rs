@@ -128,6 +128,10 @@ impl Engine {
             store::report(self.db(), run_id, self.process_id(), &progress, None, self.now_ms()).await?;
         }
         loop {
+            // A stopping process leaves the run to the next one (its lease is released).
+            if self.shutdown_state().is_draining() {
+                return Ok(Ended::Lost);
+            }
             let batch = store::queued(self.db(), run_id, BATCH).await?;
             if batch.is_empty() {
                 break;

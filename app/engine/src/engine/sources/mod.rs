@@ -158,7 +158,7 @@ impl Engine {
     pub fn spawn_source_runner(&self) {
         let engine = self.clone();
         tokio::spawn(async move {
-            loop {
+            while !engine.shutdown_state().is_draining() {
                 engine.run_sources_once().await;
                 let wake = engine.0.sources.wake.notified();
                 let _ = tokio::time::timeout(Duration::from_secs(2), wake).await;
@@ -218,6 +218,8 @@ impl Engine {
             Err(e) => Ended::Failed(format!("database: {e}")),
         };
         let now = self.now_ms();
+        // A run cut short by this process stopping stays `running` for the next one to take.
+        let ended = if self.shutdown_state().is_draining() && ended != Ended::Done { Ended::Lost } else { ended };
         let finished = match &ended {
             Ended::Done => store::finish_run(self.db(), &run.id, "done", None, now).await,
             Ended::Failed(why) => store::finish_run(self.db(), &run.id, "failed", Some(why), now).await,
