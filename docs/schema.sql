@@ -44,9 +44,11 @@ CREATE TABLE articles (
     source_url TEXT,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-);
+, source_id TEXT);
 
 CREATE INDEX articles_by_knowledge_base ON articles (knowledge_base_id);
+
+CREATE INDEX articles_by_source ON articles (source_id);
 
 CREATE TABLE attachments (
     id TEXT PRIMARY KEY,
@@ -100,7 +102,7 @@ CREATE TABLE chunks (
     ordinal BIGINT NOT NULL,
     text TEXT NOT NULL,
     embedding TEXT
-);
+, url TEXT);
 
 CREATE INDEX chunks_by_article ON chunks (article_id);
 
@@ -220,6 +222,20 @@ CREATE TABLE knowledge_bases (
 , topics TEXT NOT NULL DEFAULT '');
 
 CREATE INDEX knowledge_bases_by_agent ON knowledge_bases (agent_id);
+
+CREATE TABLE knowledge_sources (
+    id TEXT PRIMARY KEY,
+    knowledge_base_id TEXT NOT NULL REFERENCES knowledge_bases (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    settings TEXT NOT NULL DEFAULT '{}',
+    schedule TEXT NOT NULL DEFAULT 'off',
+    next_sync_at BIGINT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX knowledge_sources_by_base ON knowledge_sources (knowledge_base_id);
 
 CREATE TABLE leads (
     id TEXT PRIMARY KEY,
@@ -457,6 +473,54 @@ CREATE TABLE sessions (
 );
 
 CREATE INDEX sessions_by_expiry ON sessions (expiry);
+
+CREATE TABLE source_pages (
+    id TEXT PRIMARY KEY,
+    source_id TEXT NOT NULL REFERENCES knowledge_sources (id) ON DELETE CASCADE,
+    url TEXT NOT NULL,
+    run_id TEXT,
+    status TEXT NOT NULL,
+    reason TEXT,
+    depth BIGINT NOT NULL DEFAULT 0,
+    title TEXT,
+    lang TEXT,
+    etag TEXT,
+    last_modified TEXT,
+    content_hash TEXT,
+    bytes BIGINT,
+    article_id TEXT,
+    fetched_at BIGINT,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX source_pages_by_hash ON source_pages (source_id, content_hash);
+
+CREATE INDEX source_pages_by_run ON source_pages (run_id, status);
+
+CREATE UNIQUE INDEX source_pages_by_url ON source_pages (source_id, url);
+
+CREATE TABLE source_runs (
+    id TEXT PRIMARY KEY,
+    source_id TEXT NOT NULL REFERENCES knowledge_sources (id) ON DELETE CASCADE,
+    state TEXT NOT NULL,
+    owner TEXT,
+    reason TEXT,
+    current_url TEXT,
+    found BIGINT NOT NULL DEFAULT 0,
+    fetched BIGINT NOT NULL DEFAULT 0,
+    indexed BIGINT NOT NULL DEFAULT 0,
+    unchanged BIGINT NOT NULL DEFAULT 0,
+    skipped BIGINT NOT NULL DEFAULT 0,
+    failed BIGINT NOT NULL DEFAULT 0,
+    retired BIGINT NOT NULL DEFAULT 0,
+    started_at BIGINT NOT NULL,
+    heartbeat_at BIGINT NOT NULL,
+    finished_at BIGINT
+);
+
+CREATE INDEX source_runs_by_source ON source_runs (source_id, started_at);
+
+CREATE INDEX source_runs_by_state ON source_runs (state);
 
 CREATE TABLE spend_days (
     spender TEXT NOT NULL,
