@@ -14,10 +14,14 @@
 //! - [`content_hash`]: the same text twice is the same hash.
 //! - [`robots`] and [`sitemap`]: what a crawler may fetch and where the pages are.
 
+mod fragment;
 pub mod html;
 mod lang;
+mod passages;
 
+pub use fragment::text_fragment;
 pub use html::{Page, html_page};
+pub use passages::{Passage, passages};
 pub use url::Url;
 
 use sha2::{Digest, Sha256};
