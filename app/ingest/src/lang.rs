@@ -3,7 +3,7 @@
 //! Chinese, Japanese and Korean are told by their scripts (a share of Han, kana or Hangul
 //! characters), which is certain on a few words where statistics are not; the rest goes to
 //! `whatlang` (trigram statistics, no dependencies of note, 70 languages) and is kept only when
-//! it says its guess is reliable. Codes are the two-letter ones of `<html lang>` (BCP 47).
+//! it is fairly confident (0.5 or more). Codes are the two-letter ones of `<html lang>` (BCP 47).
 
 /// The language of `text` as a BCP 47 primary tag ("zh", "en", ...), or `None` if unsure.
 pub(crate) fn detect(text: &str) -> Option<String> {
@@ -12,7 +12,8 @@ pub(crate) fn detect(text: &str) -> Option<String> {
         return Some(cjk.to_owned());
     }
     let info = whatlang::detect(&sample)?;
-    if !info.is_reliable() {
+    // `is_reliable` wants long texts; a short English paragraph scores 0.68 and is right.
+    if !info.is_reliable() && info.confidence() < 0.5 {
         return None;
     }
     iso_639_1(info.lang()).map(str::to_owned)

@@ -18,10 +18,12 @@ mod fragment;
 pub mod html;
 mod lang;
 mod passages;
+mod read;
 
 pub use fragment::text_fragment;
 pub use html::{Page, html_page};
 pub use passages::{Passage, passages};
+pub use read::{Document, Read, ReadError, Snippet, read_file};
 pub use url::Url;
 
 use sha2::{Digest, Sha256};
