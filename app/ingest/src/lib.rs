@@ -19,6 +19,8 @@ pub mod html;
 mod lang;
 mod passages;
 mod read;
+pub mod robots;
+pub mod sitemap;
 
 pub use fragment::text_fragment;
 pub use html::{Page, html_page};
