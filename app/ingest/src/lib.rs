@@ -13,6 +13,17 @@
 //! - [`text_fragment`]: a link that scrolls a browser to a passage.
 //! - [`content_hash`]: the same text twice is the same hash.
 //! - [`robots`] and [`sitemap`]: what a crawler may fetch and where the pages are.
+//!
+//! Crates, each kept and each with default features off where it has any (the workspace
+//! watches its build time):
+//! - main content: `dom_smoothie` (Mozilla's Readability, ported) on `dom_query` (html5ever),
+//!   whose Markdown writer also does the HTML-to-Markdown step, so there is one HTML parser;
+//!   rule-based removals before it and a `<main>`/`<body>` fallback after it ([`html`]);
+//! - PDF: `pdf-extract` (on `lopdf`), and `lopdf`'s own extractor for the CJK fonts it does
+//!   not know; DOCX: `zip` + `quick-xml` (not `docx-rs`, a writer with a heavy reader);
+//!   CSV: `csv`; text in GB18030: `encoding_rs`;
+//! - language: Chinese/Japanese/Korean by script share, the rest by `whatlang`;
+//! - `robots.txt`: `texting_robots`; sitemaps: `quick-xml` and `flate2`.
 
 mod fragment;
 pub mod html;

@@ -160,3 +160,25 @@ fn garbage_never_panics() {
     let deep = "<div>".repeat(300) + "deep text" + &"</div>".repeat(300);
     assert_eq!(html_page(&deep, &url("https://e.com/")).markdown, "deep text");
 }
+
+#[test]
+fn a_page_becomes_passages_under_its_headings() {
+    let page = html_page(&fixture("docs.html"), &url("https://example.com/docs/install"));
+    let passages = parley_ingest::passages(&page.markdown, 400);
+    let headings: Vec<Option<&str>> = passages.iter().map(|p| p.heading.as_deref()).collect();
+    assert_eq!(
+        headings,
+        [
+            Some("Installing the widget"),
+            Some("Paste the script tag"),
+            Some("Check the installation"),
+            Some("Allowed origins")
+        ]
+    );
+    let link = parley_ingest::text_fragment(&page_url_of(&page), &passages[1]);
+    assert_eq!(link.as_str(), "https://example.com/docs/install#:~:text=Paste%20the%20script%20tag");
+}
+
+fn page_url_of(page: &parley_ingest::Page) -> Url {
+    page.canonical.clone().unwrap_or_else(|| url("https://example.com/docs/install"))
+}
