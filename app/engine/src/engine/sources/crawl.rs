@@ -321,8 +321,11 @@ async fn crawl_page(crawl: &Crawl, page: Page) -> Result<Progress, DbError> {
     progress.fetched = 1;
     let (title, lang, markdown) = match kind {
         BodyKind::Html => {
-            let html = String::from_utf8_lossy(&body);
-            let read = parley_ingest::html_page(&html, &url);
+            let html = String::from_utf8_lossy(&body).into_owned();
+            let at = url.clone();
+            let Some(read) = off_thread(move || parley_ingest::html_page(&html, &at)).await else {
+                return skip("the page took too long to read".into()).await.map(counted);
+            };
             if !read.nofollow {
                 for link in &read.links {
                     crawl.offer(link, page.depth + 1).await?;
@@ -341,7 +344,11 @@ async fn crawl_page(crawl: &Crawl, page: Page) -> Result<Progress, DbError> {
         }
         BodyKind::Pdf | BodyKind::Text | BodyKind::Raw => {
             let name = if kind == BodyKind::Pdf { "page.pdf" } else { "page.txt" };
-            match parley_ingest::read_file(name, &body) {
+            let bytes = body.clone();
+            let Some(read) = off_thread(move || parley_ingest::read_file(name, &bytes)).await else {
+                return skip("the document took too long to read".into()).await.map(counted);
+            };
+            match read {
                 Ok(parley_ingest::Read::Document(d)) => {
                     let title = if d.title.is_empty() || d.title == "page" { last_segment(&url) } else { d.title };
                     (title, d.lang, d.markdown)
@@ -388,6 +395,12 @@ async fn crawl_page(crawl: &Crawl, page: Page) -> Result<Progress, DbError> {
     store::index_page(db, &page, &crawl.source.knowledge_base_id, &article, &stored, &validators, now()).await?;
     progress.indexed = 1;
     Ok(progress)
+}
+
+/// Parsing is CPU work (and a hostile page can make it slow): it runs on the blocking pool, and
+/// the crawl waits for it at most 20 s.
+pub(super) async fn off_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::time::timeout(Duration::from_secs(20), tokio::task::spawn_blocking(work)).await.ok()?.ok()
 }
 
 /// A skipped page's progress that also counts its fetch.

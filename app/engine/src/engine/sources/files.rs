@@ -64,7 +64,15 @@ impl Engine {
                 results.push(refuse(format!("{name}: the base already holds {} files, the most allowed", count)));
                 continue;
             }
-            let read = match parley_ingest::read_file(&name, bytes) {
+            let (file, copy) = (name.clone(), bytes.clone());
+            let read = super::crawl::off_thread(move || parley_ingest::read_file(&file, &copy)).await;
+            let read = match read.unwrap_or_else(|| {
+                Err(parley_ingest::ReadError::Damaged {
+                    name: name.clone(),
+                    kind: "document",
+                    reason: "it took too long to read".into(),
+                })
+            }) {
                 Ok(read) => read,
                 Err(e) => {
                     progress.failed += 1;
