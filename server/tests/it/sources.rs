@@ -291,8 +291,13 @@ async fn a_website_is_crawled_cited_and_kept_fresh() {
     assert_eq!((pricing.status.as_str(), pricing.article_id), ("excluded", None));
     engine.delete_source(&source.id).await.unwrap();
     assert_eq!(app.count("source_pages").await, 0);
-    assert_eq!(app.count("articles").await, 0);
-    assert_eq!(app.count("chunks").await, 0);
+    assert_eq!(app.count("source_runs").await, 0);
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM articles WHERE source_id IS NOT NULL")
+        .fetch_one(&mut *app.db().read().await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+    assert_eq!(chunks_containing(&app, "Harborlight").await, 0);
 }
 
 #[tokio::test]

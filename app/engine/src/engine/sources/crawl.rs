@@ -22,8 +22,9 @@ use crate::store::knowledge::sources::{self as store, Page, PageOutcome, PagePas
 /// The largest passage, in characters.
 pub const PASSAGE_CHARS: usize = 800;
 
-/// Pages fetched between two reports of a run's progress (and checks for a cancel).
-const BATCH: i64 = 8;
+/// Pages fetched between two reports of a run's progress (and checks for a cancel or a stop),
+/// per request at once.
+const BATCH_PER_WORKER: usize = 2;
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,7 +133,8 @@ impl Engine {
             if self.shutdown_state().is_draining() {
                 return Ok(Ended::Lost);
             }
-            let batch = store::queued(self.db(), run_id, BATCH).await?;
+            let workers = crawl.fetcher.settings.concurrency.max(1);
+            let batch = store::queued(self.db(), run_id, (workers * BATCH_PER_WORKER) as i64).await?;
             if batch.is_empty() {
                 break;
             }
@@ -147,7 +149,7 @@ impl Engine {
                         progress
                     }
                 })
-                .buffer_unordered(crawl.fetcher.settings.concurrency.max(1))
+                .buffer_unordered(workers)
                 .collect()
                 .await;
             let mut progress = Progress { found: crawl.pages.load(Ordering::Relaxed) - before, ..Progress::default() };
