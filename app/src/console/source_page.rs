@@ -134,6 +134,8 @@ fn PageRow(
     let label = item.title.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| item.url.clone());
     let place = if item.is_link() {
         view! { <a href=item.url.clone() rel="noopener noreferrer">{item.url.clone()}</a> }.into_any()
+    } else if item.url.starts_with("snippet:") {
+        view! { <span>"Q&A snippet"</span> }.into_any()
     } else {
         view! { <span>{item.url.clone()}</span> }.into_any()
     };
@@ -169,7 +171,7 @@ fn PageRow(
                 }
             }>"Delete"</button>
         }.into_any()),
-        "indexed" => Some(view! {
+        "indexed" | "skipped" | "failed" | "gone" => Some(view! {
             <button type="button" aria-label=format!("Exclude: {label}") on:click=move |_| act(Box::pin(exclude_page(id.clone())))>"Exclude"</button>
         }.into_any()),
         _ => None,
