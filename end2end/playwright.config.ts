@@ -22,6 +22,10 @@ const widgetDir = process.env.PARLEY_E2E_WIDGET_DIR ?? path.resolve(__dirname, '
 /** A real SMTP server beside Parley (aiosmtpd; mail.spec.ts reads what it received). */
 const smtpSink = path.resolve(__dirname, '../server/tests/it/harness/smtp_sink.py');
 const SMTP_PORT = 3125;
+/** The test website knowledge-sources.spec.ts serves and crawls: the one private address the
+ * server may fetch (PARLEY_PRIVATE_ENDPOINTS). */
+export const SOURCES_SITE_PORT = 3130;
+process.env.PARLEY_E2E_SOURCES_SITE_PORT = String(SOURCES_SITE_PORT);
 
 // A fresh database for every run. The config is evaluated again in each worker process, so only
 // the main process (the one that starts the web server) creates the directory.
@@ -110,6 +114,8 @@ export default defineConfig({
       PARLEY_SMTP_PORT: String(SMTP_PORT),
       PARLEY_SMTP_TLS: 'none',
       PARLEY_MAIL_FROM: 'Parley <parley@e2e.test>',
+      // knowledge-sources.spec.ts crawls a site on this loopback port (nothing else private).
+      PARLEY_PRIVATE_ENDPOINTS: `127.0.0.1:${SOURCES_SITE_PORT}`,
     },
   },
 });

@@ -64,6 +64,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("knowledge") view=console::knowledge::KnowledgePage />
                     <Route path=path!("knowledge/:base") view=console::knowledge::KnowledgeBasePage />
                     <Route path=path!("knowledge/:base/new") view=console::knowledge::ArticlePage />
+                    <Route path=path!("knowledge/:base/sources") view=console::sources::SourcesPage />
+                    <Route path=path!("sources/:id") view=console::source_page::SourcePage />
                     <Route path=path!("articles/:id") view=console::knowledge::ArticlePage />
                     <Route path=path!("tokens") view=console::tokens::TokensPage />
                     <Route path=path!("identity") view=console::identity::IdentityPage />

@@ -274,6 +274,7 @@ test('every console page renders on a direct load and hydrates; MCP tokens are m
     ['/admin/knowledge', 'Knowledge'],
     [base, 'Articles'],
     [`${base}/new`, 'New article'],
+    [`${base}/sources`, 'Sources'],
     [article, 'Edit article'],
     ['/admin/tokens', 'MCP tokens'],
     ['/admin/identity', 'Known visitors'],

@@ -1,4 +1,5 @@
-//! `/admin/knowledge` (bases), `/admin/knowledge/:base` (articles: search, import) and
+//! `/admin/knowledge` (bases), `/admin/knowledge/:base` (articles: search, import; its sources
+//! are [`super::sources`]) and
 //! `/admin/articles/:id` / `/admin/knowledge/:base/new` (the editor with a preview).
 
 use leptos::prelude::*;
@@ -170,6 +171,7 @@ pub fn KnowledgeBasePage() -> impl IntoView {
             <input id="k-search" type="search" prop:value=typed on:input=move |ev| typed.set(event_target_value(&ev)) />
             <button type="submit">"Search"</button>
             <A href=move || format!("/admin/knowledge/{}/new", base()) attr:class="c-button">"New article"</A>
+            <A href=move || format!("/admin/knowledge/{}/sources", base()) attr:class="c-button">"Sources: websites, files, Q&A"</A>
         </form>
         <Import base=Signal::derive(base) version />
         <AboutBase base=Signal::derive(base) />

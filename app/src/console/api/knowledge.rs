@@ -192,7 +192,7 @@ fn to_new(form: &ArticleForm) -> parley_engine::store::knowledge::NewArticle {
 
 /// An error unless the knowledge base exists.
 #[cfg(feature = "ssr")]
-async fn known_base(db: &parley_engine::store::Db, id: &str) -> Result<(), ConsoleError> {
+pub(super) async fn known_base(db: &parley_engine::store::Db, id: &str) -> Result<(), ConsoleError> {
     match parley_engine::store::knowledge::base(db, id).await? {
         Some(_) => Ok(()),
         None => Err(ConsoleError::invalid("knowledge_base_id", "Unknown knowledge base.")),

@@ -23,5 +23,6 @@ pub mod models;
 pub mod orders;
 #[cfg(feature = "ssr")]
 pub mod paging;
+pub mod sources;
 pub mod tokens;
 pub mod webhooks;

@@ -6,6 +6,7 @@ mod dashboard;
 mod hours;
 mod http_tools;
 mod identity;
+mod sources;
 mod webhooks;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,10 @@ pub use dashboard::{AgentRatings, AgentSpend, AlertItem, Dashboard, DayUsage, Un
 pub use hours::{HoursView, NOTIFICATION_CHOICES, NotificationsView, PresenceView};
 pub use http_tools::{EmbeddingCounts, HttpToolForm, HttpToolItem};
 pub use identity::{AuditItem, DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret, SecretItem, UserItem, UserLabel};
+pub use sources::{
+    FileOutcome, PAGE_STATUSES, PageItem, PassageItem, RunItem, SCHEDULE_CHOICES, SourceItem, UPLOAD_MAX_BYTES,
+    WebsiteForm,
+};
 pub use webhooks::{AttemptItem, DeliveryItem, EndpointItem, NewEndpoint, WEBHOOK_EVENTS, WebhooksView};
 
 /// The signed-in person.
