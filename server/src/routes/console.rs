@@ -85,7 +85,20 @@ pub async fn gate(State(state): State<AppState>, session: Session, request: Requ
     if page && parley_engine::auth::current_user(&state.engine, &session).await.is_none() {
         return axum::response::Redirect::to("/admin/login").into_response();
     }
+    // The file upload's multipart decoder (server_fn) panics on a body without a boundary
+    // before the function can check anything: such a request is refused here.
+    if path.starts_with("/api/upload_files") && !is_multipart(request.headers()) {
+        return (axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE, "multipart/form-data with a boundary expected")
+            .into_response();
+    }
     next.run(request).await
+}
+
+/// The request says it is `multipart/form-data` and names its boundary.
+fn is_multipart(headers: &HeaderMap) -> bool {
+    headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| {
+        t.trim_start().to_ascii_lowercase().starts_with("multipart/form-data") && t.contains("boundary=")
+    })
 }
 
 /// What changes in conversations, as it happens (ids only; the page reloads what it shows).

@@ -360,3 +360,47 @@ async fn a_run_cut_by_a_restart_resumes_and_takes_every_page_once() {
     }
     second.shutdown(Duration::from_secs(1)).await;
 }
+
+#[tokio::test]
+async fn files_made_by_real_tools_are_indexed_and_bad_ones_refused_by_name() {
+    let app = TestApp::builder().spawn().await;
+    let (agent_id, base) = base_of_new_agent(&app, "files").await;
+    let fixture = |name: &str| {
+        let bytes = std::fs::read(repo(&format!("../app/ingest/tests/fixtures/files/{name}"))).unwrap();
+        (name.to_owned(), bytes)
+    };
+    let files: Vec<(String, Vec<u8>)> =
+        ["guide.pdf", "handbook.docx", "faq.csv", "broken.pdf", "scan.pdf", "setup.exe"].map(fixture).to_vec();
+    let results = app.engine().import_files(&base, &files).await.unwrap();
+    let refused: Vec<&str> = results.iter().filter_map(|r| r.error.as_deref()).collect();
+    assert_eq!(results.iter().filter(|r| r.error.is_none()).count(), 3, "{results:#?}");
+    for name in ["broken.pdf", "scan.pdf", "setup.exe"] {
+        assert!(refused.iter().any(|e| e.starts_with(&format!("{name}: "))), "{name}: {refused:?}");
+    }
+    // The Chinese text layer of the PDF is searchable, and the citation names the file.
+    let q = SearchQuery { agent_id: &agent_id, text: "退款政策", limit: 5, ..SearchQuery::default() };
+    let hits = app.engine().services().knowledge.search(&q).await.unwrap();
+    assert_eq!(hits.first().map(|h| h.title.as_str()), Some("Parley Pricing Guide"), "{hits:#?}");
+    // The same file again replaces it; the run history records both uploads.
+    app.engine().import_files(&base, &files[..1]).await.unwrap();
+    let sources = store::of_base(app.db(), &base).await.unwrap();
+    let (_, pages) = store::pages(app.db(), &sources[0].id, Some("indexed"), 0, 1).await.unwrap();
+    assert_eq!(pages, 3);
+    assert_eq!(store::runs(app.db(), &sources[0].id, 10).await.unwrap().len(), 2);
+
+    // A snippet: a blank answer is refused; a good one is found.
+    assert!(matches!(app.engine().add_snippet(&base, "Parking?", " ").await, Err(SourceError::Invalid(_))));
+    app.engine()
+        .add_snippet(&base, "Is there parking at the office?", "Yes, twelve free spaces behind it.")
+        .await
+        .unwrap();
+    let q = SearchQuery { agent_id: &agent_id, text: "parking office", limit: 5, ..SearchQuery::default() };
+    let hits = app.engine().services().knowledge.search(&q).await.unwrap();
+    assert!(hits.iter().any(|h| h.text.contains("twelve free spaces")), "{hits:#?}");
+
+    // The console's upload refuses a body that is not multipart before anything reads it.
+    use leptos::server_fn::ServerFn;
+    let path = parley_app::console::api::sources::UploadFiles::PATH;
+    let r = app.client.post(app.url(path)).body("x").send().await.unwrap();
+    assert_eq!(r.status(), 415);
+}

@@ -105,8 +105,11 @@ pub fn is_unavailable(e: &DbError) -> bool {
         DbError::Database(db) => {
             let code = db.code().unwrap_or_default();
             // PostgreSQL: connection exceptions (08…), shutdown / cannot connect now (57P…),
-            // too many connections (53300). SQLite: busy (5) and locked (6).
-            code.starts_with("08") || code.starts_with("57P") || code == "53300" || code == "5" || code == "6"
+            // too many connections (53300). SQLite: busy (5) and locked (6), with their extended
+            // codes (busy recovery 261, snapshot 517, timeout 773; locked shared cache 262).
+            code.starts_with("08")
+                || code.starts_with("57P")
+                || matches!(code.as_ref(), "53300" | "5" | "6" | "261" | "517" | "773" | "262")
         }
         _ => false,
     }

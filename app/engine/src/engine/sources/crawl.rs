@@ -87,9 +87,19 @@ impl Crawl {
 impl Engine {
     /// Runs a website source's run that this process has taken, to its end.
     pub(super) async fn crawl(&self, source: Source, run_id: &str) -> Ended {
-        match self.crawl_inner(source, run_id).await {
-            Ok(ended) => ended,
-            Err(e) => Ended::Failed(format!("database: {e}")),
+        // A database busy or briefly unreachable does not end the run: it goes on from its
+        // queue (pages already stored are not fetched again), up to five times.
+        let mut tries = 0;
+        loop {
+            match self.crawl_inner(source.clone(), run_id).await {
+                Ok(ended) => return ended,
+                Err(e) if crate::store::is_unavailable(&e) && tries < 5 => {
+                    tries += 1;
+                    tracing::info!(error = %e, run = run_id, "knowledge source run: the database was busy; going on");
+                    tokio::time::sleep(Duration::from_millis(200 * tries)).await;
+                }
+                Err(e) => return Ended::Failed(format!("database: {e}")),
+            }
         }
     }
 
@@ -145,7 +155,11 @@ impl Engine {
                     let crawl = crawl.clone();
                     async move {
                         let progress = crawl_page(&crawl, page).await;
-                        tokio::time::sleep(crawl.delay).await;
+                        // The pause spares the site the work of serving pages; a `304` (a
+                        // re-sync of an unchanged page) sent none.
+                        if progress.as_ref().map_or(true, |p| p.unchanged == 0 || p.fetched > 0) {
+                            tokio::time::sleep(crawl.delay).await;
+                        }
                         progress
                     }
                 })

@@ -692,6 +692,13 @@ pub async fn index_page(
 /// `skipped`) with its reason.
 pub async fn retire(db: &Db, page_id: &str, status: &str, reason: &str, now: i64) -> Result<bool, DbError> {
     let mut tx = db.writer().begin().await?;
+    // A write first: on SQLite a transaction that reads before it writes can find the database
+    // changed by another writer in between (SQLITE_BUSY_SNAPSHOT) and fail.
+    sqlx::query("UPDATE source_pages SET updated_at = $2 WHERE id = $1")
+        .bind(page_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
     let article: Option<Option<String>> = sqlx::query_scalar("SELECT article_id FROM source_pages WHERE id = $1")
         .bind(page_id)
         .fetch_optional(&mut *tx)
