@@ -75,6 +75,11 @@ if pip_install aiosmtpd; then
 else
   say "could not install aiosmtpd: the mail checks are SKIPPED"
 fi
+# The crawler's test site has a PDF made with fpdf2 (server/tests/site/make_site.py), as has the
+# console's upload spec: a real PDF writer, not bytes we wrote by hand.
+say "installing fpdf2 (pip)"
+timeout 5m python3 -m pip install --quiet --disable-pip-version-check fpdf2 >/dev/null 2>&1 || true
+python3 -c "import fpdf" || { echo "test.sh: fpdf2 could not be installed (pip install fpdf2)" >&2; exit 1; }
 
 phase 1 "checking the docs: the paths they name, the table map, the layering rule" python3 .ci/check-docs.py
 
