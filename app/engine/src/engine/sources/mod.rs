@@ -220,6 +220,12 @@ impl Engine {
         let now = self.now_ms();
         // A run cut short by this process stopping stays `running` for the next one to take.
         let ended = if self.shutdown_state().is_draining() && ended != Ended::Done { Ended::Lost } else { ended };
+        // The index first: whoever sees the run ended can search what it stored.
+        if ended != Ended::Lost
+            && let Err(e) = self.reload_knowledge().await
+        {
+            tracing::warn!(error = %e, "knowledge sources: index not rebuilt after a run");
+        }
         let finished = match &ended {
             Ended::Done => store::finish_run(self.db(), &run.id, "done", None, now).await,
             Ended::Failed(why) => store::finish_run(self.db(), &run.id, "failed", Some(why), now).await,
@@ -227,11 +233,6 @@ impl Engine {
         };
         if let Err(e) = finished {
             tracing::warn!(error = %e, run = %run.id, "knowledge sources: could not record a run's end");
-        }
-        if ended != Ended::Lost
-            && let Err(e) = self.reload_knowledge().await
-        {
-            tracing::warn!(error = %e, "knowledge sources: index not rebuilt after a run");
         }
         tracing::info!(run = %run.id, ended = ?ended, "knowledge source run ended");
         if let Ok(mut running) = self.0.sources.running.lock() {
