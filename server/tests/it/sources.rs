@@ -6,6 +6,7 @@
 //! re-sync, a restart in the middle of a run, and files imported from fixtures made by real
 //! tools.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -57,6 +58,8 @@ impl Site {
             .arg(dir.path().join("error.log"))
             .arg("-c")
             .arg(dir.path().join("nginx.conf"))
+            // Its own process group: a stop that has to force it takes the worker too.
+            .process_group(0)
             .spawn()
             .expect("nginx is installed (apt-get install -y nginx; ./test.sh installs it)");
         let expect: Value =
@@ -91,7 +94,8 @@ impl Drop for Site {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = self.child.kill();
+        let group = format!("-{}", self.child.id());
+        let _ = std::process::Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.child.wait();
     }
 }
@@ -210,6 +214,8 @@ async fn a_website_is_crawled_cited_and_kept_fresh() {
     check_outcomes(&app, &site, &source.id, "run1").await;
     let indexed = site.expect["pages"].as_object().unwrap().values().filter(|e| e["run1"] == "indexed").count();
     assert_eq!(run1.indexed as usize, indexed, "{run1:?}");
+    let settled = run1.indexed + run1.unchanged + run1.skipped + run1.failed + run1.retired;
+    assert_eq!(settled, run1.found, "a page found but not counted in any outcome: {run1:?}");
 
     // No boilerplate line reached a passage; each page's fact did, once.
     for line in site.expect["boilerplate"]["lines"].as_array().unwrap() {
@@ -279,6 +285,20 @@ async fn a_website_is_crawled_cited_and_kept_fresh() {
         .unwrap();
     let (_, indexed_now) = store::pages(app.db(), &source.id, Some("indexed"), 0, 1).await.unwrap();
     assert_eq!(articles, indexed_now);
+
+    // Its settings change in place (a bad one changes nothing); the next run uses them.
+    let mut edited = website(&start);
+    edited.name = "Harborlight site".into();
+    edited.schedule = "weekly".into();
+    edited.site.path_prefix = "nowhere".into();
+    assert!(matches!(engine.update_website(&source.id, &edited).await, Err(SourceError::Invalid(_))));
+    assert_eq!(store::get(app.db(), &source.id).await.unwrap().unwrap().name, source.name);
+    edited.site.path_prefix = String::new();
+    engine.update_website(&source.id, &edited).await.unwrap();
+    let now = store::get(app.db(), &source.id).await.unwrap().unwrap();
+    assert_eq!((now.name.as_str(), now.schedule.as_str()), ("Harborlight site", "weekly"));
+    assert!(now.next_sync_at.is_some_and(|t| t > engine.now_ms()), "{now:?}");
+    assert!(matches!(engine.update_website("no-such-source", &edited).await, Err(SourceError::NotFound)));
 
     // Excluding a page retires its passages and keeps it out of the next run; deleting the
     // source takes everything with it.

@@ -294,12 +294,16 @@ async fn crawl_page(crawl: &Crawl, page: Page) -> Result<Progress, DbError> {
             progress.unchanged = 1;
             return Ok(progress);
         }
-        Fetched::Gone(status) => {
+        // A page indexed before is gone (its passages retire); one never indexed is skipped, so
+        // that every page a run found settles in one count.
+        Fetched::Gone(status) if known => {
             let retired = store::retire(db, &page.id, "gone", &format!("HTTP {status}"), now()).await?;
             progress.retired = i64::from(retired);
+            progress.skipped = i64::from(!retired);
             progress.fetched = 1;
             return Ok(progress);
         }
+        Fetched::Gone(status) => return skip(format!("HTTP {status}")).await.map(counted),
         Fetched::Redirect(to) => {
             let to = scope::normal(&to);
             if to.as_str() != url.as_str() {

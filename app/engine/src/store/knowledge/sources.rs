@@ -143,7 +143,7 @@ pub async fn create(
     })
 }
 
-/// Changes a source's name, scope and schedule; `false` if there is none with this id.
+/// Changes a website source's name, scope and schedule; `false` if there is no such website.
 pub async fn update(
     db: &Db,
     id: &str,
@@ -154,7 +154,8 @@ pub async fn update(
 ) -> Result<bool, DbError> {
     let next = schedule_every_ms(schedule).map(|every| now + every);
     let done = sqlx::query(
-        "UPDATE knowledge_sources SET name = $2, settings = $3, schedule = $4, next_sync_at = $5, updated_at = $6 WHERE id = $1",
+        "UPDATE knowledge_sources SET name = $2, settings = $3, schedule = $4, next_sync_at = $5, updated_at = $6 \
+         WHERE id = $1 AND kind = 'website'",
     )
     .bind(id)
     .bind(name)
