@@ -1,6 +1,7 @@
 //! A tokenizer for mixed Chinese and English text: runs of CJK characters become overlapping
 //! two-character terms (a lone character stays one term), other letters and digits become
-//! lower-cased words. Registered with tantivy as `parley_cjk`.
+//! lower-cased words, English ones reduced to their stem (Snowball: "retried" and "retry" are
+//! one term). Registered with tantivy as `parley_cjk`.
 
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
@@ -15,6 +16,18 @@ fn is_cjk(c: char) -> bool {
         | 0xac00..=0xd7af // Hangul
         | 0xf900..=0xfaff // compatibility ideographs
     )
+}
+
+/// The English stem of a lower-cased word; other words (accents, digits) as they are.
+fn stem(word: String) -> String {
+    static ENGLISH: std::sync::OnceLock<rust_stemmers::Stemmer> = std::sync::OnceLock::new();
+    if word.len() < 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return word;
+    }
+    match ENGLISH.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)).stem(&word) {
+        std::borrow::Cow::Borrowed(_) => word,
+        std::borrow::Cow::Owned(stemmed) => stemmed,
+    }
 }
 
 /// Splits `text` into search terms.
@@ -49,7 +62,7 @@ pub fn terms(text: &str) -> Vec<Token> {
                 j += 1;
             }
             let end = chars.get(j).map(|(b, _)| *b).unwrap_or(text.len());
-            push(&mut out, start, end, text[start..end].to_lowercase());
+            push(&mut out, start, end, stem(text[start..end].to_lowercase()));
             i = j;
         } else {
             i += 1;
@@ -99,10 +112,18 @@ mod tests {
 
     #[test]
     fn chinese_becomes_bigrams_and_english_words() {
-        assert_eq!(texts("优才计划 QMAS points"), vec!["优才", "才计", "计划", "qmas", "points"]);
+        assert_eq!(texts("优才计划 QMAS points"), vec!["优才", "才计", "计划", "qmas", "point"]);
         assert_eq!(texts("港"), vec!["港"]);
         assert_eq!(texts("TTPS高才通B类"), vec!["ttps", "高才", "才通", "b", "类"]);
         assert!(texts("，。！ -- ").is_empty());
+    }
+
+    #[test]
+    fn english_words_meet_at_their_stem() {
+        assert_eq!(texts("retried retries retry"), vec!["retri", "retri", "retri"]);
+        assert_eq!(texts("Deliveries delivery"), texts("delivery deliveries"));
+        // Digits, codes and accented words stay as they are.
+        assert_eq!(texts("LC-7 2019 café"), vec!["lc", "7", "2019", "café"]);
     }
 
     #[test]

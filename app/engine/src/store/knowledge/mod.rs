@@ -81,6 +81,11 @@ crate::store::row_struct! {
         /// Where a citation of this passage points, when it is not the article's `source_url`: a
         /// crawled page with a text fragment that scrolls to the passage.
         pub url: Option<String>,
+        /// The passage's place in its article (0: the first).
+        pub ordinal: i64,
+        /// 1 when the article came from a source (a crawled page, a file, a snippet): its
+        /// passages carry their own headings.
+        pub from_source: i64,
     }
 }
 
@@ -321,7 +326,8 @@ async fn insert_chunks(
 pub async fn all_chunks(db: &Db) -> Result<Vec<ChunkRow>, DbError> {
     sqlx::query_as(
         "SELECT c.id, c.article_id, c.knowledge_base_id, b.agent_id, a.title, a.category, a.kind, a.source_url, c.text, \
-         c.embedding, c.url FROM chunks c JOIN articles a ON a.id = c.article_id JOIN knowledge_bases b ON b.id = a.knowledge_base_id \
+         c.embedding, c.url, c.ordinal, CAST(CASE WHEN a.source_id IS NULL THEN 0 ELSE 1 END AS BIGINT) AS from_source \
+         FROM chunks c JOIN articles a ON a.id = c.article_id JOIN knowledge_bases b ON b.id = a.knowledge_base_id \
          ORDER BY a.id, c.ordinal",
     )
     .fetch_all(&mut *db.read().await?)
