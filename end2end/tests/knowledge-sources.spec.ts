@@ -151,6 +151,21 @@ test('a website: added, crawled with live progress, a page and its passages, the
   await expect(admin.locator('#run-history tbody tr').first()).toContainText('done');
   expect(await serious(admin)).toEqual([]);
 
+  // Its settings change in place: a bad start URL is refused and changes nothing; a new name
+  // and schedule are saved.
+  const edit = admin.locator('#edit-website');
+  await edit.getByText('Edit settings').click();
+  await expect(edit.getByLabel('Website name')).toHaveValue('Harborlight e2e');
+  await expect(edit.getByLabel(/^Exclude patterns/)).toHaveValue('/big.html');
+  await edit.getByLabel(/^Start URL/).fill('not a url');
+  await edit.getByRole('button', { name: 'Save settings' }).click();
+  await expect(admin.locator('#err-start_url')).toBeVisible();
+  await edit.getByLabel(/^Start URL/).fill(`${SITE}/index.html`);
+  await edit.getByLabel('Sync schedule').selectOption('off');
+  await edit.getByRole('button', { name: 'Save settings' }).click();
+  await expect(admin.locator('dl.c-facts:not(.c-run-counts)')).toContainText(/Schedule\s*off/);
+  expect(await serious(admin)).toEqual([]);
+
   // The start page, indexed, and its passages as the agent reads them, each citing the page.
   const home = `${SITE}/index.html`;
   const row = admin.locator('#pages tbody tr').filter({ has: admin.getByRole('link', { name: home, exact: true }) });
@@ -159,14 +174,16 @@ test('a website: added, crawled with live progress, a page and its passages, the
   const passages = admin.locator('#passages');
   await expect(passages.getByRole('heading', { name: /^Passages of/ })).toBeVisible();
   await expect(passages).toContainText('founded in Rostock in 2011');
-  await expect(passages.getByRole('link', { name: home }).first()).toHaveAttribute('href', home);
+  // Each passage cites the page and scrolls to itself (a URL text fragment).
+  const fragment = new RegExp(`^${home.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}#:~:text=`);
+  await expect(passages.getByRole('link', { name: home }).first()).toHaveAttribute('href', fragment);
   expect(await serious(admin)).toEqual([]);
 
   // The widget answers from the site and cites the page; the citation opens it.
   await trackPanelReady(page);
   await gotoHost(page, '/immigration');
   const p = await openWithLauncher(page);
-  const answer = await ask(p, 'Where and when was Harborlight started?', { sendLabel: ZH_SEND });
+  const answer = await ask(p, 'When was Harborlight founded, and where?', { sendLabel: ZH_SEND });
   const cite = answer.locator(`.pw-citations a[href^="${home}"]`).first();
   await expect(cite).toBeVisible();
   const [opened] = await Promise.all([page.context().waitForEvent('page'), cite.click()]);
@@ -182,7 +199,7 @@ test('a website: added, crawled with live progress, a page and its passages, the
   await expect(row).toHaveCount(0);
 
   await deleteSource(admin, 'Harborlight e2e');
-  expect(errors.filter((e) => !/add_website\d*\): Failed to load resource/.test(e))).toEqual([]);
+  expect(errors.filter((e) => !/(add|update)_website\d*\): Failed to load resource/.test(e))).toEqual([]);
 });
 
 test('a website crawl follows robots.txt, its sitemaps and links', async ({ browser }) => {

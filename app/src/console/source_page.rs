@@ -6,13 +6,16 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
-use super::api::sources::{delete_page, exclude_page, include_page, page_passages, source, source_pages, source_runs};
-use super::fields::ErrorLine;
+use super::api::sources::{
+    delete_page, exclude_page, include_page, page_passages, source, source_pages, source_runs, update_website,
+};
+use super::fields::{ErrorLine, FormStatus, Notice};
 use super::layout::confirm;
 use super::lists::{Pager, page_param, query, when};
 use super::loaded::Loaded;
 use super::source_run::{RunProgress, SourceActions};
-use super::types::{PAGE_STATUSES, PageItem, PassageItem, SourceItem};
+use super::sources::{WebsiteFields, settle};
+use super::types::{PAGE_STATUSES, PageItem, PassageItem, SourceItem, WebsiteForm};
 
 /// `/admin/sources/:id`.
 #[component]
@@ -54,7 +57,37 @@ fn SourceHead(source: SourceItem, version: RwSignal<u64>) -> impl IntoView {
         <h1>{source.name.clone()}</h1>
         <p class="c-hint">{format!("{} source · {}", source.kind, source.counts_line())}</p>
         {scope}
-        <SourceActions source version after_delete=back />
+        <SourceActions source=source.clone() version after_delete=back />
+        {source.is_website().then(|| view! { <EditWebsite source version /> })}
+    }
+}
+
+/// A website's name, scope and schedule, changed in place; the next run uses them (a new
+/// schedule counts from now).
+#[component]
+fn EditWebsite(source: SourceItem, version: RwSignal<u64>) -> impl IntoView {
+    let form = RwSignal::new(WebsiteForm::from(&source));
+    let status = FormStatus::default();
+    let id = source.id.clone();
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let id = id.clone();
+        leptos::task::spawn_local(async move {
+            if settle(status, update_website(id, form.get_untracked()).await).is_some() {
+                status.notice.set(Some("Saved: the next run uses these settings.".into()));
+                version.update(|v| *v += 1);
+            }
+        });
+    };
+    view! {
+        <details class="c-card" id="edit-website">
+            <summary>"Edit settings"</summary>
+            <form class="c-form" on:submit=submit novalidate=true aria-label="Website settings">
+                <WebsiteFields form errors=status.errors />
+                <Notice status />
+                <button type="submit" class="c-primary">"Save settings"</button>
+            </form>
+        </details>
     }
 }
 
@@ -91,10 +124,26 @@ fn Pages(source_id: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
     let q = use_query_map();
     let status = Signal::derive(move || q.read().get("status").unwrap_or_default());
     let page = move || page_param(&q.read());
+    let tick = RwSignal::new(0u64);
     let list = Resource::new(
-        move || (source_id.get(), status.get(), page(), version.get()),
-        |(id, s, p, _)| source_pages(id, s, p),
+        move || (source_id.get(), status.get(), page(), version.get(), tick.get()),
+        |(id, s, p, _, _)| source_pages(id, s, p),
     );
+    // A list that shows pages still queued reads itself again every 2 seconds until none is: the
+    // end of a run is not always seen by the progress above (a run shorter than its first poll;
+    // under load the list was seen left with the queue of a finished run).
+    Effect::new(move |_| {
+        let poll = move || {
+            let waiting =
+                list.get_untracked().and_then(Result::ok).is_some_and(|l| l.items.iter().any(|p| p.status == "queued"));
+            if waiting {
+                tick.update(|t| *t += 1);
+            }
+        };
+        if let Ok(handle) = set_interval_with_handle(poll, std::time::Duration::from_secs(2)) {
+            on_cleanup(move || handle.clear());
+        }
+    });
     let shown = RwSignal::new(None::<(String, String)>);
     let error = RwSignal::new(None::<String>);
     let navigate = use_navigate();

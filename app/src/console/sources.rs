@@ -84,7 +84,7 @@ fn SourceTable(items: Vec<SourceItem>, version: RwSignal<u64>) -> impl IntoView 
 }
 
 /// Shows a refusal by field, or why the call failed.
-fn settle<T>(status: FormStatus, outcome: Result<T, ConsoleError>) -> Option<T> {
+pub(super) fn settle<T>(status: FormStatus, outcome: Result<T, ConsoleError>) -> Option<T> {
     match outcome {
         Ok(value) => {
             status.clear();
@@ -108,7 +108,6 @@ fn settle<T>(status: FormStatus, outcome: Result<T, ConsoleError>) -> Option<T> 
 fn AddWebsite(base: Signal<String>) -> impl IntoView {
     let form = RwSignal::new(WebsiteForm::default());
     let status = FormStatus::default();
-    let errors: Errors = status.errors;
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         leptos::task::spawn_local(async move {
@@ -121,22 +120,31 @@ fn AddWebsite(base: Signal<String>) -> impl IntoView {
     view! {
         <form class="c-card c-form" id="add-website" on:submit=submit novalidate=true aria-labelledby="add-website-title">
             <h2 id="add-website-title">"Add a website"</h2>
-            <TextInput id="ws-name" label="Website name" field="name" value=bind!(form.name) errors />
-            <TextInput id="ws-start" label="Start URL (a page, or a sitemap)" field="start_url" kind="url"
-                placeholder="https://www.example.com/" value=bind!(form.start_url) errors />
-            <TextInput id="ws-prefix" label="Path prefix (only pages under it; empty: the whole site)" field="path_prefix"
-                placeholder="/help/" value=bind!(form.path_prefix) errors />
-            <TextArea id="ws-include" label="Include patterns (one per line, * any text; empty: all)" field="include"
-                rows="3" spellcheck="false" value=bind!(form.include) errors />
-            <TextArea id="ws-exclude" label="Exclude patterns (one per line)" field="exclude"
-                rows="3" spellcheck="false" value=bind!(form.exclude) errors />
-            <TextInput id="ws-limit" label="Page limit (0: the default)" field="page_limit" inputmode="numeric"
-                value=bind!(form.page_limit) errors />
-            <SelectField id="ws-schedule" label="Sync schedule" field="schedule" value=bind!(form.schedule) errors
-                options=SCHEDULE_CHOICES />
+            <WebsiteFields form errors=status.errors />
             <Notice status />
             <button type="submit" class="c-primary">"Add website"</button>
         </form>
+    }
+}
+
+/// A website source's settings as form fields: adding one here, or editing it on its own page
+/// (never both on one page: the ids are the same).
+#[component]
+pub(super) fn WebsiteFields(form: RwSignal<WebsiteForm>, errors: Errors) -> impl IntoView {
+    view! {
+        <TextInput id="ws-name" label="Website name" field="name" value=bind!(form.name) errors />
+        <TextInput id="ws-start" label="Start URL (a page, or a sitemap)" field="start_url" kind="url"
+            placeholder="https://www.example.com/" value=bind!(form.start_url) errors />
+        <TextInput id="ws-prefix" label="Path prefix (only pages under it; empty: the whole site)" field="path_prefix"
+            placeholder="/help/" value=bind!(form.path_prefix) errors />
+        <TextArea id="ws-include" label="Include patterns (one per line, * any text; empty: all)" field="include"
+            rows="3" spellcheck="false" value=bind!(form.include) errors />
+        <TextArea id="ws-exclude" label="Exclude patterns (one per line)" field="exclude"
+            rows="3" spellcheck="false" value=bind!(form.exclude) errors />
+        <TextInput id="ws-limit" label="Page limit (0: the default)" field="page_limit" inputmode="numeric"
+            value=bind!(form.page_limit) errors />
+        <SelectField id="ws-schedule" label="Sync schedule" field="schedule" value=bind!(form.schedule) errors
+            options=SCHEDULE_CHOICES />
     }
 }
 

@@ -141,6 +141,21 @@ impl Default for WebsiteForm {
     }
 }
 
+impl From<&SourceItem> for WebsiteForm {
+    /// The form as the source is now, to edit it.
+    fn from(s: &SourceItem) -> Self {
+        WebsiteForm {
+            name: s.name.clone(),
+            start_url: s.start_url.clone(),
+            path_prefix: s.path_prefix.clone(),
+            include: s.include.join("\n"),
+            exclude: s.exclude.join("\n"),
+            page_limit: s.page_limit.to_string(),
+            schedule: s.schedule.clone(),
+        }
+    }
+}
+
 /// One page (or file, or snippet) of a source.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PageItem {
@@ -199,5 +214,21 @@ mod tests {
         assert_eq!(run.settled(), 5);
         assert_eq!(run.elapsed(66_000), "1 min 05 s");
         assert_eq!(RunItem { finished_at: Some(4_000), ..run }.elapsed(99_000), "3 s");
+    }
+
+    #[test]
+    fn a_website_fills_its_edit_form() {
+        let source = SourceItem {
+            kind: "website".into(),
+            name: "Docs".into(),
+            start_url: "https://example.com/".into(),
+            include: vec!["/help/*".into(), "/faq*".into()],
+            page_limit: 300,
+            schedule: "weekly".into(),
+            ..Default::default()
+        };
+        let form = WebsiteForm::from(&source);
+        assert_eq!(form.include, "/help/*\n/faq*");
+        assert_eq!((form.exclude.as_str(), form.page_limit.as_str(), form.schedule.as_str()), ("", "300", "weekly"));
     }
 }
