@@ -286,6 +286,22 @@ async fn a_website_is_crawled_cited_and_kept_fresh() {
     let (_, indexed_now) = store::pages(app.db(), &source.id, Some("indexed"), 0, 1).await.unwrap();
     assert_eq!(articles, indexed_now);
 
+    // A page robots.txt now disallows loses its passages on the next run, counted once.
+    let robots =
+        site.file("www/robots.txt").replace("Disallow: /private/", "Disallow: /private/\nDisallow: /docs/setup.html");
+    std::fs::write(dir.join("www/robots.txt"), robots).unwrap();
+    engine.sync_source(&source.id).await.unwrap();
+    let run3 = ended_run(&app, &source.id).await;
+    assert_eq!(run3.state, "done", "{run3:?}");
+    assert_eq!(run3.retired, 1, "{run3:?}");
+    let settled = run3.indexed + run3.unchanged + run3.skipped + run3.failed + run3.retired;
+    assert_eq!(settled, run3.found, "{run3:?}");
+    let setup = store::page_by_url(app.db(), &source.id, &site.url("/docs/setup.html")).await.unwrap().unwrap();
+    assert_eq!((setup.status.as_str(), setup.article_id.as_deref()), ("skipped", None), "{setup:?}");
+    assert!(setup.reason.as_deref().is_some_and(|r| r.contains("robots.txt")), "{setup:?}");
+    let setup_fact = site.expect["pages"]["/docs/setup.html"]["fact"].as_str().unwrap();
+    assert_eq!(chunks_containing(&app, setup_fact).await, 0, "a disallowed page kept its passages");
+
     // Its settings change in place (a bad one changes nothing); the next run uses them.
     let mut edited = website(&start);
     edited.name = "Harborlight site".into();

@@ -47,10 +47,19 @@ struct Crawl {
     delay: Duration,
     /// Pages of the run so far (its page limit counts these).
     pages: AtomicI64,
+    /// Pages recorded as skipped (or retired) when offered, not yet reported.
+    noted_skipped: AtomicI64,
+    noted_retired: AtomicI64,
     limit: i64,
 }
 
 impl Crawl {
+    /// Adds the pages recorded as skipped or retired when offered, since the last report.
+    fn take_noted(&self, progress: &mut Progress) {
+        progress.skipped += self.noted_skipped.swap(0, Ordering::Relaxed);
+        progress.retired += self.noted_retired.swap(0, Ordering::Relaxed);
+    }
+
     /// Queues `url` in this run if it is in scope, allowed and under the page limit.
     async fn offer(&self, url: &Url, depth: i64) -> Result<bool, DbError> {
         let url = scope::normal(url);
@@ -68,8 +77,10 @@ impl Crawl {
                 now,
             )
             .await?;
-            if noted {
+            if noted.noted {
                 self.pages.fetch_add(1, Ordering::Relaxed);
+                let outcome = if noted.retired { &self.noted_retired } else { &self.noted_skipped };
+                outcome.fetch_add(1, Ordering::Relaxed);
             }
             return Ok(false);
         }
@@ -131,11 +142,14 @@ impl Engine {
             robots,
             delay: settings.delay.max(Duration::from_millis(delay_ms)),
             fetcher,
+            noted_skipped: AtomicI64::new(0),
+            noted_retired: AtomicI64::new(0),
             limit: i64::from(limit),
         });
         if crawl.pages.load(Ordering::Relaxed) == 0 {
-            let found = seed(&crawl, &start).await?;
-            let progress = Progress { found, ..Progress::default() };
+            seed(&crawl, &start).await?;
+            let mut progress = Progress { found: crawl.pages.load(Ordering::Relaxed), ..Progress::default() };
+            crawl.take_noted(&mut progress);
             store::report(self.db(), run_id, self.process_id(), &progress, None, self.now_ms()).await?;
         }
         loop {
@@ -170,6 +184,7 @@ impl Engine {
             for r in results {
                 add(&mut progress, &r?);
             }
+            crawl.take_noted(&mut progress);
             match store::report(self.db(), run_id, self.process_id(), &progress, current.as_deref(), self.now_ms())
                 .await?
             {
@@ -216,32 +231,25 @@ async fn read_robots(fetcher: &Fetcher, start: &Url) -> Result<Robots, String> {
 
 /// Queues a new run's first pages: the sitemap's URLs (a sitemap start URL), or the start page,
 /// the sitemaps robots.txt names and every page the source knew (re-checked, conditionally).
-async fn seed(crawl: &Crawl, start: &Url) -> Result<i64, DbError> {
-    let mut found = 0;
+async fn seed(crawl: &Crawl, start: &Url) -> Result<(), DbError> {
     let from_sitemap = scope::is_sitemap(start);
     let sitemaps = if from_sitemap {
         vec![start.clone()]
     } else {
-        if crawl.offer(start, 0).await? {
-            found += 1;
-        }
+        crawl.offer(start, 0).await?;
         crawl.robots.sitemaps().into_iter().filter(|s| s.origin() == start.origin()).collect()
     };
     for url in read_sitemaps(&crawl.fetcher, sitemaps).await {
-        if crawl.offer(&url, 1).await? {
-            found += 1;
-        }
+        crawl.offer(&url, 1).await?;
     }
     if !from_sitemap {
         for (url, depth) in store::known_urls(crawl.engine.db(), &crawl.source.id).await? {
-            if let Ok(url) = Url::parse(&url)
-                && crawl.offer(&url, depth).await?
-            {
-                found += 1;
+            if let Ok(url) = Url::parse(&url) {
+                crawl.offer(&url, depth).await?;
             }
         }
     }
-    Ok(found)
+    Ok(())
 }
 
 /// The page URLs of sitemaps, following sitemap indexes two levels down (at most 50 sitemaps).

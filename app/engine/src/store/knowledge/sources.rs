@@ -480,8 +480,17 @@ pub async fn enqueue(db: &Db, source_id: &str, run_id: &str, url: &str, depth: i
     Ok(done.rows_affected() == 1)
 }
 
-/// Records a URL a run will not fetch (disallowed, out of the page limit) with its reason,
-/// unless the page was already seen in this run.
+/// What [`note_skipped`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Noted {
+    /// The URL is recorded as skipped in this run (it was not seen in it before).
+    pub noted: bool,
+    /// It had passages, now gone.
+    pub retired: bool,
+}
+
+/// Records a URL a run will not fetch (disallowed by robots.txt) with its reason, unless the
+/// page was already seen in this run; a page indexed before loses its passages.
 pub async fn note_skipped(
     db: &Db,
     source_id: &str,
@@ -489,11 +498,14 @@ pub async fn note_skipped(
     url: &str,
     reason: &str,
     now: i64,
-) -> Result<bool, DbError> {
-    let done = sqlx::query(
+) -> Result<Noted, DbError> {
+    let mut tx = db.writer().begin().await?;
+    // The write first (SQLite: a transaction that reads first can fail with SQLITE_BUSY_SNAPSHOT).
+    let article: Option<Option<String>> = sqlx::query_scalar(
         "INSERT INTO source_pages (id, source_id, url, run_id, status, reason, updated_at) VALUES ($1, $2, $3, $4, 'skipped', $5, $6) \
          ON CONFLICT (source_id, url) DO UPDATE SET run_id = $4, status = 'skipped', reason = $5, updated_at = $6 \
-         WHERE source_pages.status <> 'excluded' AND (source_pages.run_id IS NULL OR source_pages.run_id <> $4)",
+         WHERE source_pages.status <> 'excluded' AND (source_pages.run_id IS NULL OR source_pages.run_id <> $4) \
+         RETURNING article_id",
     )
     .bind(new_id())
     .bind(source_id)
@@ -501,9 +513,23 @@ pub async fn note_skipped(
     .bind(run_id)
     .bind(reason)
     .bind(now)
-    .execute(db.writer())
+    .fetch_optional(&mut *tx)
     .await?;
-    Ok(done.rows_affected() == 1)
+    let Some(article) = article else { return Ok(Noted::default()) };
+    if let Some(article) = &article {
+        sqlx::query("DELETE FROM chunks WHERE article_id = $1").bind(article).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM articles WHERE id = $1").bind(article).execute(&mut *tx).await?;
+        sqlx::query(
+            "UPDATE source_pages SET article_id = NULL, content_hash = NULL, etag = NULL, last_modified = NULL \
+             WHERE source_id = $1 AND url = $2",
+        )
+        .bind(source_id)
+        .bind(url)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(Noted { noted: true, retired: article.is_some() })
 }
 
 /// How many pages a run has seen so far (its page limit counts these).
