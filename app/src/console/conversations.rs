@@ -37,7 +37,9 @@ pub fn ConversationsPage() -> impl IntoView {
     let page = move || page_param(&q.read());
     let list = Resource::new(
         move || (ctx.changes.get(), agent(), status(), page(), user()),
-        |(_, agent, status, page, user)| conversations(Some(agent), Some(status), page, Some(user)),
+        |(_, agent, status, page, user)| {
+            conversations(Some(agent), Some(status), page, Some(user), None, None, None, None, None)
+        },
     );
     let names = Resource::new(|| (), |_| agent_names());
     let navigate = use_navigate();
