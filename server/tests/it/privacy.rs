@@ -15,7 +15,7 @@ use parley_engine::store::agents::IdentitySettings;
 use serde_json::{Value, json};
 
 /// Rows, across every text column of every table, that contain `needle`.
-async fn mentions(app: &TestApp, needle: &str) -> Vec<String> {
+pub(crate) async fn mentions(app: &TestApp, needle: &str) -> Vec<String> {
     let columns: Vec<(String, String)> = match app.db().kind() {
         DbKind::Sqlite => sqlx::query_as(
             "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p \
