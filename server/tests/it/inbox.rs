@@ -364,9 +364,15 @@ async fn a_note_never_reaches_the_visitor_the_stream_the_model_or_webhooks_and_a
             .unwrap();
     assert_eq!(unread, [(oscar.clone(), "mention".to_owned())]);
 
-    // The console shows it to operators.
+    // The console shows it to operators, marked as private.
     let (_, detail) = b_olive.call(c::Conversation::PATH, &[("id", &conv)]).await;
     assert_eq!(json_of(&detail)["notes"][0]["body"], json!(body));
+    let (status, html) = b_olive.page(&format!("/admin/conversations/{conv}")).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Private note") && html.contains(needle), "{html}");
+    let (status, html) = b_olive.page("/admin/conversations?view=unassigned").await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Unassigned") && html.contains("My teams"), "{html}");
 
     // The visitor: neither the transcript nor the stream (replayed from the start).
     let transcript = app.get(&visitor, &format!("/api/v1/conversations/{conv}")).await.text().await.unwrap();
@@ -435,10 +441,10 @@ async fn views_count_and_filter_and_an_operator_in_a_team_sees_only_their_teams_
     };
     // Olive is in a team: she sees her team's agent only (and what is assigned to her).
     assert_eq!(list(&mut b_olive, &[]).await, sorted(vec![&a, &b]));
-    assert_eq!(list(&mut b_olive, &[("view", "mine")]).await, [b.clone()]);
-    assert_eq!(list(&mut b_olive, &[("view", "unassigned")]).await, [a.clone()]);
+    assert_eq!(list(&mut b_olive, &[("view", "mine")]).await, std::slice::from_ref(&b));
+    assert_eq!(list(&mut b_olive, &[("view", "unassigned")]).await, std::slice::from_ref(&a));
     assert_eq!(list(&mut b_olive, &[("view", "my_teams")]).await, sorted(vec![&a, &b]));
-    assert_eq!(list(&mut b_olive, &[("label", &refund)]).await, [b.clone()]);
+    assert_eq!(list(&mut b_olive, &[("label", &refund)]).await, std::slice::from_ref(&b));
     assert_eq!(list(&mut b_olive, &[("team", &sales)]).await, sorted(vec![&a, &b]));
     let (_, body) = b_olive.call(i::InboxCounts::PATH, &[]).await;
     assert_eq!(json_of(&body), json!({"mine": 1, "unassigned": 1, "my_teams": 2, "all": 2}));
@@ -450,7 +456,7 @@ async fn views_count_and_filter_and_an_operator_in_a_team_sees_only_their_teams_
     // Oscar is in no team: he sees everything; so does the admin.
     assert_eq!(list(&mut b_oscar, &[]).await, sorted(vec![&a, &b, &d, &e]));
     assert_eq!(list(&mut b_oscar, &[("view", "unassigned")]).await, sorted(vec![&a, &e]));
-    assert_eq!(list(&mut b_oscar, &[("view", "mine")]).await, [d.clone()]);
+    assert_eq!(list(&mut b_oscar, &[("view", "mine")]).await, std::slice::from_ref(&d));
     assert!(list(&mut b_oscar, &[("view", "my_teams")]).await.is_empty());
     assert_eq!(list(&mut b_oscar, &[("agent", &shop.id), ("status", "waiting_human")]).await, sorted(vec![&a, &b]));
     let (_, body) = admin.call(i::InboxCounts::PATH, &[]).await;
