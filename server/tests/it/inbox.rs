@@ -415,6 +415,13 @@ async fn views_count_and_filter_and_an_operator_in_a_team_sees_only_their_teams_
     assert_eq!(admin.call(i::SaveTeam::PATH, &[("name", "X"), ("mode", "sometimes")]).await.0, 422);
     assert_eq!(app.count("labels").await, 1);
     assert_eq!(app.count("teams").await, 1);
+    // The admin's pages list them.
+    let (status, html) = admin.page("/admin/teams").await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Sales") && html.contains("Olive"), "{html}");
+    let (status, html) = admin.page("/admin/labels").await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Refund") && html.contains("#00aa00"), "{html}");
 
     let (a, _) = lead(&app, "shop").await; // Sales' queue, unassigned
     let (b, _) = lead(&app, "shop").await; // assigned to Olive, labelled
