@@ -460,6 +460,9 @@ async fn views_count_and_filter_and_an_operator_in_a_team_sees_only_their_teams_
     assert_eq!(b_olive.call(i::AddNote::PATH, &[("id", &d), ("body", "hi")]).await.0, 404);
     assert_eq!(b_olive.call(i::SetConversationLabels::PATH, &[("id", &d), ("labels", &refund)]).await.0, 404);
     assert_eq!(b_olive.call(i::Assign::PATH, &[("id", &e), ("to", &olive)]).await.0, 404);
+    assert_eq!(b_olive.call(c::Claim::PATH, &[("id", &e)]).await.0, 404);
+    assert_eq!(b_olive.call(c::CloseConversation::PATH, &[("id", &e)]).await.0, 404);
+    assert_eq!(whose(&app, &e).await, (None, None, None), "untouched");
     // Oscar is in no team: he sees everything; so does the admin.
     assert_eq!(list(&mut b_oscar, &[]).await, sorted(vec![&a, &b, &d, &e]));
     assert_eq!(list(&mut b_oscar, &[("view", "unassigned")]).await, sorted(vec![&a, &e]));

@@ -241,6 +241,17 @@ pub fn consulting_state(state: &serde_json::Value) -> Option<crate::console::typ
     Some(crate::console::types::ConsultingState { stage, facts, note })
 }
 
+/// Refuses (as not found) a conversation the user may not see (an operator in a team sees only
+/// their teams' agents' conversations and their own; `docs/inbox.md`).
+#[cfg(feature = "ssr")]
+async fn seen(
+    state: &crate::server::state::AppState,
+    user: &parley_engine::store::users::User,
+    id: &str,
+) -> Result<(), ConsoleError> {
+    if state.engine.may_see(user, id).await? { Ok(()) } else { Err(ConsoleError::NotFound) }
+}
+
 #[cfg(feature = "ssr")]
 pub(crate) fn takeover_error(e: parley_engine::engine::takeover::TakeoverError) -> ConsoleError {
     use parley_engine::engine::takeover::TakeoverError;
@@ -255,6 +266,7 @@ pub(crate) fn takeover_error(e: parley_engine::engine::takeover::TakeoverError) 
 #[server]
 pub async fn claim(id: String) -> Result<bool, ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     let claimed = state.engine.claim(&id, &user).await.map_err(takeover_error)?;
     if claimed {
         state.engine.audit(Some(&user), "conversation.claim", Some(&id), "").await;
@@ -266,6 +278,7 @@ pub async fn claim(id: String) -> Result<bool, ConsoleError> {
 #[server]
 pub async fn release(id: String) -> Result<(), ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     state.engine.release(&id, &user).await.map_err(takeover_error)?;
     state.engine.audit(Some(&user), "conversation.release", Some(&id), "").await;
     Ok(())
@@ -275,6 +288,7 @@ pub async fn release(id: String) -> Result<(), ConsoleError> {
 #[server]
 pub async fn close_conversation(id: String) -> Result<(), ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     state.engine.close(&id, &user).await.map_err(takeover_error)?;
     state.engine.audit(Some(&user), "conversation.close", Some(&id), "").await;
     Ok(())
@@ -284,6 +298,7 @@ pub async fn close_conversation(id: String) -> Result<(), ConsoleError> {
 #[server]
 pub async fn reply(id: String, text: String) -> Result<String, ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     let message = state.engine.operator_reply(&id, &user, &text).await.map_err(takeover_error)?;
     // Who replied where, never what.
     state.engine.audit(Some(&user), "conversation.reply", Some(&id), &format!("message {message}")).await;
@@ -294,6 +309,7 @@ pub async fn reply(id: String, text: String) -> Result<String, ConsoleError> {
 #[server]
 pub async fn operator_typing(id: String, active: bool) -> Result<(), ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     // Only the person holding the conversation shows as typing to the visitor.
     let row =
         parley_engine::store::console::conversation(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
