@@ -106,6 +106,28 @@ CREATE TABLE chunks (
 
 CREATE INDEX chunks_by_article ON chunks (article_id);
 
+CREATE TABLE conversation_labels (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    label_id TEXT NOT NULL REFERENCES labels (id) ON DELETE CASCADE,
+    added_by TEXT,
+    added_at BIGINT NOT NULL,
+    PRIMARY KEY (conversation_id, label_id)
+);
+
+CREATE INDEX conversation_labels_by_label ON conversation_labels (label_id, conversation_id);
+
+CREATE TABLE conversation_notes (
+    id TEXT PRIMARY KEY,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    author_id TEXT NOT NULL,
+    author_name TEXT NOT NULL,
+    body TEXT NOT NULL,
+    mentions TEXT NOT NULL DEFAULT '',
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX conversation_notes_by_conversation ON conversation_notes (conversation_id, created_at);
+
 CREATE TABLE conversations (
     id TEXT PRIMARY KEY,
     agent_id TEXT NOT NULL REFERENCES agents (id),
@@ -114,11 +136,15 @@ CREATE TABLE conversations (
     lead_submitted BIGINT NOT NULL DEFAULT 0,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT, slot_process TEXT, slot_token TEXT);
+, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT, slot_process TEXT, slot_token TEXT, team_id TEXT, assignee_id TEXT, assigned_at BIGINT);
 
 CREATE INDEX conversations_by_agent ON conversations (agent_id, updated_at);
 
+CREATE INDEX conversations_by_assignee ON conversations (assignee_id, status);
+
 CREATE INDEX conversations_by_status ON conversations (status, updated_at);
+
+CREATE INDEX conversations_by_team ON conversations (team_id, status);
 
 CREATE INDEX conversations_by_visitor ON conversations (visitor_id, updated_at);
 
@@ -236,6 +262,17 @@ CREATE TABLE knowledge_sources (
 );
 
 CREATE INDEX knowledge_sources_by_base ON knowledge_sources (knowledge_base_id);
+
+CREATE TABLE labels (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    color TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE UNIQUE INDEX labels_by_key ON labels (name_key);
 
 CREATE TABLE leads (
     id TEXT PRIMARY KEY,
@@ -384,6 +421,21 @@ CREATE TABLE news_items (
 
 CREATE INDEX news_by_date ON news_items (published_on);
 
+CREATE TABLE operator_notifications (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    note_id TEXT,
+    actor_id TEXT,
+    created_at BIGINT NOT NULL,
+    read_at BIGINT
+);
+
+CREATE INDEX operator_notifications_by_conversation ON operator_notifications (conversation_id);
+
+CREATE INDEX operator_notifications_by_user ON operator_notifications (user_id, read_at, created_at);
+
 CREATE TABLE orders (
     id TEXT PRIMARY KEY,
     agent_id TEXT NOT NULL REFERENCES agents (id),
@@ -530,6 +582,33 @@ CREATE TABLE spend_days (
     PRIMARY KEY (spender, day)
 );
 
+CREATE TABLE team_agents (
+    agent_id TEXT PRIMARY KEY REFERENCES agents (id),
+    team_id TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE
+);
+
+CREATE INDEX team_agents_by_team ON team_agents (team_id);
+
+CREATE TABLE team_members (
+    team_id TEXT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    last_assigned_at BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (team_id, user_id)
+);
+
+CREATE INDEX team_members_by_user ON team_members (user_id);
+
+CREATE TABLE teams (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    assign_mode TEXT NOT NULL DEFAULT 'manual',
+    assign_seq BIGINT NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE UNIQUE INDEX teams_by_name ON teams (name);
+
 CREATE TABLE tool_calls (
     id TEXT PRIMARY KEY,
     message_id TEXT NOT NULL REFERENCES messages (id),
@@ -578,7 +657,7 @@ CREATE TABLE users (
     password_hash TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     last_login_at BIGINT
-, away BIGINT NOT NULL DEFAULT 0, last_seen_at BIGINT, notify_events TEXT NOT NULL DEFAULT '', sessions_after BIGINT NOT NULL DEFAULT 0);
+, away BIGINT NOT NULL DEFAULT 0, last_seen_at BIGINT, notify_events TEXT NOT NULL DEFAULT '', sessions_after BIGINT NOT NULL DEFAULT 0, max_open BIGINT NOT NULL DEFAULT 5, last_assigned_at BIGINT NOT NULL DEFAULT 0);
 
 CREATE TABLE visitors (
     id TEXT PRIMARY KEY,

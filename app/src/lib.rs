@@ -71,6 +71,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("identity") view=console::identity::IdentityPage />
                     <Route path=path!("audit") view=console::audit::AuditPage />
                     <Route path=path!("webhooks") view=console::webhooks::WebhooksPage />
+                    <Route path=path!("teams") view=console::inbox_admin::TeamsPage />
+                    <Route path=path!("labels") view=console::inbox_admin::LabelsPage />
                     <Route path=path!("unanswered") view=console::answers::UnansweredPage />
                     <Route path=path!("replies") view=console::answers::SavedRepliesPage />
                     <Route path=path!("hours") view=console::hours::HoursPage />

@@ -12,6 +12,7 @@ use super::api::conversations::{claim, close_conversation, conversation, convers
 use super::api::identity::delete_person;
 use super::error::ConsoleError;
 use super::fields::ErrorLine;
+use super::inbox_panel::{InboxPanel, InboxViews, LabelChip};
 use super::layout::console_ctx;
 use super::lists::{AgentOptions, Badge, Pager, page_param, query, when};
 use super::loaded::Loaded;
@@ -34,10 +35,14 @@ pub fn ConversationsPage() -> impl IntoView {
     let agent = move || q.read().get("agent").unwrap_or_default();
     let status = move || q.read().get("status").unwrap_or_default();
     let user = move || q.read().get("user").unwrap_or_default();
+    let inbox_view = move || q.read().get("view").unwrap_or_default();
+    let label = move || q.read().get("label").unwrap_or_default();
     let page = move || page_param(&q.read());
     let list = Resource::new(
-        move || (ctx.changes.get(), agent(), status(), page(), user()),
-        |(_, agent, status, page, user)| conversations(Some(agent), Some(status), page, Some(user)),
+        move || (ctx.changes.get(), agent(), status(), page(), user(), inbox_view(), label()),
+        |(_, agent, status, page, user, view, label)| {
+            conversations(Some(agent), Some(status), page, Some(user), Some(view), None, Some(label), None, None)
+        },
     );
     let names = Resource::new(|| (), |_| agent_names());
     let navigate = use_navigate();
@@ -50,6 +55,7 @@ pub fn ConversationsPage() -> impl IntoView {
     let filter2 = filter.clone();
     view! {
         <h1>"Conversations"</h1>
+        <InboxViews current=Signal::derive(inbox_view) />
         <form class="c-filters" on:submit=|ev| ev.prevent_default()>
             <label for="f-agent">"Agent"</label>
             <select id="f-agent" on:change=move |ev| filter(event_target_value(&ev), status())>
@@ -75,7 +81,7 @@ pub fn ConversationsPage() -> impl IntoView {
                     {p.items.into_iter().map(|c| view! { <Row c /> }).collect_view()}
                 </tbody>
             </table>
-            <Pager base=format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status()), ("user", &user())]))
+            <Pager base=format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status()), ("user", &user()), ("view", &inbox_view()), ("label", &label())]))
                 page=p.page per_page=p.per_page total=p.total />
         </Loaded>
     }
@@ -98,7 +104,11 @@ fn Row(c: ConversationItem) -> impl IntoView {
         <tr data-id=c.id.clone()>
             <td><A href=href>{name}</A></td>
             <td>{c.agent_name}</td>
-            <td><Badge status=c.status />{holder}{c.lead_submitted.then_some(" · lead")}</td>
+            <td>
+                <Badge status=c.status />{holder}{c.lead_submitted.then_some(" · lead")}
+                {c.assignee.map(|a| format!(" · assigned to {a}"))}
+                {c.labels.into_iter().map(|label| view! { " " <LabelChip label /> }).collect_view()}
+            </td>
             <td class="c-clip">{c.last_message}</td>
             <td>{c.messages}</td>
             <td>{when(c.updated_at)}</td>
@@ -225,6 +235,8 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
         <Show when=move || d.mine>
             <ReplyBox id=id.get_value() version />
         </Show>
+        <InboxPanel id=id.get_value() assignee_id=d.item.assignee_id.clone() labels_on=d.item.labels.clone()
+            notes=d.notes.clone() version />
         {is_admin.then(|| view! { <VisitorData visitor_id=d.item.visitor_id.clone() identified=d.item.user.is_some() /> })}
     }
 }

@@ -73,6 +73,8 @@ fn Signed(me: Me) -> impl IntoView {
                 <Show when=move || admin>
                     <A href="/admin/agents">"Agents"</A>
                     <A href="/admin/knowledge">"Knowledge"</A>
+                    <A href="/admin/teams">"Teams"</A>
+                    <A href="/admin/labels">"Labels"</A>
                     <A href="/admin/identity">"Known visitors"</A>
                     <A href="/admin/tokens">"MCP tokens"</A>
                     <A href="/admin/models">"Models & prices"</A>

@@ -17,6 +17,8 @@ pub mod fields;
 pub mod hours;
 pub mod http_tools;
 pub mod identity;
+pub mod inbox_admin;
+pub mod inbox_panel;
 pub mod knowledge;
 pub mod layout;
 pub mod lists;

@@ -19,7 +19,9 @@ pub struct AddWebhook {
     #[arg(long)]
     pub url: String,
     /// Comma-separated events: lead.created, conversation.waiting_human, conversation.claimed,
-    /// conversation.closed, order.paid, order.expired, answer.rated, conversation.rated.
+    /// conversation.assigned, conversation.labeled, conversation.closed, order.paid,
+    /// order.expired, answer.rated, conversation.rated, agent.cap_reached,
+    /// provider.quota_exhausted.
     #[arg(long, value_delimiter = ',')]
     pub events: Vec<String>,
 }

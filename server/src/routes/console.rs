@@ -104,15 +104,23 @@ fn is_multipart(headers: &HeaderMap) -> bool {
 /// What changes in conversations, as it happens (ids only; the page reloads what it shows).
 async fn feed(State(state): State<AppState>, session: Session, headers: HeaderMap) -> Result<Response, ApiFailure> {
     let user = authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
+    let reader = user.id.clone();
+    // Subscribed first: what the presence task below causes (an assignment) is in the feed.
+    let changes = state.engine.console_events();
     // While the feed is open its user counts as online (unless away): seen now and every 30 s.
     let open = tokio_util::sync::CancellationToken::new();
     let guard = open.clone().drop_guard();
     {
         let engine = state.engine.clone();
         tokio::spawn(async move {
+            let mut online = false;
             loop {
                 if let Err(e) = parley_engine::store::hours::seen(engine.db(), &user.id, engine.now_ms()).await {
                     tracing::debug!(error = %e, "marking a console user as seen");
+                } else if !online {
+                    // Online now: the automatic teams' queues may have waited for them.
+                    online = true;
+                    engine.assign_waiting().await;
                 }
                 tokio::select! {
                     () = open.cancelled() => return,
@@ -122,10 +130,17 @@ async fn feed(State(state): State<AppState>, session: Session, headers: HeaderMa
         });
     }
     let closing = state.engine.shutdown_state().streams_closing().clone().cancelled_owned();
-    let events = BroadcastStream::new(state.engine.console_events())
-        .filter_map(|e| async move {
-            let e = e.ok()?;
-            Some(Ok::<Event, Infallible>(Event::default().event("change").data(serde_json::to_string(&e).ok()?)))
+    let events = BroadcastStream::new(changes)
+        .filter_map(move |e| {
+            let reader = reader.clone();
+            async move {
+                let e = e.ok()?;
+                // A mention goes to the mentioned colleague's consoles only.
+                if !e.is_for(&reader) {
+                    return None;
+                }
+                Some(Ok::<Event, Infallible>(Event::default().event("change").data(serde_json::to_string(&e).ok()?)))
+            }
         })
         .take_until(closing)
         .map(move |event| {
@@ -173,8 +188,13 @@ async fn leads_csv(
 ) -> Result<Response, ApiFailure> {
     authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
     let leads = parley_engine::store::leads::all(state.engine.db(), filter.status.as_deref()).await?;
-    let mut out = String::from("created_at,name,email,phone,message,status,notes,conversation_id\n");
+    let ids: Vec<String> = leads.iter().map(|l| l.conversation_id.clone()).collect();
+    let labels = parley_engine::store::labels::of_conversations(state.engine.db(), &ids).await?;
+    let mut out = String::from("created_at,name,email,phone,message,status,notes,conversation_id,labels\n");
     for l in leads {
+        // The conversation's labels, `;`-joined (a label name holds no `;`).
+        let tags = labels.get(&l.conversation_id).map(|ls| ls.iter().map(|t| t.name.as_str()).collect::<Vec<_>>());
+        let tags = tags.unwrap_or_default().join(";");
         let row = [
             l.created_at.to_string(),
             l.name,
@@ -184,6 +204,7 @@ async fn leads_csv(
             l.status,
             l.notes,
             l.conversation_id,
+            tags,
         ];
         out.push_str(&row.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(","));
         out.push('\n');

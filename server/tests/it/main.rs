@@ -28,6 +28,7 @@ mod guards;
 mod hours;
 mod http_tools;
 mod identity;
+mod inbox;
 mod injection;
 mod knowledge_scope;
 mod mail;

@@ -15,7 +15,7 @@ use parley_engine::store::agents::IdentitySettings;
 use serde_json::{Value, json};
 
 /// Rows, across every text column of every table, that contain `needle`.
-async fn mentions(app: &TestApp, needle: &str) -> Vec<String> {
+pub(crate) async fn mentions(app: &TestApp, needle: &str) -> Vec<String> {
     let columns: Vec<(String, String)> = match app.db().kind() {
         DbKind::Sqlite => sqlx::query_as(
             "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p \
@@ -109,6 +109,14 @@ async fn an_export_holds_every_kind_of_row_and_a_deletion_leaves_no_trace() {
     let lead = json!({"name": "Zelda Quux", "email": "zelda@quux.example", "message": "call me about the bicycle"});
     assert_eq!(app.post(&laptop, &format!("/api/v1/conversations/{conv}/lead"), lead).await.status(), 201);
     assert_eq!(app.count("webhook_deliveries").await, 1, "the lead's delivery is queued (the rating came before)");
+    // The team inbox's rows: a private note that mentions a colleague (a notification), a label.
+    let staff = |u: &'static str| parley_engine::store::users::with_hash(app.db(), u);
+    let ada = staff(ADMIN.email).await.unwrap().unwrap().0;
+    let olive = staff(OPERATOR.email).await.unwrap().unwrap().0;
+    app.engine().add_note(&conv, &ada, "@Olive purple note", std::slice::from_ref(&olive.id)).await.unwrap();
+    let cyclist = parley_engine::store::labels::save(app.db(), None, "Cyclist", "#123456", now).await.unwrap();
+    app.engine().set_labels(&conv, &ada, &[cyclist]).await.unwrap();
+    assert_eq!(app.count("operator_notifications").await, 1);
 
     // The export, by an administrator only.
     let mut admin = app.signed_in(&ADMIN).await;
@@ -122,6 +130,8 @@ async fn an_export_holds_every_kind_of_row_and_a_deletion_leaves_no_trace() {
     let conversation = &export["conversations"][0];
     assert_eq!(conversation["id"], json!(conv));
     assert_eq!(conversation["ratings"][0]["comment"], "purple comment");
+    assert_eq!(conversation["notes"][0]["body"], "@Olive purple note");
+    assert_eq!(conversation["labels"], json!(["Cyclist"]));
     for kind in ["messages", "events", "tool_calls", "ratings"] {
         assert!(!conversation[kind].as_array().unwrap().is_empty(), "{kind}");
     }
@@ -150,10 +160,15 @@ async fn an_export_holds_every_kind_of_row_and_a_deletion_leaves_no_trace() {
         "zelda@quux",
         "purple bicycle",
         "purple comment",
+        "purple note",
         image.as_str(),
     ] {
         assert_eq!(mentions(&app, needle).await, Vec::<String>::new(), "{needle}");
     }
+    for table in ["conversation_notes", "conversation_labels", "operator_notifications"] {
+        assert_eq!(app.count(table).await, 0, "{table}");
+    }
+    assert_eq!(app.count("labels").await, 1, "the label itself stays");
     assert_eq!(app.count("usage_ledger").await, usage_before, "usage rows stay, with their cost");
     let unlinked: f64 = sqlx::query_scalar("SELECT SUM(cost_usd) FROM usage_ledger WHERE visitor_id IS NULL")
         .fetch_one(app.db().pool())

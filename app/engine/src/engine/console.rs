@@ -11,18 +11,38 @@ use super::Engine;
 pub struct ConsoleEvent {
     pub conversation_id: String,
     pub agent_id: String,
-    /// `message`, `reply`, `status`, `lead`, `order`, `typing` / `typing_stop` (the visitor), or
-    /// `presence` (someone went away or came back).
+    /// `message`, `reply`, `status`, `lead`, `order`, `typing` / `typing_stop` (the visitor),
+    /// `presence` (someone went away or came back), `assigned` (to `user_id`, or unassigned),
+    /// `queue` (handed to a team), `note`, `mention` (of `user_id`; only they receive it) or
+    /// `labels`.
     pub kind: &'static str,
+    /// Whom it is for: the assignee, the mentioned colleague (issue 43).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
 }
 
 impl ConsoleEvent {
+    pub fn new(conversation_id: &str, agent_id: &str, kind: &'static str) -> Self {
+        ConsoleEvent { conversation_id: conversation_id.into(), agent_id: agent_id.into(), kind, user_id: None }
+    }
+
     pub fn message(conversation_id: &str, agent_id: &str) -> Self {
-        ConsoleEvent { conversation_id: conversation_id.into(), agent_id: agent_id.into(), kind: "message" }
+        Self::new(conversation_id, agent_id, "message")
     }
 
     pub fn status(conversation_id: &str, agent_id: &str) -> Self {
-        ConsoleEvent { conversation_id: conversation_id.into(), agent_id: agent_id.into(), kind: "status" }
+        Self::new(conversation_id, agent_id, "status")
+    }
+
+    /// For one user (`user_id`).
+    pub fn for_user(mut self, user_id: Option<&str>) -> Self {
+        self.user_id = user_id.map(str::to_owned);
+        self
+    }
+
+    /// Whether the console of `user_id` receives it: a mention goes to the mentioned only.
+    pub fn is_for(&self, user_id: &str) -> bool {
+        self.kind != "mention" || self.user_id.as_deref() == Some(user_id)
     }
 }
 

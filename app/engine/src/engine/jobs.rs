@@ -27,6 +27,8 @@ pub enum Job {
     DailySummary,
     /// Finished webhook deliveries after 30 days, sent mail after 7.
     PruneOutboxes,
+    /// Automatic teams' unassigned conversations go to members who came online or have room now.
+    AssignQueue,
 }
 
 impl Job {
@@ -40,6 +42,7 @@ impl Job {
             Job::Retention => "retention",
             Job::DailySummary => "daily_summary",
             Job::PruneOutboxes => "prune_outboxes",
+            Job::AssignQueue => "assign_queue",
         }
     }
 
@@ -55,6 +58,7 @@ impl Job {
             | Job::Retention
             | Job::PruneOutboxes => Duration::from_secs(3_600),
             Job::DailySummary => Duration::from_secs(86_400),
+            Job::AssignQueue => Duration::from_secs(9),
         }
     }
 
@@ -62,6 +66,7 @@ impl Job {
     pub fn tick(self) -> Duration {
         match self {
             Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_secs(2),
+            Job::AssignQueue => Duration::from_secs(5),
             Job::ForgetWebhookIds
             | Job::DeleteExpiredSessions
             | Job::DeleteUnsentImages
@@ -93,6 +98,9 @@ impl Engine {
                 Ok(n) => tracing::info!(deleted = n, "deleted images that were never sent"),
                 Err(e) => tracing::warn!(error = %e, "could not delete images that were never sent"),
             }
+        });
+        self.every(Job::AssignQueue, |engine| async move {
+            engine.assign_waiting().await;
         });
     }
 

@@ -15,6 +15,7 @@ pub mod frame;
 pub mod hours;
 pub mod hub;
 pub mod identity;
+pub mod inbox;
 pub mod jobs;
 pub mod jwt_crypto;
 pub mod knowledge;

@@ -39,8 +39,14 @@ const RECONNECT_MOST: Duration = Duration::from_secs(10);
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "k", rename_all = "snake_case")]
 pub enum Live {
-    /// A console feed event.
-    Console { c: String, a: String, t: String },
+    /// A console feed event (`u`: whom it is for; absent from older replicas' messages).
+    Console {
+        c: String,
+        a: String,
+        t: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        u: Option<String>,
+    },
     /// Someone is typing (or stopped).
     Typing { c: String, w: String, on: bool },
     /// Stop the conversation's running turn, wherever it runs.
@@ -120,9 +126,23 @@ fn envelope(origin: &str, m: Vec<Live>) -> String {
 
 /// The console feed's kinds (the feed carries `&'static str`).
 fn console_kind(kind: &str) -> Option<&'static str> {
-    ["message", "reply", "status", "lead", "order", "typing", "typing_stop", "presence"]
-        .into_iter()
-        .find(|k| *k == kind)
+    [
+        "message",
+        "reply",
+        "status",
+        "lead",
+        "order",
+        "typing",
+        "typing_stop",
+        "presence",
+        "assigned",
+        "queue",
+        "note",
+        "mention",
+        "labels",
+    ]
+    .into_iter()
+    .find(|k| *k == kind)
 }
 
 impl Engine {
@@ -139,6 +159,7 @@ impl Engine {
             c: event.conversation_id.clone(),
             a: event.agent_id.clone(),
             t: event.kind.to_owned(),
+            u: event.user_id.clone(),
         });
     }
 
@@ -245,9 +266,9 @@ impl Engine {
         }
         for message in envelope.m {
             match message {
-                Live::Console { c, a, t } => {
+                Live::Console { c, a, t, u } => {
                     if let Some(kind) = console_kind(&t) {
-                        let _ = self.console_feed().send(ConsoleEvent { conversation_id: c, agent_id: a, kind });
+                        let _ = self.console_feed().send(ConsoleEvent::new(&c, &a, kind).for_user(u.as_deref()));
                     }
                 }
                 Live::Typing { c, w, on } => {

@@ -26,7 +26,7 @@ pub enum TakeoverError {
 pub const MAX_REPLY_CHARS: usize = 4000;
 
 impl Engine {
-    async fn conversation_agent(&self, id: &str) -> Result<(String, String, Option<String>), TakeoverError> {
+    pub(crate) async fn conversation_agent(&self, id: &str) -> Result<(String, String, Option<String>), TakeoverError> {
         conversations::holder(self.db(), id).await?.ok_or(TakeoverError::NotFound)
     }
 
@@ -64,6 +64,8 @@ impl Engine {
             .await?;
         self.emit_now(conversation_id, StreamEvent::Handoff(Handoff { to: "bot".into(), operator_name: None })).await?;
         self.console(ConsoleEvent::status(conversation_id, &agent_id));
+        // The holder has room for one more: the teams' queues may go on.
+        self.assign_waiting().await;
         Ok(())
     }
 
@@ -83,6 +85,7 @@ impl Engine {
         self.emit_now(conversation_id, StreamEvent::Handoff(Handoff { to: "closed".into(), operator_name: None }))
             .await?;
         self.console(ConsoleEvent::status(conversation_id, &agent_id));
+        self.assign_waiting().await;
         Ok(())
     }
 

@@ -149,12 +149,13 @@ pub async fn holder(db: &Db, id: &str) -> Result<Option<(String, String, Option<
 }
 
 /// Gives the conversation to an operator unless someone holds it or it is closed: true when this
-/// call got it (a conditional update, so of two operators only one can).
+/// call got it (a conditional update, so of two operators only one can). The claimer becomes its
+/// assignee too (issue 43: taking it makes it theirs).
 pub async fn claim(db: &Db, id: &str, user_id: &str, now: i64) -> Result<bool, DbError> {
     let mut tx = db.writer().begin().await?;
     let done = sqlx::query(
-        "UPDATE conversations SET status = 'human', claimed_by = $2, claimed_at = $3, updated_at = $3 \
-         WHERE id = $1 AND claimed_by IS NULL AND status <> 'closed'",
+        "UPDATE conversations SET status = 'human', claimed_by = $2, claimed_at = $3, updated_at = $3, \
+         assignee_id = $2, assigned_at = $3 WHERE id = $1 AND claimed_by IS NULL AND status <> 'closed'",
     )
     .bind(id)
     .bind(user_id)
@@ -166,7 +167,8 @@ pub async fn claim(db: &Db, id: &str, user_id: &str, now: i64) -> Result<bool, D
         return Ok(false);
     }
     if let Some(agent_id) = webhooks::agent_of_conversation(&mut tx, id).await? {
-        let data = serde_json::json!({"conversation_id": id, "operator": webhooks::operator(&mut tx, user_id).await?});
+        let operator = webhooks::operator(&mut tx, user_id).await?;
+        let data = serde_json::json!({"conversation_id": id, "operator": operator, "assignee": operator});
         webhooks::emit(&mut tx, &agent_id, "conversation.claimed", Some(id), data, now).await?;
     }
     tx.commit().await?;

@@ -57,6 +57,8 @@ pub async fn submit(
     .bind(now)
     .execute(&mut *tx)
     .await?;
+    // It needs a person now: its agent's team's queue (issue 43), with the status change.
+    super::teams::route_in(&mut tx, conversation_id).await?;
     tx.commit().await?;
     Ok(id)
 }

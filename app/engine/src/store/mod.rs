@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod alerts;
+pub mod assignment;
 pub mod attachments;
 pub mod audit;
 pub mod batch;
@@ -19,6 +20,7 @@ pub mod http_tools;
 pub mod identity;
 pub mod jobs;
 pub mod knowledge;
+pub mod labels;
 pub mod leads;
 pub mod leases;
 pub mod mail;
@@ -28,6 +30,8 @@ pub mod memories;
 pub mod messages;
 mod migrations;
 pub mod news;
+pub mod notes;
+pub mod operator_notifications;
 pub mod orders;
 pub mod prices;
 pub mod privacy;
@@ -39,6 +43,7 @@ pub mod script;
 pub mod sessions;
 pub mod slots;
 pub mod spend;
+pub mod teams;
 #[cfg(test)]
 pub mod testing;
 pub mod tool_calls;

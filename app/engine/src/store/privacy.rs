@@ -87,9 +87,34 @@ async fn export_conversation(conn: &mut AnyConnection, row: ConversationExportRo
     .bind(&cid)
     .fetch_all(&mut *conn)
     .await?;
+    // The team inbox (issue 43): whose it was, its labels and the operators' private notes about
+    // the person (personal data for an access request; never shown in the visitor's panel).
+    let whose: Option<(Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT t.name, u.name FROM conversations c LEFT JOIN teams t ON t.id = c.team_id \
+         LEFT JOIN users u ON u.id = c.assignee_id WHERE c.id = $1",
+    )
+    .bind(&cid)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let (team, assignee) = whose.unwrap_or_default();
+    let labels: Vec<String> = sqlx::query_scalar(
+        "SELECT l.name FROM conversation_labels cl JOIN labels l ON l.id = cl.label_id \
+         WHERE cl.conversation_id = $1 ORDER BY l.name_key",
+    )
+    .bind(&cid)
+    .fetch_all(&mut *conn)
+    .await?;
+    let notes: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT author_name, body, created_at FROM conversation_notes WHERE conversation_id = $1 ORDER BY created_at, id",
+    )
+    .bind(&cid)
+    .fetch_all(&mut *conn)
+    .await?;
     Ok(json!({
         "id": cid, "status": status, "created_at": created, "updated_at": updated, "summary": summary,
-        "consulting_state": state, "assessment": assessment,
+        "consulting_state": state, "assessment": assessment, "team": team, "assignee": assignee, "labels": labels,
+        "notes": notes.into_iter().map(|(author, body, at)| json!({"author": author, "body": body, "created_at": at}))
+            .collect::<Vec<_>>(),
         "messages": messages.into_iter().map(|(id, role, content, blocks, status, author, at)| json!({
             "id": id, "role": role, "content": content, "blocks": parse(&blocks), "status": status,
             "author": author, "created_at": at,
@@ -260,6 +285,9 @@ async fn purge_conversations(tx: &mut Tx<'_>, ids: &[String]) -> Result<Deleted,
             ),
             format!("DELETE FROM webhook_deliveries WHERE conversation_id IN ({list})"),
             format!("DELETE FROM ratings WHERE conversation_id IN ({list})"),
+            format!("DELETE FROM conversation_notes WHERE conversation_id IN ({list})"),
+            format!("DELETE FROM conversation_labels WHERE conversation_id IN ({list})"),
+            format!("DELETE FROM operator_notifications WHERE conversation_id IN ({list})"),
             format!("DELETE FROM mail_outbox WHERE conversation_id IN ({list})"),
             format!("DELETE FROM tool_calls WHERE conversation_id IN ({list})"),
             format!("DELETE FROM attachments WHERE conversation_id IN ({list})"),

@@ -42,23 +42,73 @@ fn nest_expert_calls(
 }
 
 /// Conversations a page at a time; `agent`, `status` and `user` (the host site's user id of an
-/// identified visitor) filter.
+/// identified visitor) filter, and so do the inbox's `view` (`all`, `mine`, `unassigned`,
+/// `my_teams`), `team`, `label` and the dates `from` / `to` (`YYYY-MM-DD`, UTC, both included).
+/// An operator in a team sees only their teams' agents' conversations and their own.
 #[server]
+#[allow(clippy::too_many_arguments)]
 pub async fn conversations(
     agent: Option<String>,
     status: Option<String>,
     page: i64,
     #[server(default)] user: Option<String>,
+    #[server(default)] view: Option<String>,
+    #[server(default)] team: Option<String>,
+    #[server(default)] label: Option<String>,
+    #[server(default)] from: Option<String>,
+    #[server(default)] to: Option<String>,
 ) -> Result<Page<ConversationItem>, ConsoleError> {
     use super::paging::{Paging, filter};
-    use parley_engine::store::console::ConversationFilter;
-    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
+    use parley_engine::store::console::{ConversationFilter, View};
+    let ConsoleUser { state, user: me } = ConsoleUser::extract().await?;
     let paging = Paging::new(page);
     let (agent, status, user) = (filter(agent), filter(status), filter(user));
-    let by = ConversationFilter { agent_id: agent.as_deref(), status: status.as_deref(), user: user.as_deref() };
-    let (rows, total) =
-        parley_engine::store::console::conversations(state.engine.db(), by, paging.offset(), paging.limit()).await?;
-    Ok(paging.of(rows.into_iter().map(item).collect(), total))
+    let (team, label) = (filter(team), filter(label));
+    let view = View::parse(view.as_deref().unwrap_or_default())
+        .ok_or_else(|| ConsoleError::invalid("view", "The view is all, mine, unassigned or my_teams."))?;
+    let day = |field: &str, raw: Option<String>, after: i64| -> Result<Option<i64>, ConsoleError> {
+        let Some(raw) = filter(raw) else { return Ok(None) };
+        let date = chrono::NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d")
+            .map_err(|_| ConsoleError::invalid(field, "A date is written YYYY-MM-DD."))?;
+        let start = date.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis()).unwrap_or_default();
+        Ok(Some(start + after))
+    };
+    let created_from = day("from", from, 0)?;
+    let created_to = day("to", to, 86_400_000)?;
+    let visible_to = state.engine.visible_to(&me).await?;
+    let by = ConversationFilter {
+        agent_id: agent.as_deref(),
+        status: status.as_deref(),
+        user: user.as_deref(),
+        view,
+        me: Some(&me.id),
+        team_id: team.as_deref(),
+        label_id: label.as_deref(),
+        created_from,
+        created_to,
+        visible_to: visible_to.as_deref(),
+    };
+    let db = state.engine.db();
+    let (rows, total) = parley_engine::store::console::conversations(db, by, paging.offset(), paging.limit()).await?;
+    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let mut labels = parley_engine::store::labels::of_conversations(db, &ids).await?;
+    let items = rows
+        .into_iter()
+        .map(|r| {
+            let tags = labels.remove(&r.id).unwrap_or_default();
+            with_labels(item(r), tags)
+        })
+        .collect();
+    Ok(paging.of(items, total))
+}
+
+#[cfg(feature = "ssr")]
+fn with_labels(mut item: ConversationItem, labels: Vec<parley_engine::store::labels::Label>) -> ConversationItem {
+    item.labels = labels
+        .into_iter()
+        .map(|l| crate::console::types::LabelTag { id: l.id, name: l.name, color: l.color })
+        .collect();
+    item
 }
 
 #[cfg(feature = "ssr")]
@@ -75,6 +125,11 @@ fn item(r: parley_engine::store::console::ConversationRow) -> ConversationItem {
         lead_submitted: r.lead_submitted != 0,
         updated_at: r.updated_at,
         user: r.user_subject.map(|id| crate::console::types::UserLabel { id, name: r.user_name, email: r.user_email }),
+        assignee_id: r.assignee_id,
+        assignee: r.assignee_name,
+        team_id: r.team_id,
+        team: r.team_name,
+        labels: Vec::new(),
     }
 }
 
@@ -85,6 +140,9 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
     use parley_engine::store::{agents, console, messages, tool_calls, usage};
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let db = state.engine.db();
+    if !state.engine.may_see(&user, &id).await? {
+        return Err(ConsoleError::NotFound);
+    }
     let row = console::conversation(db, &id).await?.ok_or(ConsoleError::NotFound)?;
     let agent = agents::by_id(db, &row.agent_id).await?;
     let mine = row.claimed_by.as_deref() == Some(user.id.as_str());
@@ -131,11 +189,26 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
         .into_iter()
         .map(|b| (b.id, b.name))
         .collect();
+    let notes = parley_engine::store::notes::of_conversation(db, &id)
+        .await?
+        .into_iter()
+        .map(|n| crate::console::types::NoteItem {
+            id: n.id,
+            author: n.author_name,
+            body: n.body,
+            created_at: n.created_at,
+        })
+        .collect();
+    let labels = parley_engine::store::labels::of_conversations(db, std::slice::from_ref(&id))
+        .await?
+        .remove(&id)
+        .unwrap_or_default();
     Ok(ConversationDetail {
+        notes,
         cost_usd: ledger.iter().map(|u| u.cost_usd).sum(),
         capabilities: agent.map(|a| a.capabilities).unwrap_or_default(),
         mine,
-        item: item(row),
+        item: with_labels(item(row), labels),
         messages: out,
         consulting: consulting.as_ref().and_then(consulting_state),
         rating: rating_of(""),
@@ -168,8 +241,19 @@ pub fn consulting_state(state: &serde_json::Value) -> Option<crate::console::typ
     Some(crate::console::types::ConsultingState { stage, facts, note })
 }
 
+/// Refuses (as not found) a conversation the user may not see (an operator in a team sees only
+/// their teams' agents' conversations and their own; `docs/inbox.md`).
 #[cfg(feature = "ssr")]
-fn takeover_error(e: parley_engine::engine::takeover::TakeoverError) -> ConsoleError {
+async fn seen(
+    state: &crate::server::state::AppState,
+    user: &parley_engine::store::users::User,
+    id: &str,
+) -> Result<(), ConsoleError> {
+    if state.engine.may_see(user, id).await? { Ok(()) } else { Err(ConsoleError::NotFound) }
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) fn takeover_error(e: parley_engine::engine::takeover::TakeoverError) -> ConsoleError {
     use parley_engine::engine::takeover::TakeoverError;
     match e {
         TakeoverError::NotFound => ConsoleError::NotFound,
@@ -182,6 +266,7 @@ fn takeover_error(e: parley_engine::engine::takeover::TakeoverError) -> ConsoleE
 #[server]
 pub async fn claim(id: String) -> Result<bool, ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     let claimed = state.engine.claim(&id, &user).await.map_err(takeover_error)?;
     if claimed {
         state.engine.audit(Some(&user), "conversation.claim", Some(&id), "").await;
@@ -193,6 +278,7 @@ pub async fn claim(id: String) -> Result<bool, ConsoleError> {
 #[server]
 pub async fn release(id: String) -> Result<(), ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     state.engine.release(&id, &user).await.map_err(takeover_error)?;
     state.engine.audit(Some(&user), "conversation.release", Some(&id), "").await;
     Ok(())
@@ -202,6 +288,7 @@ pub async fn release(id: String) -> Result<(), ConsoleError> {
 #[server]
 pub async fn close_conversation(id: String) -> Result<(), ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     state.engine.close(&id, &user).await.map_err(takeover_error)?;
     state.engine.audit(Some(&user), "conversation.close", Some(&id), "").await;
     Ok(())
@@ -211,6 +298,7 @@ pub async fn close_conversation(id: String) -> Result<(), ConsoleError> {
 #[server]
 pub async fn reply(id: String, text: String) -> Result<String, ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     let message = state.engine.operator_reply(&id, &user, &text).await.map_err(takeover_error)?;
     // Who replied where, never what.
     state.engine.audit(Some(&user), "conversation.reply", Some(&id), &format!("message {message}")).await;
@@ -221,6 +309,7 @@ pub async fn reply(id: String, text: String) -> Result<String, ConsoleError> {
 #[server]
 pub async fn operator_typing(id: String, active: bool) -> Result<(), ConsoleError> {
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    seen(&state, &user, &id).await?;
     // Only the person holding the conversation shows as typing to the visitor.
     let row =
         parley_engine::store::console::conversation(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;

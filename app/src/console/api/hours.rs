@@ -95,11 +95,11 @@ pub async fn set_away(#[server(default)] away: bool) -> Result<(), ConsoleError>
     use parley_engine::store::hours;
     let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     hours::set_away(state.engine.db(), &user.id, away).await?;
-    state.engine.console(parley_engine::engine::console::ConsoleEvent {
-        conversation_id: String::new(),
-        agent_id: String::new(),
-        kind: "presence",
-    });
+    state.engine.console(parley_engine::engine::console::ConsoleEvent::new("", "", "presence"));
+    if !away {
+        // Back: the queues of automatic teams may have waited for them.
+        state.engine.assign_waiting().await;
+    }
     Ok(())
 }
 

@@ -17,6 +17,7 @@ pub mod experts;
 pub mod hours;
 pub mod http_tools;
 pub mod identity;
+pub mod inbox;
 pub mod knowledge;
 pub mod leads;
 pub mod models;

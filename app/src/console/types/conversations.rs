@@ -24,6 +24,17 @@ pub struct ConversationItem {
     /// The whole visitor id (exports and deletions name it).
     #[serde(default)]
     pub visitor_id: String,
+    /// Whose it is (issue 43): the assignee's id and name, the team's id and name, its labels.
+    #[serde(default)]
+    pub assignee_id: Option<String>,
+    #[serde(default)]
+    pub assignee: Option<String>,
+    #[serde(default)]
+    pub team_id: Option<String>,
+    #[serde(default)]
+    pub team: Option<String>,
+    #[serde(default)]
+    pub labels: Vec<super::LabelTag>,
 }
 
 /// A tool call of an answer.
@@ -90,6 +101,9 @@ pub struct ConversationDetail {
     /// The agent's knowledge bases, `(id, name)`: where a reply can be saved as an article.
     #[serde(default)]
     pub knowledge_bases: Vec<(String, String)>,
+    /// The operators' private notes, oldest first (never shown to the visitor).
+    #[serde(default)]
+    pub notes: Vec<super::NoteItem>,
 }
 
 /// A coordinator's last state report, as the console shows it (values are plain text).

@@ -6,6 +6,7 @@ mod dashboard;
 mod hours;
 mod http_tools;
 mod identity;
+mod inbox;
 mod sources;
 mod webhooks;
 
@@ -19,6 +20,7 @@ pub use dashboard::{AgentRatings, AgentSpend, AlertItem, Dashboard, DayUsage, Un
 pub use hours::{HoursView, NOTIFICATION_CHOICES, NotificationsView, PresenceView};
 pub use http_tools::{EmbeddingCounts, HttpToolForm, HttpToolItem};
 pub use identity::{AuditItem, DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret, SecretItem, UserItem, UserLabel};
+pub use inbox::{Colleague, LabelTag, NoteItem, TeamItem, ViewCounts};
 pub use sources::{
     FileOutcome, PAGE_STATUSES, PageItem, PassageItem, RunItem, SCHEDULE_CHOICES, SourceItem, UPLOAD_MAX_BYTES,
     WebsiteForm,

@@ -4,10 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 /// Every event an endpoint can receive, with what it means.
-pub const WEBHOOK_EVENTS: [(&str, &str); 10] = [
+pub const WEBHOOK_EVENTS: [(&str, &str); 12] = [
     ("lead.created", "a visitor left their contact details"),
     ("conversation.waiting_human", "a conversation waits for a person"),
     ("conversation.claimed", "an operator took a conversation over"),
+    ("conversation.assigned", "a conversation was assigned, unassigned or handed to a team"),
+    ("conversation.labeled", "an operator changed a conversation's labels"),
     ("conversation.closed", "an operator closed a conversation"),
     ("order.paid", "an order was paid"),
     ("order.expired", "an order expired unpaid"),

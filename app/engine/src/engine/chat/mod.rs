@@ -104,11 +104,11 @@ impl Engine {
         let conv = self.own_conversation(visitor, conversation_id).await?;
         self.typing(&conv.id, "visitor", active);
         // The operator's console learns it through its feed (it does not follow the stream).
-        self.console(super::console::ConsoleEvent {
-            conversation_id: conv.id.clone(),
-            agent_id: conv.agent_id.clone(),
-            kind: if active { "typing" } else { "typing_stop" },
-        });
+        self.console(super::console::ConsoleEvent::new(
+            &conv.id,
+            &conv.agent_id,
+            if active { "typing" } else { "typing_stop" },
+        ));
         Ok(())
     }
 
@@ -153,8 +153,10 @@ impl Engine {
         }
         let id = leads::submit(self.db(), &conv.agent_id, &conv.id, &visitor.id, form, self.now_ms()).await?;
         self.wake_outbox();
-        self.console(ConsoleEvent { conversation_id: conv.id.clone(), agent_id: conv.agent_id.clone(), kind: "lead" });
+        self.console(ConsoleEvent::new(&conv.id, &conv.agent_id, "lead"));
         self.emit_now(&conv.id, StreamEvent::Handoff(Handoff { to: "waiting".into(), operator_name: None })).await?;
+        // It went to its agent's team's queue with the lead; an automatic team gives it out now.
+        self.auto_assign(&conv.id).await;
         Ok(id)
     }
 

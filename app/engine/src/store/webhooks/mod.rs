@@ -17,10 +17,12 @@ pub use outbox::{Attempt, AttemptRow, DeliveryRow, Due, Next, attempts, claim_du
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
 
 /// Every event an endpoint can subscribe to.
-pub const EVENTS: [&str; 10] = [
+pub const EVENTS: [&str; 12] = [
     "lead.created",
     "conversation.waiting_human",
     "conversation.claimed",
+    "conversation.assigned",
+    "conversation.labeled",
     "conversation.closed",
     "order.paid",
     "order.expired",
@@ -183,6 +185,13 @@ pub async fn emit(
     now: i64,
 ) -> Result<u64, DbError> {
     debug_assert!(EVENTS.contains(&event), "unknown webhook event {event}");
+    let mut data = data;
+    // Every event about a conversation carries its labels (by name), read here, in one place.
+    if let (Some(conversation), Value::Object(map)) = (conversation_id, &mut data)
+        && !map.contains_key("labels")
+    {
+        map.insert("labels".into(), json!(super::labels::names_in(tx, conversation).await?));
+    }
     notify_by_mail(tx, agent_id, event, conversation_id, &data, now).await?;
     let endpoints: Vec<(String,)> = sqlx::query_as(
         "SELECT id FROM webhook_endpoints WHERE agent_id = $1 AND enabled = 1 AND events LIKE $2 ORDER BY id",

@@ -1,0 +1,151 @@
+//! The team inbox in the console (issue 43): the list's views with live counts, and under a
+//! conversation the assign box, its labels and the operators' private notes (a mention is written
+//! `@Name`; the colleagues whose `@Name` the note holds are mentioned).
+
+use leptos::prelude::*;
+
+use super::api::inbox::{add_note, assign, colleagues, inbox_counts, labels, set_conversation_labels};
+use super::fields::ErrorLine;
+use super::layout::console_ctx;
+use super::lists::query;
+use super::types::{Colleague, LabelTag, NoteItem};
+
+/// The views, in the order the tabs show them.
+pub const VIEWS: &[(&str, &str)] =
+    &[("mine", "Mine"), ("unassigned", "Unassigned"), ("my_teams", "My teams"), ("all", "All")];
+
+/// Tabs for the views, each with its count (conversations waiting for or held by a person),
+/// refreshed on every change in the feed.
+#[component]
+pub fn InboxViews(#[prop(into)] current: Signal<String>) -> impl IntoView {
+    let ctx = console_ctx();
+    let counts = Resource::new(move || ctx.changes.get(), |_| inbox_counts());
+    let count = move |view: &str| {
+        counts.get().and_then(Result::ok).map(|c| match view {
+            "mine" => c.mine,
+            "unassigned" => c.unassigned,
+            "my_teams" => c.my_teams,
+            _ => c.all,
+        })
+    };
+    view! {
+        <nav class="c-tabs" aria-label="Views">
+            {VIEWS.iter().map(|(view, label)| {
+                let href = format!("/admin/conversations{}", query(&[("view", view)]));
+                let active = move || current.get() == *view || (current.get().is_empty() && *view == "all");
+                view! {
+                    <a href=href aria-current=move || active().then_some("page")>
+                        {*label}
+                        <span class="c-count" aria-live="polite">{move || count(view).map(|n| format!(" ({n})"))}</span>
+                    </a>
+                }
+            }).collect_view()}
+        </nav>
+    }
+}
+
+/// A label as a chip: its name always, its colour as a mark beside it.
+#[component]
+pub fn LabelChip(label: LabelTag) -> impl IntoView {
+    view! {
+        <span class="c-label"><span class="c-label-dot" style=format!("background:{}", label.color) aria-hidden="true"></span>{label.name}</span>
+    }
+}
+
+/// Under a conversation: whose it is (assign box), its labels, and the private notes.
+#[component]
+pub fn InboxPanel(
+    id: String,
+    assignee_id: Option<String>,
+    labels_on: Vec<LabelTag>,
+    notes: Vec<NoteItem>,
+    version: RwSignal<u64>,
+) -> impl IntoView {
+    let id = StoredValue::new(id);
+    let people = Resource::new(|| (), |_| colleagues());
+    let all_labels = Resource::new(|| (), |_| labels());
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let run = move |work: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>>>>| {
+        busy.set(true);
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            if let Err(e) = work.await {
+                error.set(Some(e));
+            }
+            busy.set(false);
+            version.update(|v| *v += 1);
+        });
+    };
+    let on_assign = move |ev: leptos::ev::Event| {
+        let to = event_target_value(&ev);
+        run(Box::pin(async move { assign(id.get_value(), Some(to)).await.map_err(|e| e.to_string()) }));
+    };
+    let on_ids: Vec<String> = labels_on.iter().map(|l| l.id.clone()).collect();
+    let chosen = RwSignal::new(on_ids);
+    let toggle = move |label: String| {
+        chosen.update(|c| {
+            if let Some(at) = c.iter().position(|l| *l == label) {
+                c.remove(at);
+            } else {
+                c.push(label);
+            }
+        });
+        let list = chosen.get_untracked().join(",");
+        run(Box::pin(async move { set_conversation_labels(id.get_value(), list).await.map_err(|e| e.to_string()) }));
+    };
+    let body = RwSignal::new(String::new());
+    let send_note = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let text = body.get_untracked();
+        let everyone: Vec<Colleague> = people.get_untracked().and_then(Result::ok).unwrap_or_default();
+        let mentions = mentioned(&text, &everyone).join(",");
+        run(Box::pin(async move {
+            add_note(id.get_value(), text, mentions).await.map(|_| body.set(String::new())).map_err(|e| e.to_string())
+        }));
+    };
+    let assignee = StoredValue::new(assignee_id.unwrap_or_default());
+    view! {
+        <section class="c-card c-inbox" aria-label="Assignment, labels and notes">
+            <label for="assignee">"Assigned to"</label>
+            <select id="assignee" disabled=busy on:change=on_assign>
+                <option value="" selected=move || assignee.get_value().is_empty()>"Nobody"</option>
+                {move || people.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|p| {
+                    let selected = assignee.get_value() == p.id;
+                    view! { <option value=p.id.clone() selected=selected>{format!("{} · {} · {}/{}", p.name, p.presence, p.open, p.max_open)}</option> }
+                }).collect_view()}
+            </select>
+            <fieldset class="c-labels">
+                <legend>"Labels"</legend>
+                {move || all_labels.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|l| {
+                    let lid = l.id.clone();
+                    let checked = chosen.with(|c| c.contains(&l.id));
+                    view! {
+                        <label>
+                            <input type="checkbox" checked=checked disabled=busy on:change=move |_| toggle(lid.clone()) />
+                            <LabelChip label=l />
+                        </label>
+                    }
+                }).collect_view()}
+            </fieldset>
+            <h2>"Private notes"</h2>
+            <p class="c-hint">"Only operators see notes: never the visitor, the model or a webhook. Write @Name to tell a colleague."</p>
+            <ol class="c-notes">
+                {notes.into_iter().map(|n| view! {
+                    <li class="c-msg c-msg-note"><span class="c-tag">"Private note"</span>" "<strong>{n.author}</strong>": "{n.body}</li>
+                }).collect_view()}
+            </ol>
+            <form class="c-note-box" on:submit=send_note>
+                <label for="note">"Add a note"</label>
+                <textarea id="note" maxlength="4000" prop:value=body on:input=move |ev| body.set(event_target_value(&ev))></textarea>
+                <button type="submit" disabled=busy>"Add note"</button>
+            </form>
+            <ErrorLine error />
+        </section>
+    }
+}
+
+/// The colleagues whose `@Name` the note holds (their ids).
+pub fn mentioned(text: &str, people: &[Colleague]) -> Vec<String> {
+    people.iter().filter(|p| text.contains(&format!("@{}", p.name))).map(|p| p.id.clone()).collect()
+}
