@@ -9,8 +9,9 @@ test('a webhook endpoint gets exactly the events ticked in its list', async ({ b
   await admin.waitForLoadState('networkidle');
   await admin.getByLabel('Agent').selectOption({ label: 'Parley Help Center' });
   const form = admin.locator('#webhook-add');
-  // One box per event (agent.cap_reached and provider.quota_exhausted included).
-  await expect(form.getByRole('checkbox')).toHaveCount(10);
+  // One box per event (agent.cap_reached, provider.quota_exhausted and the inbox's
+  // conversation.assigned and conversation.labeled included).
+  await expect(form.getByRole('checkbox')).toHaveCount(12);
   const box = (name: string) => form.getByLabel(name, { exact: true });
   // A public address given as an IP: nothing to resolve on a machine without DNS.
   const url = 'https://1.1.1.1/parley-checklist';

@@ -36,7 +36,11 @@ pub fn InboxViews(#[prop(into)] current: Signal<String>) -> impl IntoView {
                 view! {
                     <a href=href aria-current=move || active().then_some("page")>
                         {*label}
-                        <span class="c-count" aria-live="polite">{move || count(view).map(|n| format!(" ({n})"))}</span>
+                        <span class="c-count" aria-live="polite">
+                            // In a Transition: the server waits for the counts, so the page
+                            // hydrates with the same text (read bare, hydration panicked).
+                            <Transition>{move || count(view).map(|n| format!(" ({n})"))}</Transition>
+                        </span>
                     </a>
                 }
             }).collect_view()}
