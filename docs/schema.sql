@@ -136,7 +136,7 @@ CREATE TABLE conversations (
     lead_submitted BIGINT NOT NULL DEFAULT 0,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT, slot_process TEXT, slot_token TEXT, team_id TEXT, assignee_id TEXT, assigned_at BIGINT);
+, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT, slot_process TEXT, slot_token TEXT, team_id TEXT, assignee_id TEXT, assigned_at BIGINT, handoff_summary TEXT, handoff_summary_model TEXT, handoff_summary_at BIGINT);
 
 CREATE INDEX conversations_by_agent ON conversations (agent_id, updated_at);
 

@@ -70,6 +70,9 @@ pub struct Rules {
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
+    /// The operator's copilot's requests and replies, apart (see [`is_copilot`]).
+    copilot_script: Mutex<VecDeque<Reply>>,
+    copilot_requests: Mutex<Vec<Value>>,
     /// The `Authorization` header of each request (the key the server sent).
     authorizations: Mutex<Vec<String>>,
     rules: Option<Rules>,
@@ -100,6 +103,8 @@ impl FakeOpenAi {
         let shared = Arc::new(Shared {
             script: Mutex::new(VecDeque::new()),
             requests: Mutex::new(Vec::new()),
+            copilot_script: Mutex::new(VecDeque::new()),
+            copilot_requests: Mutex::new(Vec::new()),
             authorizations: Mutex::new(Vec::new()),
             rules,
             served: AtomicU64::new(0),
@@ -140,7 +145,20 @@ impl FakeOpenAi {
         })
     }
 
-    /// Every request body received, oldest first.
+    /// Scripts the next reply to the operator's copilot. Its requests (a user message that
+    /// begins `Copilot task: `) have a script and a log of their own, so a summary written in the
+    /// background never takes a reply scripted for a visitor's turn.
+    pub fn push_copilot(&self, reply: Reply) -> &Self {
+        self.shared.copilot_script.lock().expect("script").push_back(reply);
+        self
+    }
+
+    /// Every copilot request body received, oldest first.
+    pub fn copilot_requests(&self) -> Vec<Value> {
+        self.shared.copilot_requests.lock().expect("requests").clone()
+    }
+
+    /// Every request body received (but the copilot's), oldest first.
     pub fn requests(&self) -> Vec<Value> {
         self.shared.requests.lock().expect("requests").clone()
     }
@@ -166,14 +184,26 @@ impl FakeOpenAi {
     }
 }
 
+/// A request of the operator's copilot: its last user message begins `Copilot task: `.
+fn is_copilot(body: &Value) -> bool {
+    body["messages"].as_array().and_then(|m| m.iter().rev().find(|m| m["role"] == "user")).is_some_and(|m| {
+        m["content"].as_str().is_some_and(|c| c.starts_with(parley_engine::engine::copilot::prompt::TASK))
+    })
+}
+
 async fn completions(State(shared): State<Arc<Shared>>, headers: http::HeaderMap, Json(body): Json<Value>) -> Response {
+    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    let usage = body.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false);
+    if shared.rules.is_none() && is_copilot(&body) {
+        shared.copilot_requests.lock().expect("requests").push(body.clone());
+        let reply = shared.copilot_script.lock().expect("script").pop_front();
+        return answer(shared, reply.unwrap_or_else(|| Reply::text("Fake copilot reply.")), stream, usage).await;
+    }
     shared.served.fetch_add(1, Ordering::SeqCst);
     if shared.rules.is_none() {
         let auth = headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
         shared.authorizations.lock().expect("authorizations").push(auth.to_owned());
     }
-    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let usage = body.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false);
     let reply = match &shared.rules {
         Some(rules) => rule_reply(rules, &body),
         None => {

@@ -10,6 +10,7 @@ use super::answers::SaveAsArticle;
 use super::api::agents::agent_names;
 use super::api::conversations::{claim, close_conversation, conversation, conversations, release};
 use super::api::identity::delete_person;
+use super::copilot::HandoffSummary;
 use super::error::ConsoleError;
 use super::fields::ErrorLine;
 use super::inbox_panel::{InboxPanel, InboxViews, LabelChip};
@@ -219,6 +220,8 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
             </Show>
         </header>
         <ErrorLine error />
+        {(d.summary.is_some() || matches!(status.as_str(), "waiting_human" | "human"))
+            .then(|| view! { <HandoffSummary id=id.get_value() summary=d.summary.clone() /> })}
         {d.rating.map(|(score, comment)| view! {
             <p class="c-card c-rating" id="conversation-rating">
                 {format!("The visitor rated this conversation {score} of 5")}

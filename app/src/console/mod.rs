@@ -10,6 +10,7 @@ pub mod answers;
 pub mod api;
 pub mod audit;
 pub mod conversations;
+mod copilot;
 pub mod dashboard;
 pub mod error;
 pub mod experts;

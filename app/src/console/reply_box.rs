@@ -7,6 +7,7 @@ use parley_widget::blocks;
 use super::answers::slash_matches;
 use super::api::answers::conversation_replies;
 use super::api::conversations::{operator_typing, reply};
+use super::copilot::CopilotBar;
 use super::fields::ErrorLine;
 use super::types::SavedReplyItem;
 
@@ -104,6 +105,7 @@ pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
             </ul>
             <ErrorLine error />
             <button type="submit" class="c-primary">"Send"</button>
+            <CopilotBar id text />
         </form>
     }
 }

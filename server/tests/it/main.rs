@@ -20,6 +20,7 @@ mod console_settings;
 mod console_takeover;
 mod consulting;
 mod context;
+mod copilot;
 mod credentials;
 mod csp;
 mod durability;

@@ -9,6 +9,7 @@ pub mod chat;
 pub mod clock;
 pub mod console;
 pub mod context;
+pub mod copilot;
 pub mod experts;
 pub mod fetch;
 pub mod frame;

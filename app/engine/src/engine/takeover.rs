@@ -45,6 +45,7 @@ impl Engine {
         )
         .await?;
         self.console(ConsoleEvent::status(conversation_id, &agent_id));
+        self.summarise_on_handoff(conversation_id);
         Ok(true)
     }
 

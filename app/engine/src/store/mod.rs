@@ -12,6 +12,7 @@ pub mod batch;
 pub mod chunk_vectors;
 pub mod console;
 pub mod conversations;
+pub mod copilot;
 pub mod credentials;
 pub mod events;
 pub mod experts;

@@ -110,8 +110,15 @@ async fn export_conversation(conn: &mut AnyConnection, row: ConversationExportRo
     .bind(&cid)
     .fetch_all(&mut *conn)
     .await?;
+    // The copilot's hand-over summary (issue 43, part 7): written about them, so theirs to see.
+    let handoff_summary: Option<Option<String>> =
+        sqlx::query_scalar("SELECT handoff_summary FROM conversations WHERE id = $1")
+            .bind(&cid)
+            .fetch_optional(&mut *conn)
+            .await?;
     Ok(json!({
         "id": cid, "status": status, "created_at": created, "updated_at": updated, "summary": summary,
+        "handoff_summary": handoff_summary.flatten(),
         "consulting_state": state, "assessment": assessment, "team": team, "assignee": assignee, "labels": labels,
         "notes": notes.into_iter().map(|(author, body, at)| json!({"author": author, "body": body, "created_at": at}))
             .collect::<Vec<_>>(),

@@ -203,7 +203,9 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
         .await?
         .remove(&id)
         .unwrap_or_default();
+    let summary = parley_engine::store::copilot::summary(db, &id).await?.map(super::copilot::summary_item);
     Ok(ConversationDetail {
+        summary,
         notes,
         cost_usd: ledger.iter().map(|u| u.cost_usd).sum(),
         capabilities: agent.map(|a| a.capabilities).unwrap_or_default(),

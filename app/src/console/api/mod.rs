@@ -12,6 +12,7 @@ pub mod auth;
 #[cfg(feature = "ssr")]
 pub mod checks;
 pub mod conversations;
+pub mod copilot;
 pub mod dashboard;
 pub mod experts;
 pub mod hours;

@@ -104,6 +104,9 @@ pub struct ConversationDetail {
     /// The operators' private notes, oldest first (never shown to the visitor).
     #[serde(default)]
     pub notes: Vec<super::NoteItem>,
+    /// The copilot's summary for the person it was handed to.
+    #[serde(default)]
+    pub summary: Option<super::SummaryItem>,
 }
 
 /// A coordinator's last state report, as the console shows it (values are plain text).

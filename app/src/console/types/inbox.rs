@@ -53,3 +53,25 @@ pub struct TeamItem {
     pub members: Vec<(String, String)>,
     pub agents: Vec<String>,
 }
+
+/// A conversation's hand-over summary, written by the copilot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SummaryItem {
+    pub text: String,
+    /// The model that wrote it.
+    pub model: String,
+    pub created_at: i64,
+    /// What the offline demo model did instead (`None` with a real model).
+    pub note: Option<String>,
+}
+
+/// A draft from the copilot for the reply box (never sent by itself).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AssistItem {
+    pub text: String,
+    /// The sources a suggestion draws on, `(title, url)`, numbered as in its text from 1.
+    pub citations: Vec<(String, Option<String>)>,
+    pub cost_usd: f64,
+    /// What the offline demo model did instead (`None` with a real model).
+    pub note: Option<String>,
+}

@@ -157,6 +157,8 @@ impl Engine {
         self.emit_now(&conv.id, StreamEvent::Handoff(Handoff { to: "waiting".into(), operator_name: None })).await?;
         // It went to its agent's team's queue with the lead; an automatic team gives it out now.
         self.auto_assign(&conv.id).await;
+        // The person who takes it over finds a summary at the top.
+        self.summarise_on_handoff(&conv.id);
         Ok(id)
     }
 

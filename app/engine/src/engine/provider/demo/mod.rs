@@ -4,6 +4,7 @@
 //! tool and block work without an API key; the panel labels it plainly as the demo model.
 
 mod compose;
+mod copilot;
 mod intents;
 
 use intents::{INTENTS, clip};
@@ -56,6 +57,10 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
 
 fn decide(request: &ModelRequest, images: usize) -> DemoReply {
     let last_user = request.messages.iter().rev().find_map(ModelMessage::user_text).unwrap_or("");
+    // Asked by the operator's copilot, not by a visitor.
+    if let Some(rest) = last_user.strip_prefix(super::super::copilot::prompt::TASK) {
+        return DemoReply::Say(copilot::answer(rest));
+    }
     let zh = Lang::of(last_user).is_zh();
 
     // Results of the tools called after the visitor's last message.
