@@ -33,6 +33,8 @@ test('sign-in refuses a wrong password and the console pages load without the wi
   const scripts: string[] = [];
   page.on('request', (r) => scripts.push(r.url()));
   await page.goto(`${APP_URL}/admin/login`);
+  // The hydrated form signs in (filled before hydration, a field can be reset).
+  await page.waitForLoadState('networkidle');
   await page.getByLabel('Email').fill(ADMIN.email);
   await page.getByLabel('Password').fill('not the password');
   await page.getByRole('button', { name: 'Sign in' }).click();

@@ -76,12 +76,14 @@ pub fn ConversationsPage() -> impl IntoView {
             </p>
         })}
         <Loaded resource=list let:p>
-            <table class="c-table" id="conversations">
-                <thead><tr><th>"Visitor"</th><th>"Agent"</th><th>"Status"</th><th>"Last message"</th><th>"Messages"</th><th>"Updated (UTC)"</th></tr></thead>
-                <tbody>
-                    {p.items.into_iter().map(|c| view! { <Row c /> }).collect_view()}
-                </tbody>
-            </table>
+            <div class="c-scroll">
+                <table class="c-table" id="conversations">
+                    <thead><tr><th>"Visitor"</th><th>"Agent"</th><th>"Status"</th><th>"Last message"</th><th>"Messages"</th><th>"Updated (UTC)"</th></tr></thead>
+                    <tbody>
+                        {p.items.into_iter().map(|c| view! { <Row c /> }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
             <Pager base=format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status()), ("user", &user()), ("view", &inbox_view()), ("label", &label())]))
                 page=p.page per_page=p.per_page total=p.total />
         </Loaded>
@@ -131,19 +133,34 @@ pub fn ConversationPage() -> impl IntoView {
     });
     let version = RwSignal::new(0u64);
     let detail = Resource::new(move || (id(), mine.get(), version.get()), |(id, _, _)| conversation(id));
+    // The operator's draft outlives the reloads (a visitor's message, the copilot's summary),
+    // not a move to another conversation.
+    let draft = RwSignal::new(String::new());
+    Effect::new(move |before: Option<String>| {
+        let now = id();
+        if before.is_some_and(|b| b != now) {
+            draft.set(String::new());
+        }
+        now
+    });
     let visitor_typing = Memo::new(move |_| {
         ctx.last.with(|e| e.as_ref().is_some_and(|e| e.conversation_id == id() && e.kind == "typing"))
     });
     view! {
         <p><A href="/admin/conversations">"← Conversations"</A></p>
         <Loaded resource=detail let:d>
-            <Detail d version visitor_typing />
+            <Detail d version visitor_typing draft />
         </Loaded>
     }
 }
 
 #[component]
-fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bool>) -> impl IntoView {
+fn Detail(
+    d: ConversationDetail,
+    version: RwSignal<u64>,
+    visitor_typing: Memo<bool>,
+    draft: RwSignal<String>,
+) -> impl IntoView {
     let id = StoredValue::new(d.item.id.clone());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
@@ -210,13 +227,13 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
             <span class="c-hint">{format!("{} messages · US${:.4}", d.item.messages, d.cost_usd)}</span>
             <span class="c-spacer"></span>
             <Show when=move || can_claim>
-                <button type="button" class="c-primary" id="claim" disabled=busy on:click=move |_| act("claim")>"Take over"</button>
+                <button type="button" class="c-primary" id="claim" aria-keyshortcuts="r" disabled=busy on:click=move |_| act("claim")>"Take over"</button>
             </Show>
             <Show when=move || d.mine>
                 <button type="button" id="release" disabled=busy on:click=move |_| act("release")>"Hand back to the bot"</button>
             </Show>
             <Show when={let s = status.clone(); move || s != "closed" && (d.mine || d.item.claimed_by.is_none())}>
-                <button type="button" id="close" disabled=busy on:click=move |_| act("close")>"Close"</button>
+                <button type="button" id="close" aria-keyshortcuts="e" disabled=busy on:click=move |_| act("close")>"Close"</button>
             </Show>
         </header>
         <ErrorLine error />
@@ -236,7 +253,7 @@ fn Detail(d: ConversationDetail, version: RwSignal<u64>, visitor_typing: Memo<bo
             <p class="c-typing" aria-live="polite">"The visitor is typing…"</p>
         </Show>
         <Show when=move || d.mine>
-            <ReplyBox id=id.get_value() version />
+            <ReplyBox id=id.get_value() version text=draft />
         </Show>
         <InboxPanel id=id.get_value() assignee_id=d.item.assignee_id.clone() labels_on=d.item.labels.clone()
             notes=d.notes.clone() version />

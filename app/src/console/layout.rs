@@ -85,6 +85,7 @@ fn Signed(me: Me) -> impl IntoView {
                     <A href="/admin/audit">"Audit log"</A>
                 </Show>
                 <span class="c-spacer"></span>
+                <super::shortcuts::Shortcuts />
                 <A href="/admin/account">{format!("{} ({})", me.name, me.role)}</A>
                 <button type="button" class="c-link" on:click=leave>"Sign out"</button>
             </nav>

@@ -1,5 +1,6 @@
-//! The operator's reply box under a conversation they hold: saved replies behind `/`, and a
-//! "typing" notice to the visitor at most every three seconds.
+//! The operator's reply box under a conversation they hold (its draft, `text`, is kept by the page
+//! across reloads): saved replies behind `/`, and a "typing" notice to the visitor at most every
+//! three seconds.
 
 use leptos::prelude::*;
 use parley_widget::blocks;
@@ -12,10 +13,9 @@ use super::fields::ErrorLine;
 use super::types::SavedReplyItem;
 
 #[component]
-pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
+pub fn ReplyBox(id: String, version: RwSignal<u64>, text: RwSignal<String>) -> impl IntoView {
     let id = StoredValue::new(id);
     let replies = saved_replies(id);
-    let text = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let typing_sent = StoredValue::new(0_i64);
     // The `/` menu: the replies matching what follows the slash, the one picked, and whether
@@ -89,7 +89,7 @@ pub fn ReplyBox(id: String, version: RwSignal<u64>) -> impl IntoView {
         <form class="c-reply" on:submit=send>
             <label for="reply">"Your reply to the visitor"</label>
             <p class="c-hint" id="reply-hint">"Type / to insert a saved reply."</p>
-            <textarea id="reply" rows="3" prop:value=text on:input=on_input on:keydown=on_keydown maxlength="4000"
+            <textarea id="reply" aria-keyshortcuts="r" rows="3" prop:value=text on:input=on_input on:keydown=on_keydown maxlength="4000"
                 aria-describedby="reply-hint" aria-autocomplete="list" aria-controls="reply-menu"
                 aria-activedescendant=move || open().then(|| format!("reply-option-{}", active.get()))></textarea>
             <ul id="reply-menu" class="c-reply-menu" role="listbox" aria-label="Saved replies" hidden=move || !open()>
