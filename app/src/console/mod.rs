@@ -28,6 +28,7 @@ pub mod look_preview;
 pub mod models;
 pub mod records;
 mod reply_box;
+pub mod search;
 pub mod source_page;
 pub mod source_run;
 pub mod sources;
