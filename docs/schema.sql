@@ -148,6 +148,8 @@ CREATE INDEX conversations_by_status ON conversations (status, updated_at);
 
 CREATE INDEX conversations_by_team ON conversations (team_id, status);
 
+CREATE INDEX conversations_by_updated ON conversations (updated_at, id);
+
 CREATE INDEX conversations_by_visitor ON conversations (visitor_id, updated_at);
 
 CREATE TABLE end_users (

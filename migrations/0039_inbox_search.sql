@@ -1,8 +1,8 @@
 -- Search across transcripts, notes and leads (issue 43, part 4): our own tokenizer (Chinese
 -- bigrams, English stems) turns each text into terms in Rust; the database keeps the postings and
 -- finds the documents holding every term of a query (plain SQL, the same on SQLite and PostgreSQL).
--- `search_docs`: one per indexed row (`id`: the message's, note's or lead's id; `kind`: `message`,
--- `note`, `lead`); `body`: the text as indexed (the snippet's source); `version`: the source row's
+-- `search_docs`: one per indexed row (`id`: the message's, note's or lead's id, or `user:` and the
+-- conversation's for the identified user of its visitor; `kind`: `message`, `note`, `lead`, `user`); `body`: the text as indexed (the snippet's source); `version`: the source row's
 -- `updated_at` when indexed. Deleting a conversation deletes its documents and their terms.
 CREATE TABLE search_docs (
     id TEXT PRIMARY KEY,
@@ -22,7 +22,7 @@ CREATE TABLE search_terms (
 );
 CREATE INDEX search_terms_by_doc ON search_terms (doc_id);
 
--- How far the indexer read each source (`messages`, `notes`, `leads`): the last row read, by
+-- How far the indexer read each source (`messages`, `notes`, `leads`, `users`): the last row read, by
 -- `(at, id)`; it reads again from a little before (rows committed late), skipping what it has.
 CREATE TABLE search_cursors (
     source TEXT PRIMARY KEY,
@@ -30,7 +30,8 @@ CREATE TABLE search_cursors (
     id TEXT NOT NULL
 );
 
--- The indexer reads messages and leads in the order they last changed.
+-- The indexer reads messages, leads and conversations (for their users) in the order they last changed.
 CREATE INDEX messages_by_updated ON messages (updated_at, id);
+CREATE INDEX conversations_by_updated ON conversations (updated_at, id);
 CREATE INDEX leads_by_updated ON leads (updated_at, id);
 CREATE INDEX conversation_notes_by_created ON conversation_notes (created_at, id);

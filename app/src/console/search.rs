@@ -1,5 +1,5 @@
-//! `/admin/search`: the conversations an operator may see whose messages, private notes or leads
-//! hold every word searched for (issue 43, part 4). Matches are wrapped in `<mark>` as text
+//! `/admin/search`: the conversations an operator may see whose messages, private notes, leads or
+//! identified users hold every word searched for (issue 43, part 4). Matches are wrapped in `<mark>` as text
 //! nodes: the server sends plain text and ranges, never HTML.
 
 use leptos::prelude::*;
@@ -72,6 +72,7 @@ fn HitLine(h: SearchHit) -> impl IntoView {
     let kind = match h.kind.as_str() {
         "note" => "Private note",
         "lead" => "Lead",
+        "user" => "Identified visitor",
         _ => "Message",
     };
     view! {

@@ -80,7 +80,7 @@ async fn english_is_found_by_its_stem_and_chinese_inside_a_sentence_within_secon
     let waited = sent.elapsed();
     assert_eq!(page["total"], 1, "{page}");
     let result = &page["items"][0];
-    assert_eq!(result["agent_name"], "shop");
+    assert_eq!(result["agent_name"], "Agent shop");
     let hit = &result["hits"][0];
     assert_eq!(hit["kind"], "message");
     assert_eq!(marked(hit), ["refunds"], "{hit}");
@@ -115,7 +115,7 @@ async fn english_is_found_by_its_stem_and_chinese_inside_a_sentence_within_secon
 #[tokio::test]
 async fn notes_are_found_by_operators_only_and_leads_by_email_and_phone() {
     let app = TestApp::builder().with_users(&[ADMIN, OLIVE]).spawn().await;
-    app.agent("shop", &["ticket_escalation"]).await;
+    let shop = app.agent("shop", &["ticket_escalation"]).await.id;
     let mut olive = app.signed_in(&OLIVE).await;
     let (conv, visitor) = says(&app, "shop", "please call me back").await;
     let r = app
@@ -141,6 +141,24 @@ async fn notes_are_found_by_operators_only_and_leads_by_email_and_phone() {
         let kinds: Vec<&str> =
             page["items"][0]["hits"].as_array().unwrap().iter().map(|h| h["kind"].as_str().unwrap()).collect();
         assert!(kinds.contains(&"lead"), "{q}: {page}");
+    }
+    // The visitor's identified user (as identity stores it: `end_users`), by name and email.
+    let person = app.engine().visitor_by_token(&visitor).await.unwrap().unwrap().id;
+    let now = app.engine().now_ms();
+    sqlx::query(
+        "INSERT INTO end_users (id, agent_id, subject, name, email, visitor_id, created_at, last_seen_at) \
+         VALUES ('eu-1', $1, 'sub-1', 'Zhang Wei 张伟', 'wei@example.cn', $2, $3, $3)",
+    )
+    .bind(&shop)
+    .bind(&person)
+    .bind(now)
+    .execute(app.db().writer())
+    .await
+    .unwrap();
+    for q in ["wei@example.cn", "张伟"] {
+        let page = found(&mut olive, q, &conv).await;
+        let hit = &page["items"][0]["hits"][0];
+        assert_eq!(hit["kind"], "user", "{q}: {page}");
     }
     // The note's text never reaches the visitor.
     let transcript = app.get(&visitor, &format!("/api/v1/conversations/{conv}")).await.text().await.unwrap();

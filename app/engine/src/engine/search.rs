@@ -1,4 +1,4 @@
-//! Search across transcripts, private notes and leads (issue 43, part 4; `docs/inbox.md`,
+//! Search across transcripts, private notes, leads and identified users (issue 43, part 4; `docs/inbox.md`,
 //! "Search"). Text is split into terms by the knowledge base's tokenizer (Chinese as overlapping
 //! two-character terms, English words by their stem), the same way when indexing and when
 //! searching; the database keeps the postings ([`crate::store::search`]).
@@ -93,7 +93,7 @@ pub fn snippet(body: &str, terms: &HashSet<String>) -> Snippet {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
     pub id: String,
-    /// `message`, `note` or `lead`.
+    /// `message`, `note`, `lead` or `user`.
     pub kind: String,
     pub at: i64,
     pub snippet: Snippet,
@@ -137,22 +137,22 @@ impl Engine {
             let Some(last) = rows.last() else { break };
             let full = rows.len() as i64 == BATCH;
             let last = (last.at, last.id.clone());
-            let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-            let have = search::versions(db, &ids).await?;
+            let ids: Vec<String> = rows.iter().map(|r| source.doc_id(&r.id)).collect();
+            let have = search::versions(db, &ids.iter().map(String::as_str).collect::<Vec<_>>()).await?;
             let (mut docs, mut gone) = (Vec::new(), Vec::new());
-            for r in rows {
-                if have.get(&r.id) == Some(&r.at) {
+            for (r, id) in rows.into_iter().zip(ids) {
+                if have.get(&id) == Some(&r.at) {
                     continue;
                 }
                 let terms = terms_of(&r.body);
                 if terms.is_empty() {
-                    if have.contains_key(&r.id) {
-                        gone.push(r.id);
+                    if have.contains_key(&id) {
+                        gone.push(id);
                     }
                     continue;
                 }
                 docs.push(Doc {
-                    id: r.id,
+                    id,
                     kind: source.kind(),
                     conversation_id: r.conversation_id,
                     body: r.body,

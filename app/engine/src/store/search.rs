@@ -16,16 +16,28 @@ pub enum Source {
     Messages,
     Notes,
     Leads,
+    /// The identified user (name, email) of each conversation's visitor, read again whenever
+    /// the conversation changes (contacts will be one more source).
+    Users,
 }
 
 impl Source {
-    pub const ALL: [Source; 3] = [Source::Messages, Source::Notes, Source::Leads];
+    pub const ALL: [Source; 4] = [Source::Messages, Source::Notes, Source::Leads, Source::Users];
 
     pub fn name(self) -> &'static str {
         match self {
             Source::Messages => "messages",
             Source::Notes => "notes",
             Source::Leads => "leads",
+            Source::Users => "users",
+        }
+    }
+
+    /// The id of the document a row of this source becomes (a user's: one per conversation).
+    pub fn doc_id(self, row_id: &str) -> String {
+        match self {
+            Source::Users => format!("user:{row_id}"),
+            _ => row_id.to_owned(),
         }
     }
 
@@ -35,6 +47,7 @@ impl Source {
             Source::Messages => "message",
             Source::Notes => "note",
             Source::Leads => "lead",
+            Source::Users => "user",
         }
     }
 
@@ -55,6 +68,12 @@ impl Source {
             Source::Leads => {
                 "SELECT id, conversation_id, updated_at, created_at, name, email, phone, message FROM leads \
                  WHERE (updated_at > $1 OR (updated_at = $1 AND id > $2)) ORDER BY updated_at, id LIMIT $3"
+            }
+            // A row per conversation of an identified visitor (its id: the conversation's).
+            Source::Users => {
+                "SELECT c.id, c.id, c.updated_at, c.created_at, COALESCE(eu.name, ''), eu.email, NULL, NULL \
+                 FROM conversations c JOIN end_users eu ON eu.visitor_id = c.visitor_id \
+                 WHERE (c.updated_at > $1 OR (c.updated_at = $1 AND c.id > $2)) ORDER BY c.updated_at, c.id LIMIT $3"
             }
         }
     }

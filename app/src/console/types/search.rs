@@ -19,7 +19,7 @@ pub struct SearchResult {
 /// A matching text.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SearchHit {
-    /// `message`, `note` (operators only) or `lead`.
+    /// `message`, `note` (operators only), `lead` or `user` (the visitor's identified user).
     pub kind: String,
     pub at: i64,
     /// Plain text, never HTML; `marks` are the matching parts as `[from, to)` character
