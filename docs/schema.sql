@@ -128,6 +128,8 @@ CREATE TABLE conversation_notes (
 
 CREATE INDEX conversation_notes_by_conversation ON conversation_notes (conversation_id, created_at);
 
+CREATE INDEX conversation_notes_by_created ON conversation_notes (created_at, id);
+
 CREATE TABLE conversations (
     id TEXT PRIMARY KEY,
     agent_id TEXT NOT NULL REFERENCES agents (id),
@@ -145,6 +147,8 @@ CREATE INDEX conversations_by_assignee ON conversations (assignee_id, status);
 CREATE INDEX conversations_by_status ON conversations (status, updated_at);
 
 CREATE INDEX conversations_by_team ON conversations (team_id, status);
+
+CREATE INDEX conversations_by_updated ON conversations (updated_at, id);
 
 CREATE INDEX conversations_by_visitor ON conversations (visitor_id, updated_at);
 
@@ -291,6 +295,8 @@ CREATE TABLE leads (
 
 CREATE INDEX leads_by_agent ON leads (agent_id, created_at);
 
+CREATE INDEX leads_by_updated ON leads (updated_at, id);
+
 CREATE TABLE mail_confirmations (
     visitor_id TEXT NOT NULL,
     address TEXT NOT NULL,
@@ -390,6 +396,8 @@ CREATE UNIQUE INDEX messages_by_client_id ON messages (client_message_id, conver
     WHERE client_message_id IS NOT NULL;
 
 CREATE INDEX messages_by_conversation ON messages (conversation_id, created_at);
+
+CREATE INDEX messages_by_updated ON messages (updated_at, id);
 
 CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
 
@@ -511,6 +519,31 @@ CREATE TABLE saved_replies (
 );
 
 CREATE UNIQUE INDEX saved_replies_by_shortcut ON saved_replies (agent_id, shortcut);
+
+CREATE TABLE search_cursors (
+    source TEXT PRIMARY KEY,
+    at BIGINT NOT NULL,
+    id TEXT NOT NULL
+);
+
+CREATE TABLE search_docs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    body TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE INDEX search_docs_by_conversation ON search_docs (conversation_id, created_at);
+
+CREATE TABLE search_terms (
+    term TEXT NOT NULL,
+    doc_id TEXT NOT NULL REFERENCES search_docs (id) ON DELETE CASCADE,
+    PRIMARY KEY (term, doc_id)
+);
+
+CREATE INDEX search_terms_by_doc ON search_terms (doc_id);
 
 CREATE TABLE secret_key_check (
     id BIGINT PRIMARY KEY,

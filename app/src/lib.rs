@@ -70,6 +70,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("tokens") view=console::tokens::TokensPage />
                     <Route path=path!("identity") view=console::identity::IdentityPage />
                     <Route path=path!("audit") view=console::audit::AuditPage />
+                    <Route path=path!("search") view=console::search::SearchPage />
                     <Route path=path!("webhooks") view=console::webhooks::WebhooksPage />
                     <Route path=path!("teams") view=console::inbox_admin::TeamsPage />
                     <Route path=path!("labels") view=console::inbox_admin::LabelsPage />

@@ -6,6 +6,7 @@ use leptos_router::components::{A, Outlet, Redirect};
 use serde::Deserialize;
 
 use super::api::auth::{sign_out, who_am_i};
+use super::search::SearchBox;
 use super::types::Me;
 
 /// One change announced by `/admin/feed`.
@@ -85,6 +86,7 @@ fn Signed(me: Me) -> impl IntoView {
                     <A href="/admin/audit">"Audit log"</A>
                 </Show>
                 <span class="c-spacer"></span>
+                <SearchBox />
                 <super::shortcuts::Shortcuts />
                 <A href="/admin/account">{format!("{} ({})", me.name, me.role)}</A>
                 <button type="button" class="c-link" on:click=leave>"Sign out"</button>

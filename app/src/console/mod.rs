@@ -29,6 +29,7 @@ pub mod look_preview;
 pub mod models;
 pub mod records;
 mod reply_box;
+pub mod search;
 mod shortcuts;
 pub mod source_page;
 pub mod source_run;

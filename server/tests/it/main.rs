@@ -39,6 +39,8 @@ mod payments;
 mod privacy;
 mod private_endpoints;
 mod replicas;
+mod search;
+mod search_bench;
 mod signin;
 mod sources;
 mod spend;

@@ -29,6 +29,8 @@ pub enum Job {
     PruneOutboxes,
     /// Automatic teams' unassigned conversations go to members who came online or have room now.
     AssignQueue,
+    /// New and changed messages, notes and leads go into the search index (`engine/search.rs`).
+    IndexSearch,
 }
 
 impl Job {
@@ -43,6 +45,7 @@ impl Job {
             Job::DailySummary => "daily_summary",
             Job::PruneOutboxes => "prune_outboxes",
             Job::AssignQueue => "assign_queue",
+            Job::IndexSearch => "index_search",
         }
     }
 
@@ -51,7 +54,7 @@ impl Job {
     pub fn every(self) -> Duration {
         match self {
             // Ticks every 2 s; a little under it, so that a tick arriving a moment early runs.
-            Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_millis(1_500),
+            Job::ExpireOrders | Job::EmbedKnowledge | Job::IndexSearch => Duration::from_millis(1_500),
             Job::ForgetWebhookIds
             | Job::DeleteExpiredSessions
             | Job::DeleteUnsentImages
@@ -65,7 +68,7 @@ impl Job {
     /// How often each replica asks whether the job is due.
     pub fn tick(self) -> Duration {
         match self {
-            Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_secs(2),
+            Job::ExpireOrders | Job::EmbedKnowledge | Job::IndexSearch => Duration::from_secs(2),
             Job::AssignQueue => Duration::from_secs(5),
             Job::ForgetWebhookIds
             | Job::DeleteExpiredSessions
@@ -101,6 +104,11 @@ impl Engine {
         });
         self.every(Job::AssignQueue, |engine| async move {
             engine.assign_waiting().await;
+        });
+        self.every(Job::IndexSearch, |engine| async move {
+            if let Err(e) = engine.index_search().await {
+                tracing::warn!(error = %e, "could not update the search index");
+            }
         });
     }
 

@@ -33,6 +33,7 @@ pub mod provider;
 pub mod recovery;
 pub mod relay;
 pub mod replay;
+pub mod search;
 pub mod shutdown;
 pub mod sources;
 pub mod state_tag;

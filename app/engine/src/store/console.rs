@@ -107,7 +107,7 @@ pub struct ConversationFilter<'a> {
 
 /// What the console user `$n` may see: the conversations of the agents their teams handle, and
 /// those assigned to them (the caller passes `None` for admins and users in no team).
-fn visible(n: usize) -> String {
+pub(crate) fn visible(n: usize) -> String {
     format!(
         "(${n} IS NULL OR c.assignee_id = ${n} OR c.agent_id IN (SELECT ta.agent_id FROM team_agents ta \
          JOIN team_members tm ON tm.team_id = ta.team_id WHERE tm.user_id = ${n}))"

@@ -41,6 +41,7 @@ pub mod saved_replies;
 #[cfg(test)]
 mod schema_doc;
 pub mod script;
+pub mod search;
 pub mod sessions;
 pub mod slots;
 pub mod spend;

@@ -25,6 +25,7 @@ pub mod models;
 pub mod orders;
 #[cfg(feature = "ssr")]
 pub mod paging;
+pub mod search;
 pub mod sources;
 pub mod tokens;
 pub mod webhooks;
