@@ -29,6 +29,8 @@ pub enum Job {
     PruneOutboxes,
     /// Automatic teams' unassigned conversations go to members who came online or have room now.
     AssignQueue,
+    /// Mail digests of operators' notifications left unread past each one's delay.
+    MailDigests,
 }
 
 impl Job {
@@ -43,6 +45,7 @@ impl Job {
             Job::DailySummary => "daily_summary",
             Job::PruneOutboxes => "prune_outboxes",
             Job::AssignQueue => "assign_queue",
+            Job::MailDigests => "mail_digests",
         }
     }
 
@@ -58,7 +61,7 @@ impl Job {
             | Job::Retention
             | Job::PruneOutboxes => Duration::from_secs(3_600),
             Job::DailySummary => Duration::from_secs(86_400),
-            Job::AssignQueue => Duration::from_secs(9),
+            Job::AssignQueue | Job::MailDigests => Duration::from_secs(9),
         }
     }
 
@@ -66,7 +69,7 @@ impl Job {
     pub fn tick(self) -> Duration {
         match self {
             Job::ExpireOrders | Job::EmbedKnowledge => Duration::from_secs(2),
-            Job::AssignQueue => Duration::from_secs(5),
+            Job::AssignQueue | Job::MailDigests => Duration::from_secs(5),
             Job::ForgetWebhookIds
             | Job::DeleteExpiredSessions
             | Job::DeleteUnsentImages
@@ -101,6 +104,11 @@ impl Engine {
         });
         self.every(Job::AssignQueue, |engine| async move {
             engine.assign_waiting().await;
+        });
+        self.every(Job::MailDigests, |engine| async move {
+            if let Err(e) = engine.send_digests().await {
+                tracing::warn!(error = %e, "could not send the notification digests");
+            }
         });
     }
 
