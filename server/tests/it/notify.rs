@@ -280,3 +280,21 @@ async fn the_digest_mails_what_stayed_unread_past_the_delay_once() {
         .unwrap();
     assert_eq!(digests, 1);
 }
+
+#[tokio::test]
+async fn the_console_serves_its_notification_scripts_and_page() {
+    let app = TestApp::builder().with_users(&[OLIVE]).spawn().await;
+    // The service worker and the helpers are plain scripts, at /admin/ (the worker's scope).
+    for (path, needle) in [("/admin/push-sw.js", "showNotification"), ("/admin/console-notify.js", "parleyNotify")] {
+        let r = app.client.get(app.url(path)).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let kind = r.headers()["content-type"].to_str().unwrap().to_owned();
+        assert!(kind.starts_with("text/javascript"), "{path}: {kind}");
+        assert!(r.text().await.unwrap().contains(needle), "{path}");
+    }
+    let olive = app.signed_in(&OLIVE).await;
+    let r = olive.get("/admin/notifications").await;
+    assert_eq!(r.status(), 200);
+    let html = r.text().await.unwrap();
+    assert!(html.contains("/admin/console-notify.js") && html.contains("Notifications"), "{html}");
+}
