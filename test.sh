@@ -75,6 +75,13 @@ if pip_install aiosmtpd; then
 else
   say "could not install aiosmtpd: the mail checks are SKIPPED"
 fi
+# Web Push is checked by a push service the tests start, on PyPI's http_ece (RFC 8291) and
+# cryptography (the VAPID JWT).
+if pip_install http_ece; then
+  export PARLEY_HTTP_ECE=required
+else
+  say "could not install http_ece: the Web Push checks are SKIPPED"
+fi
 # The crawler's test site has a PDF made with fpdf2 (server/tests/site/make_site.py), as has the
 # console's upload spec: a real PDF writer, not bytes we wrote by hand.
 say "installing fpdf2 (pip)"

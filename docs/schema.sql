@@ -438,11 +438,21 @@ CREATE TABLE operator_notifications (
     actor_id TEXT,
     created_at BIGINT NOT NULL,
     read_at BIGINT
-);
+, digested_at BIGINT);
 
 CREATE INDEX operator_notifications_by_conversation ON operator_notifications (conversation_id);
 
 CREATE INDEX operator_notifications_by_user ON operator_notifications (user_id, read_at, created_at);
+
+CREATE TABLE operator_notify_prefs (
+    user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    kinds TEXT NOT NULL,
+    in_console BIGINT NOT NULL DEFAULT 1,
+    push BIGINT NOT NULL DEFAULT 1,
+    digest BIGINT NOT NULL DEFAULT 0,
+    digest_delay_min BIGINT NOT NULL DEFAULT 15,
+    updated_at BIGINT NOT NULL
+);
 
 CREATE TABLE orders (
     id TEXT PRIMARY KEY,
@@ -490,6 +500,36 @@ CREATE TABLE processes (
     started_at BIGINT NOT NULL,
     heartbeat_at BIGINT NOT NULL
 );
+
+CREATE TABLE push_deliveries (
+    notification_id TEXT NOT NULL REFERENCES operator_notifications (id) ON DELETE CASCADE,
+    subscription_id TEXT NOT NULL REFERENCES push_subscriptions (id) ON DELETE CASCADE,
+    status TEXT NOT NULL,
+    attempts BIGINT NOT NULL DEFAULT 0,
+    next_attempt_at BIGINT NOT NULL,
+    locked_until BIGINT,
+    locked_by TEXT,
+    last_error TEXT,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (notification_id, subscription_id)
+);
+
+CREATE INDEX push_deliveries_by_subscription ON push_deliveries (subscription_id);
+
+CREATE INDEX push_deliveries_due ON push_deliveries (status, next_attempt_at);
+
+CREATE TABLE push_subscriptions (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    endpoint TEXT NOT NULL,
+    p256dh TEXT NOT NULL,
+    auth TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE UNIQUE INDEX push_subscriptions_by_endpoint ON push_subscriptions (endpoint);
+
+CREATE INDEX push_subscriptions_by_user ON push_subscriptions (user_id);
 
 CREATE TABLE ratings (
     id TEXT PRIMARY KEY,
@@ -691,6 +731,13 @@ CREATE TABLE users (
     created_at BIGINT NOT NULL,
     last_login_at BIGINT
 , away BIGINT NOT NULL DEFAULT 0, last_seen_at BIGINT, notify_events TEXT NOT NULL DEFAULT '', sessions_after BIGINT NOT NULL DEFAULT 0, max_open BIGINT NOT NULL DEFAULT 5, last_assigned_at BIGINT NOT NULL DEFAULT 0);
+
+CREATE TABLE vapid_keys (
+    id TEXT PRIMARY KEY,
+    public_key TEXT NOT NULL,
+    private_key TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
 
 CREATE TABLE visitors (
     id TEXT PRIMARY KEY,

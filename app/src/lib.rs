@@ -77,6 +77,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("unanswered") view=console::answers::UnansweredPage />
                     <Route path=path!("replies") view=console::answers::SavedRepliesPage />
                     <Route path=path!("hours") view=console::hours::HoursPage />
+                    <Route path=path!("notifications") view=console::notifications::NotificationsPage />
                     <Route path=path!("models") view=console::models::ModelsPage />
                     <Route path=path!("experts") view=console::experts::ExpertsPage />
                     <Route path=path!("experts/:name") view=console::experts::ExpertEditPage />

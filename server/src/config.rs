@@ -125,6 +125,14 @@ pub struct Config {
     /// `secret.key` in the data directory, created (mode 0600) on the first start.
     #[arg(long, global = true, env = "PARLEY_SECRET_KEY", hide_env_values = true, value_parser = SecretArg::parse, default_value = "", hide_default_value = true)]
     pub secret_key: SecretArg,
+    /// The VAPID private key of Web Push to operators' browsers: a P-256 private key, 32 bytes
+    /// base64url. Unset: a key pair made on the first start, stored sealed in the database.
+    #[arg(long, global = true, env = "PARLEY_VAPID_PRIVATE_KEY", hide_env_values = true, value_parser = SecretArg::parse, default_value = "", hide_default_value = true)]
+    pub vapid_private_key: SecretArg,
+    /// Who push services may contact about this server's pushes (the VAPID `sub`): `mailto:…`
+    /// or an `https:` address. Unset: the public URL.
+    #[arg(long, global = true, env = "PARLEY_VAPID_SUBJECT")]
+    pub vapid_subject: Option<String>,
     /// Console sign-in attempts allowed per client IP per minute (a burst of as many, then one
     /// every 60/N seconds); more answer 429.
     #[arg(long, global = true, env = "PARLEY_SIGNIN_PER_IP_PER_MINUTE", default_value_t = 10)]
@@ -332,6 +340,8 @@ impl Config {
             embeddings_api_key: SecretArg::default(),
             embeddings_model: "text-embedding-3-small".into(),
             secret_key: SecretArg::default(),
+            vapid_private_key: SecretArg::default(),
+            vapid_subject: None,
             signin_per_ip_per_minute: 10,
             signin_per_email_per_minute: parley_engine::auth::PER_EMAIL_PER_MINUTE,
             parked_image_mib_per_ip: 100,

@@ -217,6 +217,10 @@ fn fence_configured(config: &Config, settings: OutboundSettings) -> anyhow::Resu
 
 /// The engine's tunables from the configuration; a bad value stops the start with its reason.
 fn engine_settings(config: &Config) -> anyhow::Result<EngineSettings> {
+    if let Some(key) = config.vapid_private_key.expose() {
+        parley_engine::engine::notify::vapid::Vapid::from_private(key)
+            .map_err(|e| anyhow::anyhow!("PARLEY_VAPID_PRIVATE_KEY: {e}"))?;
+    }
     Ok(EngineSettings {
         demo_token_delay: Duration::from_millis(config.demo_token_delay_ms),
         tool_timeout: Duration::from_millis(config.tool_timeout_ms),
@@ -234,6 +238,11 @@ fn engine_settings(config: &Config) -> anyhow::Result<EngineSettings> {
         outbound: config.outbound()?,
         mail: config.mail.settings()?,
         transcripts: config.mail.transcript_limits(),
+        push: parley_engine::engine::notify::PushSettings {
+            vapid_private_key: config.vapid_private_key.key().cloned(),
+            subject: config.vapid_subject.clone().filter(|s| !s.trim().is_empty()),
+            ..Default::default()
+        },
         parked_images: parley_engine::engine::attachments::ParkedLimits {
             per_ip: config.parked_image_mib_per_ip.saturating_mul(1024 * 1024),
             total: config.parked_image_mib_total.saturating_mul(1024 * 1024),

@@ -54,6 +54,7 @@ fn Signed(me: Me) -> impl IntoView {
     let ctx = ConsoleCtx { me: StoredValue::new(me.clone()), changes: RwSignal::new(0), last: RwSignal::new(None) };
     provide_context(ctx);
     listen_to_feed(ctx);
+    super::notify_live::watch_notifications(ctx);
     let admin = me.is_admin();
     let leave = move |_| {
         leptos::task::spawn_local(async move {
@@ -86,11 +87,13 @@ fn Signed(me: Me) -> impl IntoView {
                     <A href="/admin/audit">"Audit log"</A>
                 </Show>
                 <span class="c-spacer"></span>
+                <A href="/admin/notifications">"Notifications"</A>
                 <SearchBox />
                 <super::shortcuts::Shortcuts />
                 <A href="/admin/account">{format!("{} ({})", me.name, me.role)}</A>
                 <button type="button" class="c-link" on:click=leave>"Sign out"</button>
             </nav>
+            <script src="/admin/console-notify.js" defer></script>
             <main class="c-main" id="main">
                 <Outlet />
             </main>

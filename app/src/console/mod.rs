@@ -27,6 +27,8 @@ pub mod loaded;
 pub mod login;
 pub mod look_preview;
 pub mod models;
+pub mod notifications;
+mod notify_live;
 pub mod records;
 mod reply_box;
 pub mod search;

@@ -30,6 +30,27 @@ pub fn router() -> Router<AppState> {
         .route("/admin/export.json", get(export_json))
         .route("/admin/attachments/{id}", get(attachment))
         .route("/admin/sign-in", post(sign_in_form))
+        .route("/admin/push-sw.js", get(push_service_worker))
+        .route("/admin/console-notify.js", get(console_notify_script))
+}
+
+/// The console's notification helpers (sound, desktop notifications, Web Push subscription).
+async fn console_notify_script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")],
+        include_str!("console_notify.js"),
+    )
+        .into_response()
+}
+
+/// The console's service worker (Web Push notifications; issue 43). Public like any script: it
+/// holds nothing but code. At /admin/, so its scope is the console.
+async fn push_service_worker() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")],
+        include_str!("push_sw.js"),
+    )
+        .into_response()
 }
 
 #[derive(Deserialize)]
@@ -80,7 +101,15 @@ pub async fn gate(State(state): State<AppState>, session: Session, request: Requ
     let path = request.uri().path();
     let page = request.method() == axum::http::Method::GET
         && (path == "/admin" || path.starts_with("/admin/"))
-        && !matches!(path, "/admin/login" | "/admin/feed" | "/admin/leads.csv" | "/admin/export.json")
+        && !matches!(
+            path,
+            "/admin/login"
+                | "/admin/feed"
+                | "/admin/leads.csv"
+                | "/admin/export.json"
+                | "/admin/push-sw.js"
+                | "/admin/console-notify.js"
+        )
         && !path.starts_with("/admin/attachments/");
     if page && parley_engine::auth::current_user(&state.engine, &session).await.is_none() {
         return axum::response::Redirect::to("/admin/login").into_response();

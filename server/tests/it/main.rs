@@ -35,6 +35,7 @@ mod knowledge_scope;
 mod mail;
 mod mcp;
 mod nginx;
+mod notify;
 mod payments;
 mod privacy;
 mod private_endpoints;

@@ -31,6 +31,8 @@ pub enum Job {
     AssignQueue,
     /// New and changed messages, notes and leads go into the search index (`engine/search.rs`).
     IndexSearch,
+    /// Mail digests of operators' notifications left unread past each one's delay.
+    MailDigests,
 }
 
 impl Job {
@@ -46,6 +48,7 @@ impl Job {
             Job::PruneOutboxes => "prune_outboxes",
             Job::AssignQueue => "assign_queue",
             Job::IndexSearch => "index_search",
+            Job::MailDigests => "mail_digests",
         }
     }
 
@@ -61,7 +64,7 @@ impl Job {
             | Job::Retention
             | Job::PruneOutboxes => Duration::from_secs(3_600),
             Job::DailySummary => Duration::from_secs(86_400),
-            Job::AssignQueue => Duration::from_secs(9),
+            Job::AssignQueue | Job::MailDigests => Duration::from_secs(9),
         }
     }
 
@@ -69,7 +72,7 @@ impl Job {
     pub fn tick(self) -> Duration {
         match self {
             Job::ExpireOrders | Job::EmbedKnowledge | Job::IndexSearch => Duration::from_secs(2),
-            Job::AssignQueue => Duration::from_secs(5),
+            Job::AssignQueue | Job::MailDigests => Duration::from_secs(5),
             Job::ForgetWebhookIds
             | Job::DeleteExpiredSessions
             | Job::DeleteUnsentImages
@@ -108,6 +111,11 @@ impl Engine {
         self.every(Job::IndexSearch, |engine| async move {
             if let Err(e) = engine.index_search().await {
                 tracing::warn!(error = %e, "could not update the search index");
+            }
+        });
+        self.every(Job::MailDigests, |engine| async move {
+            if let Err(e) = engine.send_digests().await {
+                tracing::warn!(error = %e, "could not send the notification digests");
             }
         });
     }

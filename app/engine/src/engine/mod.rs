@@ -24,6 +24,7 @@ pub mod knowledge;
 pub use crate::lang;
 mod lookup;
 pub mod mail;
+pub mod notify;
 pub mod outbound;
 mod owner_tools;
 pub mod payments;
@@ -95,6 +96,8 @@ pub struct EngineSettings {
     pub transcripts: mail::TranscriptLimits,
     /// How knowledge sources are crawled and imported: limits, politeness, the crawler's name.
     pub crawl: sources::CrawlSettings,
+    /// Web Push to operators' browsers: the VAPID key and subject, the pushes' TTL.
+    pub push: notify::PushSettings,
 }
 
 impl Default for EngineSettings {
@@ -116,6 +119,7 @@ impl Default for EngineSettings {
             parked_images: attachments::ParkedLimits::default(),
             transcripts: mail::TranscriptLimits::default(),
             crawl: sources::CrawlSettings::default(),
+            push: notify::PushSettings::default(),
         }
     }
 }

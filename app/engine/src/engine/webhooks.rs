@@ -151,6 +151,7 @@ impl Engine {
     pub fn wake_outbox(&self) {
         self.0.outbox.webhooks.notify_one();
         self.0.outbox.mail.notify_one();
+        self.0.outbox.push.notify_one();
     }
 
     /// Sends the deliveries due now (up to [`IN_FLIGHT`], [`PER_ENDPOINT`] per endpoint, at
@@ -244,6 +245,7 @@ impl Engine {
     pub fn spawn_webhook_sender(&self) {
         tokio::spawn(self.clone().send_webhooks());
         tokio::spawn(self.clone().send_mail());
+        self.spawn_push_sender();
     }
 
     /// Keeps up to [`IN_FLIGHT`] deliveries going, each in a task of its own: it claims more
@@ -307,4 +309,6 @@ impl Engine {
 pub struct Wake {
     webhooks: tokio::sync::Notify,
     mail: tokio::sync::Notify,
+    /// Operators' Web Push (`engine::notify::push`).
+    pub(crate) push: tokio::sync::Notify,
 }

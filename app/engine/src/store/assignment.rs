@@ -176,6 +176,9 @@ pub async fn assign(
     if let Some(user) = to.filter(|u| *u != by) {
         operator_notifications::insert_in(&mut tx, user, "assigned", conversation_id, None, Some(by), now).await?;
     }
+    if to.is_none() {
+        operator_notifications::queue_in(&mut tx, conversation_id, Some(by), now).await?;
+    }
     let reason = if to.is_some() { "manual" } else { "unassigned" };
     report_in(&mut tx, &agent_id, conversation_id, to, By::Operator(by), reason, now).await?;
     tx.commit().await?;
@@ -215,6 +218,7 @@ pub async fn to_team(
     .execute(&mut *tx)
     .await?;
     report_in(&mut tx, &agent_id, conversation_id, None, By::Operator(by), "team", now).await?;
+    operator_notifications::queue_in(&mut tx, conversation_id, Some(by), now).await?;
     tx.commit().await?;
     Ok(Assigned { agent_id, assignee: None, claim_moved_to: None })
 }

@@ -9,12 +9,13 @@ use super::{Db, DbError, agents};
 use crate::secret::{Place, SecretBox, SecretError};
 
 /// Every sealed column: `(table, column)`; each table's key is `id`.
-const SEALED: [(&str, &str); 5] = [
+const SEALED: [(&str, &str); 6] = [
     ("agents", "api_key"),
     ("http_tools", "headers"),
     ("identity_secrets", "secret"),
     ("webhook_endpoints", "secret"),
     ("secret_key_check", "sealed"),
+    ("vapid_keys", "private_key"),
 ];
 
 /// What the check value holds, sealed.

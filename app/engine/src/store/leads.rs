@@ -45,7 +45,7 @@ pub async fn submit(
     });
     let data = serde_json::json!({"conversation_id": conversation_id, "visitor_id": visitor_id, "lead": lead});
     webhooks::emit(&mut tx, agent_id, "lead.created", Some(conversation_id), data, now).await?;
-    if was.is_some_and(|(s,)| s == "bot") {
+    if was.as_ref().is_some_and(|(s,)| s == "bot") {
         let data = serde_json::json!({"conversation_id": conversation_id, "visitor_id": visitor_id, "reason": "lead", "lead_id": id});
         webhooks::emit(&mut tx, agent_id, "conversation.waiting_human", Some(conversation_id), data, now).await?;
     }
@@ -59,6 +59,9 @@ pub async fn submit(
     .await?;
     // It needs a person now: its agent's team's queue (issue 43), with the status change.
     super::teams::route_in(&mut tx, conversation_id).await?;
+    if was.as_ref().is_some_and(|(s,)| s == "bot") {
+        super::operator_notifications::queue_in(&mut tx, conversation_id, None, now).await?;
+    }
     tx.commit().await?;
     Ok(id)
 }

@@ -153,6 +153,10 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
         rows,
         ROWS_PER_INSERT,
     ));
+    // The assignee hears that the visitor wrote (issue 43), in the same transaction.
+    for t in turns.iter().filter(|t| t.new_conversation.is_none()) {
+        out.extend(super::operator_notifications::reply_stmts(&t.conversation_id, t.now));
+    }
     // Images sent with the messages, once the messages exist.
     out.extend(turns.iter().filter_map(super::attachments::link_stmt));
     out

@@ -54,6 +54,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     migration!(35, "0035_agent_domain.sql"),
     migration!(36, "0036_knowledge_sources.sql"),
     migration!(37, "0037_team_inbox.sql"),
+    migration!(38, "0038_operator_push.sql"),
     migration!(39, "0039_inbox_search.sql"),
     migration!(40, "0040_copilot.sql"),
 ];

@@ -32,10 +32,12 @@ pub mod messages;
 mod migrations;
 pub mod news;
 pub mod notes;
+pub mod notify_prefs;
 pub mod operator_notifications;
 pub mod orders;
 pub mod prices;
 pub mod privacy;
+pub mod push;
 pub mod ratings;
 pub mod saved_replies;
 #[cfg(test)]

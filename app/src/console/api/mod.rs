@@ -22,6 +22,7 @@ pub mod inbox;
 pub mod knowledge;
 pub mod leads;
 pub mod models;
+pub mod notify;
 pub mod orders;
 #[cfg(feature = "ssr")]
 pub mod paging;

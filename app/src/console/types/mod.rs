@@ -7,6 +7,7 @@ mod hours;
 mod http_tools;
 mod identity;
 mod inbox;
+mod notify;
 mod search;
 mod sources;
 mod webhooks;
@@ -22,6 +23,7 @@ pub use hours::{HoursView, NOTIFICATION_CHOICES, NotificationsView, PresenceView
 pub use http_tools::{EmbeddingCounts, HttpToolForm, HttpToolItem};
 pub use identity::{AuditItem, DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret, SecretItem, UserItem, UserLabel};
 pub use inbox::{AssistItem, Colleague, LabelTag, NoteItem, SummaryItem, TeamItem, ViewCounts};
+pub use notify::{NOTIFY_KINDS, NotificationItem, NotifyPage, UnreadView};
 pub use search::{SearchHit, SearchResult};
 pub use sources::{
     FileOutcome, PAGE_STATUSES, PageItem, PassageItem, RunItem, SCHEDULE_CHOICES, SourceItem, UPLOAD_MAX_BYTES,
