@@ -11,6 +11,8 @@ export const DEMO_HOST_URL = `http://${DEMO_HOST_ADDR}`;
 /** Console users created before the server starts (see `webServer`). */
 export const ADMIN = { email: 'admin@e2e.test', password: 'e2e-admin-password' };
 export const OPERATOR = { email: 'olive@e2e.test', password: 'e2e-operator-password' };
+/** A second operator (the team inbox's two-operator spec). */
+export const OSCAR = { email: 'oscar@e2e.test', password: 'e2e-oscar-password' };
 
 // Tests read these (see tests/helpers.ts); worker processes inherit the environment.
 process.env.PARLEY_E2E_APP_URL = APP_URL;
@@ -79,6 +81,7 @@ export default defineConfig({
     command:
       `"${bin}" create-user --email ${ADMIN.email} --name "E2E Admin" --role admin --password "${ADMIN.password}" && ` +
       `"${bin}" create-user --email ${OPERATOR.email} --name Olive --role operator --password "${OPERATOR.password}" && ` +
+      `"${bin}" create-user --email ${OSCAR.email} --name Oscar --role operator --password "${OSCAR.password}" && ` +
       // The SMTP sink runs in the server's process group (Playwright stops the group); without
       // aiosmtpd it is simply not there and mail.spec.ts skips.
       `(python3 "${smtpSink}" ${SMTP_PORT} "${dataDir}/mail.jsonl" >/dev/null 2>&1 &) && ` +

@@ -200,8 +200,8 @@ test('knowledge: write an article with a live preview, import files with progres
   ]);
   await expect(page.getByRole('status').filter({ hasText: 'of 3 imported' })).toHaveText('2 of 3 imported');
   await expect(page.locator('.c-errors li')).toContainText('broken.md');
-  await page.getByLabel('Search').fill('e2e');
-  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByLabel('Search', { exact: true }).fill('e2e');
+  await page.locator('#main').getByRole('button', { name: 'Search' }).click();
   await expect(page.locator('#articles tbody tr')).toHaveCount(2);
 
   await page.getByRole('link', { name: 'New article' }).click();
@@ -210,8 +210,8 @@ test('knowledge: write an article with a live preview, import files with progres
   await expect(page.locator('.c-preview-md strong')).toHaveText('nine');
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('heading', { name: 'Articles' })).toBeVisible();
-  await page.getByLabel('Search').fill('Opening hours e2e');
-  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByLabel('Search', { exact: true }).fill('Opening hours e2e');
+  await page.locator('#main').getByRole('button', { name: 'Search' }).click();
   await page.getByRole('link', { name: 'Opening hours e2e' }).click();
   expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
   page.once('dialog', (d) => d.accept());
@@ -291,6 +291,10 @@ test('every console page renders on a direct load and hydrates; MCP tokens are m
     ['/admin/tools', 'Tools'],
     ['/admin/tools/new', 'New tool'],
     ['/admin/account', 'Account'],
+    ['/admin/teams', 'Teams'],
+    ['/admin/labels', 'Labels'],
+    ['/admin/search?q=parcel', 'Search'],
+    ['/admin/notifications', 'Notifications'],
   ];
   for (const [path, heading] of pages) {
     const response = await page.goto(APP_URL + path);

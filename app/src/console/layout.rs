@@ -93,7 +93,7 @@ fn Signed(me: Me) -> impl IntoView {
                 <A href="/admin/account">{format!("{} ({})", me.name, me.role)}</A>
                 <button type="button" class="c-link" on:click=leave>"Sign out"</button>
             </nav>
-            <script src="/admin/console-notify.js" defer></script>
+            <script src="/admin/console-notify.js" defer nonce=leptos::nonce::use_nonce()></script>
             <main class="c-main" id="main">
                 <Outlet />
             </main>
