@@ -44,10 +44,10 @@ fn text(rng: &mut Lcg, n: usize) -> String {
     let mut words: Vec<String> = (0..8 + rng.next(13))
         .map(|_| if chinese { CHINESE[rng.next(CHINESE.len())] } else { ENGLISH[rng.next(ENGLISH.len())] }.to_owned())
         .collect();
-    if n % 20 == 0 {
-        words.push(if n % 40 == 0 { "refunds" } else { "refund" }.into());
+    if n.is_multiple_of(20) {
+        words.push(if n.is_multiple_of(40) { "refunds" } else { "refund" }.into());
     }
-    if n % 30 == 0 {
+    if n.is_multiple_of(30) {
         words.push("我想申请退款".into());
     }
     if n % 10_000 == 7 {

@@ -10,7 +10,7 @@ use crate::engine::provider::ModelMessage;
 use crate::store::messages::Message;
 
 /// How a copilot request's user message begins (the demo model recognises it).
-pub const TASK: &str = "Copilot task: ";
+pub use crate::engine::provider::COPILOT_TASK as TASK;
 
 /// Messages of the transcript given at most (the newest), and characters of each.
 const MAX_MESSAGES: usize = 40;

@@ -201,6 +201,10 @@ impl AttemptLog {
     }
 }
 
+/// How a request of the operator's copilot (`engine::copilot`) begins its user message: the
+/// demo model recognises it (here, so the provider layer needs nothing from the copilot's).
+pub const COPILOT_TASK: &str = "Copilot task: ";
+
 /// A chat model that streams.
 #[async_trait::async_trait]
 pub trait ChatModel: Send + Sync {

@@ -106,7 +106,7 @@ fn first_sentence(text: &str) -> String {
 }
 
 fn clip(text: &str, max: usize) -> String {
-    super::super::super::copilot::prompt::clip(text, max)
+    super::intents::clip(text, max)
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ pub fn plan(request: &ModelRequest) -> DemoReply {
 fn decide(request: &ModelRequest, images: usize) -> DemoReply {
     let last_user = request.messages.iter().rev().find_map(ModelMessage::user_text).unwrap_or("");
     // Asked by the operator's copilot, not by a visitor.
-    if let Some(rest) = last_user.strip_prefix(super::super::copilot::prompt::TASK) {
+    if let Some(rest) = last_user.strip_prefix(super::COPILOT_TASK) {
         return DemoReply::Say(copilot::answer(rest));
     }
     let zh = Lang::of(last_user).is_zh();
