@@ -15,7 +15,10 @@
 //! its `spend_days` row with each ledger row (the ledger does not record addresses), where the
 //! next start reads it back.
 
+mod charge;
 mod rows;
+
+pub use charge::Charge;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

@@ -10,12 +10,11 @@ use futures::StreamExt;
 
 use super::CopilotError;
 use crate::engine::Engine;
-use crate::engine::budget::{Hold, LimitHit, Limits};
+use crate::engine::budget::{Charge, Hold, LimitHit, Limits};
 use crate::engine::context::message_tokens;
 use crate::engine::pricing::estimate_tokens;
 use crate::engine::provider::{AttemptLog, ModelEvent, ModelMessage, ModelRequest, ProviderError, TokenUsage};
 use crate::store::agents::Agent;
-use crate::store::usage::UsageRecord;
 
 /// What a call gave.
 pub(super) struct Answer {
@@ -147,26 +146,25 @@ impl Engine {
         hold: Option<&Hold>,
     ) -> f64 {
         let cost = self.prices().cost_usd(model, input, cached, output);
-        let provider = self.model_for(agent).provider();
-        metrics::counter!("parley_upstream_calls_total", "provider" => provider, "outcome" => outcome.to_owned())
-            .increment(1);
-        self.0.writer.usage(UsageRecord {
-            agent_id: agent.id.clone(),
-            conversation_id: Some(conversation_id.to_owned()),
+        let row = Charge {
+            agent_id: &agent.id,
+            agent_key: &agent.public_key,
+            conversation_id: Some(conversation_id),
             message_id: None,
             visitor_id: None,
-            estimated,
-            provider: provider.to_owned(),
-            model: model.to_owned(),
-            outcome: outcome.to_owned(),
+            provider: self.model_for(agent).provider(),
+            model,
+            outcome,
             input_tokens: input,
             output_tokens: output,
             cached_tokens: cached,
+            estimated,
             cost_usd: cost,
             latency_ms,
-            created_at: self.now_ms(),
-            settles: hold.map(|h| h.shared_settles(cost)).unwrap_or_default(),
-        });
+            at: self.now_ms(),
+        }
+        .ledger_row(hold);
+        self.0.writer.usage(row);
         cost
     }
 }

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use parley_protocol::{StreamEvent, Token, Usage};
 
 use super::super::attachments;
-use super::super::budget::{Budgets, Hold};
+use super::super::budget::{Budgets, Charge, Hold};
 use super::super::canary::Visible;
 use super::super::pricing::{Prices, estimate_tokens};
 use super::super::provider::{
@@ -23,7 +23,6 @@ use super::super::provider::{
 use super::super::tools::ToolContext;
 use super::out::Out;
 use super::{HopEnd, Stop};
-use crate::store::usage::UsageRecord;
 use retry::{rejects_tools, toolless, wants_fallback};
 
 /// `max_tokens` assumed for a call that sets none (seed 003's default).
@@ -95,31 +94,25 @@ impl<'a> Caller<'a> {
         };
         let cost = self.prices.cost_with_cache_writes(model, input, cached, written, output);
         let ctx = self.ctx;
-        let (agent, provider) = (ctx.agent.public_key.clone(), self.model.provider());
-        metrics::counter!("parley_upstream_calls_total", "provider" => provider, "outcome" => outcome.to_owned())
-            .increment(1);
-        let labels = [("agent", agent), ("model", model.to_owned())];
-        metrics::counter!("parley_input_tokens_total", &labels).increment(input);
-        metrics::counter!("parley_output_tokens_total", &labels).increment(output);
-        // Micro-dollars: counters count whole units.
-        metrics::counter!("parley_cost_microusd_total", &labels).increment((cost * 1_000_000.0).round() as u64);
-        self.out.writer.usage(UsageRecord {
-            agent_id: ctx.agent.id.clone(),
-            conversation_id: Some(ctx.conversation_id.clone()),
-            message_id: Some(ctx.message_id.clone()),
-            visitor_id: Some(ctx.visitor_id.clone()).filter(|v| !v.is_empty()),
-            estimated,
-            provider: self.model.provider().to_owned(),
-            model: model.to_owned(),
-            outcome: outcome.to_owned(),
+        let row = Charge {
+            agent_id: &ctx.agent.id,
+            agent_key: &ctx.agent.public_key,
+            conversation_id: Some(&ctx.conversation_id),
+            message_id: Some(&ctx.message_id),
+            visitor_id: Some(&ctx.visitor_id),
+            provider: self.model.provider(),
+            model,
+            outcome,
             input_tokens: input,
             output_tokens: output,
             cached_tokens: cached,
+            estimated,
             cost_usd: cost,
             latency_ms,
-            created_at: ctx.clock.now_ms(),
-            settles: hold.map(|h| h.shared_settles(cost)).unwrap_or_default(),
-        });
+            at: ctx.clock.now_ms(),
+        }
+        .ledger_row(hold);
+        self.out.writer.usage(row);
         cost
     }
 
