@@ -11,6 +11,7 @@ mod process;
 mod push;
 mod read;
 mod receiver;
+mod sidecar;
 mod smtp;
 mod tools;
 
@@ -22,5 +23,6 @@ pub use process::*;
 pub use push::*;
 pub use read::*;
 pub use receiver::*;
+pub use sidecar::free_port;
 pub use smtp::*;
 pub use tools::*;
