@@ -11,6 +11,7 @@ pub mod audit;
 pub mod batch;
 pub mod chunk_vectors;
 pub mod console;
+pub mod contacts;
 pub mod conversations;
 pub mod copilot;
 pub mod credentials;
@@ -257,7 +258,10 @@ impl Db {
                 let write = sqlite(2, false).connect_with(options.clone()).await?;
                 // The schema must exist before readers look at it.
                 migrations::migrator().run(&write).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
-                let read = sqlite(READERS, true).connect_with(options).await?;
+                // `read()` keeps up to READERS connections checked out between uses; two more
+                // stay for whoever takes the pool directly (tests' checks, tools), which would
+                // otherwise wait for ever once a burst of reads had parked all of them.
+                let read = sqlite(READERS + 2, true).connect_with(options).await?;
                 let db = Db::assemble(read, write, kind, None);
                 db.spawn_checkpoints();
                 db
