@@ -1,5 +1,6 @@
-//! Console routes that are not server functions: the live feed (SSE), the leads CSV export and
-//! the images visitors sent. All check the session like the server functions do.
+//! Console routes that are not server functions: the live feed (SSE), a person's JSON export and
+//! the images visitors sent (the CSV exports are in [`super::exports`]). All check the session
+//! like the server functions do.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -26,7 +27,6 @@ use parley_protocol::ApiCode;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/admin/feed", get(feed))
-        .route("/admin/leads.csv", get(leads_csv))
         .route("/admin/export.json", get(export_json))
         .route("/admin/attachments/{id}", get(attachment))
         .route("/admin/sign-in", post(sign_in_form))
@@ -87,7 +87,7 @@ async fn sign_in_form(
     }
 }
 
-fn refused(e: AuthError) -> ApiFailure {
+pub(super) fn refused(e: AuthError) -> ApiFailure {
     match e {
         AuthError::Unauthorized => ApiFailure::new(ApiCode::Unauthorized, "Sign in first."),
         AuthError::Forbidden => ApiFailure::new(ApiCode::Forbidden, "Your role may not do this."),
@@ -106,6 +106,7 @@ pub async fn gate(State(state): State<AppState>, session: Session, request: Requ
             "/admin/login"
                 | "/admin/feed"
                 | "/admin/leads.csv"
+                | "/admin/conversations.csv"
                 | "/admin/export.json"
                 | "/admin/push-sw.js"
                 | "/admin/console-notify.js"
@@ -198,51 +199,8 @@ async fn attachment(
     Ok(super::attachments::image_response(&mime, data))
 }
 
-#[derive(Deserialize)]
-struct CsvFilter {
-    status: Option<String>,
-}
-
-/// A cell that a spreadsheet must not read as a formula.
-pub fn csv_cell(value: &str) -> String {
-    let safe = if value.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{value}") } else { value.to_owned() };
-    format!("\"{}\"", safe.replace('"', "\"\""))
-}
-
-async fn leads_csv(
-    State(state): State<AppState>,
-    session: Session,
-    headers: HeaderMap,
-    Query(filter): Query<CsvFilter>,
-) -> Result<Response, ApiFailure> {
-    authorize(&state.engine, &session, &headers, None).await.map_err(refused)?;
-    let leads = parley_engine::store::leads::all(state.engine.db(), filter.status.as_deref()).await?;
-    let ids: Vec<String> = leads.iter().map(|l| l.conversation_id.clone()).collect();
-    let labels = parley_engine::store::labels::of_conversations(state.engine.db(), &ids).await?;
-    let mut out = String::from("created_at,name,email,phone,message,status,notes,conversation_id,labels\n");
-    for l in leads {
-        // The conversation's labels, `;`-joined (a label name holds no `;`).
-        let tags = labels.get(&l.conversation_id).map(|ls| ls.iter().map(|t| t.name.as_str()).collect::<Vec<_>>());
-        let tags = tags.unwrap_or_default().join(";");
-        let row = [
-            l.created_at.to_string(),
-            l.name,
-            l.email.unwrap_or_default(),
-            l.phone.unwrap_or_default(),
-            l.message,
-            l.status,
-            l.notes,
-            l.conversation_id,
-            tags,
-        ];
-        out.push_str(&row.iter().map(|c| csv_cell(c)).collect::<Vec<_>>().join(","));
-        out.push('\n');
-    }
-    Ok(download("text/csv; charset=utf-8", "leads.csv", out))
-}
-
 /// A file the browser saves (`Content-Disposition: attachment`), never cached.
-fn download(content_type: &'static str, filename: &str, body: String) -> Response {
+pub(super) fn download(content_type: &'static str, filename: &str, body: String) -> Response {
     let disposition = format!("attachment; filename=\"{filename}\"");
     let headers = [
         (header::CONTENT_TYPE, content_type.to_owned()),
@@ -279,19 +237,4 @@ async fn export_json(
     state.engine.audit(Some(&me), "person.export", Some(&who.audit_label()), "download").await;
     let body = serde_json::to_string_pretty(&data).map_err(|_| ApiFailure::internal())?;
     Ok(download("application/json; charset=utf-8", "parley-export.json", body))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::csv_cell;
-
-    #[test]
-    fn formulas_are_escaped() {
-        assert_eq!(csv_cell("=SUM(A1)"), "\"'=SUM(A1)\"");
-        assert_eq!(csv_cell("+1"), "\"'+1\"");
-        assert_eq!(csv_cell("-2"), "\"'-2\"");
-        assert_eq!(csv_cell("@cmd"), "\"'@cmd\"");
-        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_cell("plain"), "\"plain\"");
-    }
 }

@@ -8,6 +8,7 @@ mod conversations;
 mod csp;
 mod embed;
 mod embed_page;
+mod exports;
 mod health;
 mod mcp;
 mod payments;
@@ -40,6 +41,7 @@ pub fn router(state: AppState) -> Router {
         .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::hours(12)));
     let app = Router::new()
         .merge(console::router())
+        .merge(exports::router())
         .merge(embed_page::router(&state))
         .merge(parley_app::serve::pages(&state, csp::provide_nonce))
         .layer(axum::middleware::from_fn_with_state(state.clone(), console::gate))

@@ -492,6 +492,40 @@ async fn views_count_and_filter_and_an_operator_in_a_team_sees_only_their_teams_
     let export = parley_engine::store::privacy::export(app.db(), &visitor.0).await.unwrap().unwrap();
     let c0 = &export["conversations"][0];
     assert_eq!((&c0["labels"], &c0["team"], &c0["assignee"]), (&json!(["Refund"]), &json!("Sales"), &json!("Olive")));
+    // conversations.csv follows the list's filters and carries whose each is and its labels.
+    let (status, csv) = admin.page(&format!("/admin/conversations.csv?label={refund}")).await;
+    assert_eq!(status, 200, "{csv}");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("id,created_at,updated_at,agent,status,contact,") && lines[0].contains(",labels,"));
+    assert_eq!(lines.len(), 2, "{csv}");
+    assert!(
+        lines[1].starts_with(&format!("\"{b}\"")) && lines[1].contains("\"Refund\"") && lines[1].contains("\"Olive\"")
+    );
+    assert!(lines[1].contains("\"Sales\""), "{csv}");
+    let (_, csv) = admin.page("/admin/conversations.csv").await;
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    assert_eq!(admin.page("/admin/conversations.csv?from=yesterday").await.0, 422);
+    // An operator in a team exports, and lists leads, only what they may see.
+    let (_, csv) = b_olive.page("/admin/conversations.csv").await;
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(!csv.contains(&d) && !csv.contains(&e), "{csv}");
+    let (_, csv) = b_olive.page("/admin/leads.csv").await;
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(!csv.contains(&d), "{csv}");
+    let (_, body) = b_olive.call(parley_app::console::api::leads::Leads::PATH, &[("status", ""), ("page", "1")]).await;
+    assert_eq!(json_of(&body)["total"], 2, "{body}");
+    let other_lead: String = sqlx::query_scalar("SELECT id FROM leads WHERE conversation_id = $1")
+        .bind(&d)
+        .fetch_one(app.db().pool())
+        .await
+        .unwrap();
+    let (status, _) = b_olive
+        .call(
+            parley_app::console::api::leads::UpdateLead::PATH,
+            &[("id", &other_lead), ("status", "closed"), ("notes", "")],
+        )
+        .await;
+    assert_eq!(status, 404, "not hers to change");
 
     // A label deleted comes off; a team deleted leaves its conversations in no team.
     assert_eq!(admin.call(i::DeleteLabel::PATH, &[("id", &refund)]).await.0, 200);

@@ -38,3 +38,9 @@ impl Clock for ManualClock {
         self.0.load(Ordering::SeqCst)
     }
 }
+
+/// The start (Unix ms) of the UTC day written `YYYY-MM-DD`; `None` when it is no such date.
+pub fn utc_day_start_ms(date: &str) -> Option<i64> {
+    let day = chrono::NaiveDate::parse_from_str(date.trim(), "%Y-%m-%d").ok()?;
+    Some(day.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
+}

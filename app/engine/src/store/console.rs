@@ -30,6 +30,8 @@ crate::store::row_struct! {
         pub team_name: Option<String>,
         pub assignee_id: Option<String>,
         pub assignee_name: Option<String>,
+        /// The name operators gave the contact (issue 43, part 5).
+        pub contact_name: Option<String>,
     }
 }
 
@@ -37,7 +39,9 @@ crate::store::row_struct! {
 const USER_JOIN: &str = "LEFT JOIN end_users eu ON eu.visitor_id = c.visitor_id \
      LEFT JOIN teams t ON t.id = c.team_id LEFT JOIN users ua ON ua.id = c.assignee_id";
 const USER_COLUMNS: &str = "eu.subject AS user_subject, eu.name AS user_name, eu.email AS user_email, \
-     c.team_id, t.name AS team_name, c.assignee_id, ua.name AS assignee_name";
+     c.team_id, t.name AS team_name, c.assignee_id, ua.name AS assignee_name, \
+     (SELECT k.contact_name FROM visitors cv JOIN visitors k ON k.id = COALESCE(cv.merged_into, cv.id) \
+      WHERE cv.id = c.visitor_id) AS contact_name";
 
 /// The inbox's views (issue 43).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -298,21 +302,30 @@ pub async fn visitor_texts_since(db: &Db, since: i64, limit: i64) -> Result<Vec<
 pub async fn orders(
     db: &Db,
     status: Option<&str>,
+    visible_to: Option<&str>,
     offset: i64,
     limit: i64,
 ) -> Result<(Vec<super::orders::Order>, i64), DbError> {
-    let rows = sqlx::query_as(
+    // An operator in a team sees the orders of the conversations they may see (as the inbox).
+    let filters = format!(
+        "WHERE ($1 IS NULL OR status = $1) AND ($2 IS NULL OR EXISTS (SELECT 1 FROM conversations c \
+         WHERE c.id = orders.conversation_id AND {}))",
+        visible(2)
+    );
+    let rows = sqlx::query_as(&format!(
         "SELECT id, agent_id, conversation_id, visitor_id, message_id, service_type, category, amount_minor, currency, \
          method, status, provider, pay_url, created_at, expires_at, paid_at, facts FROM orders \
-         WHERE ($1 IS NULL OR status = $1) ORDER BY created_at DESC, id LIMIT $2 OFFSET $3",
-    )
+         {filters} ORDER BY created_at DESC, id LIMIT $3 OFFSET $4"
+    ))
     .bind(status)
+    .bind(visible_to)
     .bind(limit)
     .bind(offset)
     .fetch_all(&mut *db.read().await?)
     .await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM orders WHERE ($1 IS NULL OR status = $1)")
+    let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM orders {filters}"))
         .bind(status)
+        .bind(visible_to)
         .fetch_one(&mut *db.read().await?)
         .await?;
     Ok((rows, total))

@@ -109,30 +109,57 @@ pub async fn of_conversation(db: &Db, conversation_id: &str) -> Result<Vec<Lead>
 }
 
 /// One page of leads, newest first, and how many there are.
-pub async fn page(db: &Db, status: Option<&str>, offset: i64, limit: i64) -> Result<(Vec<Lead>, i64), DbError> {
+pub async fn page(
+    db: &Db,
+    status: Option<&str>,
+    visible_to: Option<&str>,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<Lead>, i64), DbError> {
+    let filters = format!("WHERE ($1 IS NULL OR status = $1) AND {}", seen(2));
     let rows = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM leads WHERE ($1 IS NULL OR status = $1) ORDER BY created_at DESC, id LIMIT $2 OFFSET $3"
+        "SELECT {COLUMNS} FROM leads {filters} ORDER BY created_at DESC, id LIMIT $3 OFFSET $4"
     ))
     .bind(status)
+    .bind(visible_to)
     .bind(limit)
     .bind(offset)
     .fetch_all(&mut *db.read().await?)
     .await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM leads WHERE ($1 IS NULL OR status = $1)")
+    let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM leads {filters}"))
         .bind(status)
+        .bind(visible_to)
         .fetch_one(&mut *db.read().await?)
         .await?;
     Ok((rows, total))
 }
 
-/// Every lead (CSV export), newest first.
-pub async fn all(db: &Db, status: Option<&str>) -> Result<Vec<Lead>, DbError> {
+/// The leads whose conversation the console user `$n` may see (issue 43: as the inbox).
+pub(crate) fn seen(n: usize) -> String {
+    format!(
+        "(${n} IS NULL OR EXISTS (SELECT 1 FROM conversations c WHERE c.id = leads.conversation_id AND {}))",
+        super::console::visible(n)
+    )
+}
+
+/// Every lead that `visible_to` may see (CSV export), newest first.
+pub async fn all(db: &Db, status: Option<&str>, visible_to: Option<&str>) -> Result<Vec<Lead>, DbError> {
     sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM leads WHERE ($1 IS NULL OR status = $1) ORDER BY created_at DESC, id"
+        "SELECT {COLUMNS} FROM leads WHERE ($1 IS NULL OR status = $1) AND {} ORDER BY created_at DESC, id",
+        seen(2)
     ))
     .bind(status)
+    .bind(visible_to)
     .fetch_all(&mut *db.read().await?)
     .await
+}
+
+/// The conversation of a lead, if there is such a lead.
+pub async fn conversation_of(db: &Db, id: &str) -> Result<Option<String>, DbError> {
+    sqlx::query_scalar("SELECT conversation_id FROM leads WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *db.read().await?)
+        .await
 }
 
 /// Changes a lead's status and notes.

@@ -11,12 +11,18 @@ use crate::console::types::{LeadItem, Page};
 #[server]
 pub async fn leads(status: Option<String>, page: i64) -> Result<Page<LeadItem>, ConsoleError> {
     use super::paging::{Paging, filter};
-    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
+    let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let paging = Paging::new(page);
     let status = filter(status);
-    let (rows, total) =
-        parley_engine::store::leads::page(state.engine.db(), status.as_deref(), paging.offset(), paging.limit())
-            .await?;
+    let visible_to = state.engine.visible_to(&user).await?;
+    let (rows, total) = parley_engine::store::leads::page(
+        state.engine.db(),
+        status.as_deref(),
+        visible_to.as_deref(),
+        paging.offset(),
+        paging.limit(),
+    )
+    .await?;
     let items = rows
         .into_iter()
         .map(|l| LeadItem {
@@ -38,7 +44,12 @@ pub async fn leads(status: Option<String>, page: i64) -> Result<Page<LeadItem>, 
 #[server]
 pub async fn update_lead(id: String, status: String, notes: String) -> Result<(), ConsoleError> {
     use parley_engine::store::leads;
-    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
+    let ConsoleUser { state, user } = ConsoleUser::extract().await?;
+    // An operator in a team changes only the leads of conversations they may see.
+    let conversation = leads::conversation_of(state.engine.db(), &id).await?.ok_or(ConsoleError::NotFound)?;
+    if !state.engine.may_see(&user, &conversation).await? {
+        return Err(ConsoleError::NotFound);
+    }
     if !leads::STATUSES.contains(&status.as_str()) {
         return Err(ConsoleError::invalid("status", "unknown status"));
     }

@@ -25,12 +25,19 @@ fn fact_lines(facts: Option<&str>) -> Vec<String> {
 #[server]
 pub async fn orders(status: Option<String>, page: i64) -> Result<Page<OrderItem>, ConsoleError> {
     use super::paging::{Paging, filter};
-    let ConsoleUser { state, .. } = ConsoleUser::extract().await?;
+    let ConsoleUser { state, user } = ConsoleUser::extract().await?;
     let paging = Paging::new(page);
     let status = filter(status);
-    let (rows, total) =
-        parley_engine::store::console::orders(state.engine.db(), status.as_deref(), paging.offset(), paging.limit())
-            .await?;
+    let visible_to = state.engine.visible_to(&user).await?;
+    let db = state.engine.db();
+    let (rows, total) = parley_engine::store::console::orders(
+        db,
+        status.as_deref(),
+        visible_to.as_deref(),
+        paging.offset(),
+        paging.limit(),
+    )
+    .await?;
     let now = state.engine.now_ms();
     let items = rows
         .into_iter()
