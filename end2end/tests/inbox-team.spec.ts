@@ -57,8 +57,14 @@ test('an assignment and a mention reach the other operator live; a note never re
   await expect(assigned).toHaveCount(1);
   await assigned.click();
   await expect(oscar.locator('#assignee')).toBeVisible();
+  // The `@` menu completes the colleague's name.
   const note = `@Olive please check order ${stamp}`;
-  await oscar.getByLabel('Add a note').fill(note);
+  const box = oscar.getByLabel('Add a note');
+  await box.pressSequentially('@ol');
+  await oscar.getByRole('group', { name: 'Mention a colleague' }).getByRole('button', { name: '@Olive' }).click();
+  await expect(box).toHaveValue('@Olive ');
+  await expect(box).toBeFocused();
+  await box.pressSequentially(`please check order ${stamp}`);
   await oscar.getByRole('button', { name: 'Add note' }).click();
   await expect(oscar.locator('.c-inbox')).toContainText(note);
 

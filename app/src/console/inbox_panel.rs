@@ -142,6 +142,24 @@ pub fn InboxPanel(
             <form class="c-note-box" on:submit=send_note>
                 <label for="note">"Add a note"</label>
                 <textarea id="note" maxlength="4000" prop:value=body on:input=move |ev| body.set(event_target_value(&ev))></textarea>
+                // The `@` menu: colleagues whose name starts with what follows the last `@`.
+                {move || {
+                    let everyone: Vec<Colleague> = people.get().and_then(Result::ok).unwrap_or_default();
+                    let text = body.get();
+                    let picks = suggestions(&text, &everyone);
+                    (!picks.is_empty()).then(|| view! {
+                        <div class="c-mentions" role="group" aria-label="Mention a colleague">
+                            {picks.into_iter().map(|name| {
+                                let label = format!("@{name}");
+                                let pick = move |_| {
+                                    body.update(|b| *b = complete(b, &name));
+                                    focus_note();
+                                };
+                                view! { <button type="button" on:click=pick>{label}</button> }
+                            }).collect_view()}
+                        </div>
+                    })
+                }}
                 <button type="submit" disabled=busy>"Add note"</button>
             </form>
             <ErrorLine error />
@@ -152,4 +170,79 @@ pub fn InboxPanel(
 /// The colleagues whose `@Name` the note holds (their ids).
 pub fn mentioned(text: &str, people: &[Colleague]) -> Vec<String> {
     people.iter().filter(|p| text.contains(&format!("@{}", p.name))).map(|p| p.id.clone()).collect()
+}
+
+/// What follows the note's last `@` when it is being typed: the `@` starts the note or follows a
+/// space, and at most 30 characters on one line follow it.
+fn typed_mention(text: &str) -> Option<&str> {
+    let at = text.rfind('@')?;
+    let before_ok = text[..at].chars().next_back().is_none_or(char::is_whitespace);
+    let after = &text[at + 1..];
+    (before_ok && !after.contains('\n') && after.chars().count() <= 30).then_some(after)
+}
+
+/// The names (at most five) that complete the `@` being typed, case aside; none once a whole
+/// name is written.
+pub fn suggestions(text: &str, people: &[Colleague]) -> Vec<String> {
+    let Some(typed) = typed_mention(text) else { return Vec::new() };
+    let typed = typed.to_lowercase();
+    if people.iter().any(|p| p.name.to_lowercase() == typed.trim_end()) && typed.ends_with(' ') {
+        return Vec::new();
+    }
+    people
+        .iter()
+        .filter(|p| p.name.to_lowercase().starts_with(&typed) && p.name.to_lowercase() != typed)
+        .map(|p| p.name.clone())
+        .take(5)
+        .collect()
+}
+
+/// The note with the `@` being typed completed as `@name `.
+pub fn complete(text: &str, name: &str) -> String {
+    match text.rfind('@') {
+        Some(at) => format!("{}@{name} ", &text[..at]),
+        None => format!("{text}@{name} "),
+    }
+}
+
+/// Puts the caret back in the note box (browser only).
+fn focus_note() {
+    use wasm_bindgen::JsCast;
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("note"))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn people() -> Vec<Colleague> {
+        ["Olive", "Oscar", "Dan"]
+            .iter()
+            .map(|n| Colleague {
+                id: n.to_lowercase(),
+                name: (*n).to_owned(),
+                presence: "online".into(),
+                open: 0,
+                max_open: 5,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_at_menu_offers_matching_names_and_completes_them() {
+        let p = people();
+        assert_eq!(suggestions("ask @o", &p), ["Olive", "Oscar"]);
+        assert_eq!(suggestions("ask @OS", &p), ["Oscar"]);
+        assert!(suggestions("mail me@o", &p).is_empty(), "an address is no mention");
+        assert!(suggestions("no at sign", &p).is_empty());
+        assert!(suggestions("@Oscar ", &p).is_empty(), "a written name needs no menu");
+        assert_eq!(complete("ask @os", "Oscar"), "ask @Oscar ");
+        assert_eq!(mentioned(&complete("ask @os", "Oscar"), &p), ["oscar"]);
+    }
 }

@@ -6,7 +6,9 @@ use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use super::access::ConsoleUser;
 use crate::console::error::ConsoleError;
-use crate::console::types::{NotificationItem, NotifyPage, UnreadView};
+#[cfg(feature = "ssr")]
+use crate::console::types::NotificationItem;
+use crate::console::types::{NotifyPage, UnreadView};
 
 #[cfg(feature = "ssr")]
 fn notify_error(e: parley_engine::engine::notify::NotifyError) -> ConsoleError {
