@@ -52,8 +52,10 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/admin/login") view=console::login::LoginPage />
                 <ParentRoute path=path!("/admin") view=console::layout::ConsoleLayout>
                     <Route path=path!("") view=console::dashboard::DashboardPage />
-                    <Route path=path!("conversations") view=console::conversations::ConversationsPage />
+                    <Route path=path!("conversations") view=console::inbox_list::ConversationsPage />
                     <Route path=path!("conversations/:id") view=console::conversations::ConversationPage />
+                    <Route path=path!("contacts") view=console::contacts::ContactsPage />
+                    <Route path=path!("contacts/:id") view=console::contacts::ContactPage />
                     <Route path=path!("leads") view=console::records::LeadsPage />
                     <Route path=path!("orders") view=console::records::OrdersPage />
                     <Route path=path!("account") view=console::records::AccountPage />

@@ -1,123 +1,24 @@
-//! `/admin/conversations` (the live list) and `/admin/conversations/:id` (the transcript with
-//! tool calls, usage and cost, and human takeover).
+//! `/admin/conversations/:id`: the transcript with tool calls, usage and cost, and human
+//! takeover (the list is in [`super::inbox_list`]).
 
 use leptos::prelude::*;
 use leptos_router::components::A;
-use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
+use leptos_router::hooks::use_params_map;
 use parley_widget::blocks::{self, BlockCtx};
 
 use super::answers::SaveAsArticle;
-use super::api::agents::agent_names;
-use super::api::conversations::{claim, close_conversation, conversation, conversations, release};
+use super::api::conversations::{claim, close_conversation, conversation, release};
 use super::api::identity::delete_person;
 use super::copilot::HandoffSummary;
 use super::error::ConsoleError;
 use super::fields::ErrorLine;
-use super::inbox_panel::{InboxPanel, InboxViews, LabelChip};
+use super::inbox_list::who;
+use super::inbox_panel::InboxPanel;
 use super::layout::console_ctx;
-use super::lists::{AgentOptions, Badge, Pager, page_param, query, when};
+use super::lists::{Badge, query, when};
 use super::loaded::Loaded;
 use super::reply_box::ReplyBox;
-use super::types::{ConsoleMessage, ConsultingState, ConversationDetail, ConversationItem};
-
-const STATUSES: &[(&str, &str)] = &[
-    ("", "Any status"),
-    ("bot", "Bot"),
-    ("waiting_human", "Waiting for human"),
-    ("human", "Human"),
-    ("closed", "Closed"),
-];
-
-/// `/admin/conversations`: the live list, filtered by agent and status.
-#[component]
-pub fn ConversationsPage() -> impl IntoView {
-    let ctx = console_ctx();
-    let q = use_query_map();
-    let agent = move || q.read().get("agent").unwrap_or_default();
-    let status = move || q.read().get("status").unwrap_or_default();
-    let user = move || q.read().get("user").unwrap_or_default();
-    let inbox_view = move || q.read().get("view").unwrap_or_default();
-    let label = move || q.read().get("label").unwrap_or_default();
-    let page = move || page_param(&q.read());
-    let list = Resource::new(
-        move || (ctx.changes.get(), agent(), status(), page(), user(), inbox_view(), label()),
-        |(_, agent, status, page, user, view, label)| {
-            conversations(Some(agent), Some(status), page, Some(user), Some(view), None, Some(label), None, None)
-        },
-    );
-    let names = Resource::new(|| (), |_| agent_names());
-    let navigate = use_navigate();
-    let filter = move |agent: String, status: String| {
-        navigate(
-            &format!("/admin/conversations{}", query(&[("agent", &agent), ("status", &status)])),
-            Default::default(),
-        );
-    };
-    let filter2 = filter.clone();
-    view! {
-        <h1>"Conversations"</h1>
-        <InboxViews current=Signal::derive(inbox_view) />
-        <form class="c-filters" on:submit=|ev| ev.prevent_default()>
-            <label for="f-agent">"Agent"</label>
-            <select id="f-agent" on:change=move |ev| filter(event_target_value(&ev), status())>
-                <option value="" selected=move || agent().is_empty()>"All agents"</option>
-                <AgentOptions names selected=Signal::derive(agent) />
-            </select>
-            <label for="f-status">"Status"</label>
-            <select id="f-status" on:change=move |ev| filter2(agent(), event_target_value(&ev))>
-                {STATUSES.iter().map(|(v, label)| view! { <option value=*v selected=move || status() == *v>{*label}</option> }).collect_view()}
-            </select>
-            <span class="c-live" title="The list updates by itself">"● live"</span>
-        </form>
-        {move || (!user().is_empty()).then(|| view! {
-            <p class="c-hint" id="user-filter">
-                {format!("Only the conversations of the website's user {} · ", user())}
-                <A href=format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status())]))>"show everyone's"</A>
-            </p>
-        })}
-        <Loaded resource=list let:p>
-            <div class="c-scroll">
-                <table class="c-table" id="conversations">
-                    <thead><tr><th>"Visitor"</th><th>"Agent"</th><th>"Status"</th><th>"Last message"</th><th>"Messages"</th><th>"Updated (UTC)"</th></tr></thead>
-                    <tbody>
-                        {p.items.into_iter().map(|c| view! { <Row c /> }).collect_view()}
-                    </tbody>
-                </table>
-            </div>
-            <Pager base=format!("/admin/conversations{}", query(&[("agent", &agent()), ("status", &status()), ("user", &user()), ("view", &inbox_view()), ("label", &label())]))
-                page=p.page per_page=p.per_page total=p.total />
-        </Loaded>
-    }
-}
-
-/// How a list or a transcript names the visitor: the website's user when identified.
-fn who(c: &ConversationItem) -> String {
-    match &c.user {
-        Some(u) => u.display(),
-        None => format!("Visitor …{}", c.visitor),
-    }
-}
-
-#[component]
-fn Row(c: ConversationItem) -> impl IntoView {
-    let href = format!("/admin/conversations/{}", c.id);
-    let holder = c.claimed_by.clone().map(|n| format!(" · {n}"));
-    let name = who(&c);
-    view! {
-        <tr data-id=c.id.clone()>
-            <td><A href=href>{name}</A></td>
-            <td>{c.agent_name}</td>
-            <td>
-                <Badge status=c.status />{holder}{c.lead_submitted.then_some(" · lead")}
-                {c.assignee.map(|a| format!(" · assigned to {a}"))}
-                {c.labels.into_iter().map(|label| view! { " " <LabelChip label /> }).collect_view()}
-            </td>
-            <td class="c-clip">{c.last_message}</td>
-            <td>{c.messages}</td>
-            <td>{when(c.updated_at)}</td>
-        </tr>
-    }
-}
+use super::types::{ConsoleMessage, ConsultingState, ConversationDetail};
 
 /// `/admin/conversations/:id`: the transcript, reloaded when the conversation changes.
 #[component]
@@ -222,6 +123,7 @@ fn Detail(
             {d.item.user.clone().map(|u| view! {
                 <p class="c-hint" id="identified-user">{format!("Signed in on the website as user id {}", u.id)}</p>
             })}
+            <A href=format!("/admin/contacts/{}", d.item.visitor_id)>"Contact"</A>
             <Badge status=status.clone() />
             {holder.map(|h| view! { <span class="c-hint">{format!("held by {h}")}</span> })}
             <span class="c-hint">{format!("{} messages · US${:.4}", d.item.messages, d.cost_usd)}</span>

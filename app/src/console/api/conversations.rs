@@ -130,6 +130,7 @@ fn item(r: parley_engine::store::console::ConversationRow) -> ConversationItem {
         team_id: r.team_id,
         team: r.team_name,
         labels: Vec::new(),
+        contact_name: r.contact_name,
     }
 }
 

@@ -35,6 +35,9 @@ pub struct ConversationItem {
     pub team: Option<String>,
     #[serde(default)]
     pub labels: Vec<super::LabelTag>,
+    /// The name operators gave the contact (issue 43, part 5).
+    #[serde(default)]
+    pub contact_name: Option<String>,
 }
 
 /// A tool call of an answer.
