@@ -297,6 +297,8 @@ CREATE INDEX leads_by_agent ON leads (agent_id, created_at);
 
 CREATE INDEX leads_by_updated ON leads (updated_at, id);
 
+CREATE INDEX leads_by_visitor ON leads (visitor_id, created_at);
+
 CREATE TABLE mail_confirmations (
     visitor_id TEXT NOT NULL,
     address TEXT NOT NULL,
@@ -476,6 +478,8 @@ CREATE TABLE orders (
 , facts TEXT);
 
 CREATE INDEX orders_by_agent ON orders (agent_id, created_at);
+
+CREATE INDEX orders_by_visitor ON orders (visitor_id, created_at);
 
 CREATE INDEX orders_pending ON orders (expires_at) WHERE status = 'pending';
 
@@ -746,9 +750,15 @@ CREATE TABLE visitors (
     host_origin TEXT,
     created_at BIGINT NOT NULL,
     last_seen_at BIGINT NOT NULL
-, revoked_at BIGINT, acts_as TEXT);
+, revoked_at BIGINT, acts_as TEXT, contact_name TEXT, contact_email TEXT, contact_phone TEXT, contact_at BIGINT, attributes TEXT, user_agent TEXT, language TEXT, country TEXT, merged_into TEXT, merged_at BIGINT);
 
 CREATE INDEX visitors_by_acts_as ON visitors (acts_as);
+
+CREATE INDEX visitors_by_agent_seen ON visitors (agent_id, last_seen_at);
+
+CREATE INDEX visitors_by_contact_at ON visitors (contact_at);
+
+CREATE INDEX visitors_by_merged_into ON visitors (merged_into);
 
 CREATE TABLE webhook_attempts (
     id TEXT PRIMARY KEY,

@@ -99,7 +99,7 @@ test('every console page has no serious accessibility violation', async ({ page 
   await page.getByLabel('Password').fill('e2e-admin-password');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
-  for (const path of ['/admin', '/admin/conversations', '/admin/leads', '/admin/orders', '/admin/agents', '/admin/agents/new', '/admin/knowledge', '/admin/models', '/admin/experts', '/admin/tokens', '/admin/identity', '/admin/audit', '/admin/tools', '/admin/tools/new', '/admin/webhooks', '/admin/unanswered', '/admin/replies', '/admin/hours', '/admin/teams', '/admin/labels', '/admin/search?q=parcel', '/admin/notifications']) {
+  for (const path of ['/admin', '/admin/conversations', '/admin/leads', '/admin/orders', '/admin/agents', '/admin/agents/new', '/admin/knowledge', '/admin/models', '/admin/experts', '/admin/tokens', '/admin/identity', '/admin/audit', '/admin/tools', '/admin/tools/new', '/admin/webhooks', '/admin/unanswered', '/admin/replies', '/admin/hours', '/admin/teams', '/admin/labels', '/admin/search?q=parcel', '/admin/notifications', '/admin/contacts']) {
     await page.goto(APP_URL + path);
     await expect(page.locator('h1').first()).toBeVisible();
     expect(await serious(page), path).toEqual([]);

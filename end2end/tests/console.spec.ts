@@ -295,6 +295,7 @@ test('every console page renders on a direct load and hydrates; MCP tokens are m
     ['/admin/labels', 'Labels'],
     ['/admin/search?q=parcel', 'Search'],
     ['/admin/notifications', 'Notifications'],
+    ['/admin/contacts', 'Contacts'],
   ];
   for (const [path, heading] of pages) {
     const response = await page.goto(APP_URL + path);

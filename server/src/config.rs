@@ -91,6 +91,11 @@ pub struct Config {
     /// the client; without it the client is the socket's peer and the header is ignored.
     #[arg(long, global = true, env = "PARLEY_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: String,
+    /// A request header in which the proxy in front of Parley names the visitor's country (two
+    /// letters: `CF-IPCountry` on Cloudflare, a GeoIP module's header on nginx); kept coarse on
+    /// contacts. Empty: no country. Name it only if the proxy always sets or clears it.
+    #[arg(long, global = true, env = "PARLEY_COUNTRY_HEADER", default_value = "")]
+    pub country_header: String,
     /// Turns on the sandbox payment provider (a test page that marks orders paid, no money
     /// moves). Off by default: without it (and without a real provider) payments are off.
     #[arg(long, global = true, env = "PARLEY_PAYMENTS_SANDBOX", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
@@ -330,6 +335,7 @@ impl Config {
             // No default fallback: each test says which model takes over.
             fallback_models: String::new(),
             trusted_proxies: String::new(),
+            country_header: String::new(),
             limits: LimitArgs::defaults(),
             spend: SpendArgs::defaults(),
             mail: MailArgs::default(),

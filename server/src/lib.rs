@@ -148,6 +148,7 @@ pub async fn build_state(
             public_url,
             max_body_bytes: 64 * 1024,
             trusted_proxies: TrustedProxies::parse(&config.trusted_proxies).map_err(anyhow::Error::msg)?,
+            country_header: Some(config.country_header.trim().to_ascii_lowercase()).filter(|h| !h.is_empty()),
             widget_dir: config.widget_dir.clone().into(),
         }),
         auth: Arc::new(

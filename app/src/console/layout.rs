@@ -68,6 +68,7 @@ fn Signed(me: Me) -> impl IntoView {
                 <strong class="c-brand">"Parley"</strong>
                 <A href="/admin" exact=true>"Dashboard"</A>
                 <A href="/admin/conversations">"Conversations"</A>
+                <A href="/admin/contacts">"Contacts"</A>
                 <A href="/admin/leads">"Leads"</A>
                 <A href="/admin/orders">"Orders"</A>
                 <A href="/admin/unanswered">"Unanswered"</A>

@@ -73,6 +73,7 @@ fn HitLine(h: SearchHit) -> impl IntoView {
         "note" => "Private note",
         "lead" => "Lead",
         "user" => "Identified visitor",
+        "contact" => "Contact",
         _ => "Message",
     };
     view! {

@@ -16,6 +16,8 @@ pub struct HttpSettings {
     pub max_body_bytes: usize,
     /// Proxies whose `X-Forwarded-For` names the client.
     pub trusted_proxies: parley_engine::net::TrustedProxies,
+    /// The header (lower case) in which the proxy names the visitor's country, if any.
+    pub country_header: Option<String>,
     /// Where the panel's own bundle is (`.ci/build-widget.sh` writes it).
     pub widget_dir: std::path::PathBuf,
 }

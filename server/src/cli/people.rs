@@ -55,7 +55,7 @@ pub async fn export_person(config: &Config, a: PersonArgs) -> anyhow::Result<()>
 pub async fn delete_person(config: &Config, a: PersonArgs) -> anyhow::Result<()> {
     let db = open_db(config).await?;
     let (who, row) = find(&db, &a).await?;
-    let done = privacy::delete_person(&db, &row).await?;
+    let done = privacy::delete_person(&db, &row, SystemClock.now_ms()).await?;
     let detail = format!("{} conversations, {} rows", done.conversations, done.rows);
     audit::record(&db, None, "cli", "person.delete", Some(&who.audit_label()), &detail, SystemClock.now_ms()).await?;
     println!("deleted {} ({detail}); a running server forgets their tokens within a minute", who.audit_label());

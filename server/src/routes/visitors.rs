@@ -7,6 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{delete, post};
 use axum::{Json, Router};
 use parley_app::server::state::AppState;
+use parley_engine::engine::contacts::client_facts;
 use parley_engine::engine::identity::IdentifyError;
 use parley_protocol::{ApiCode, CreateVisitor, Identified, Identify, VisitorCreated};
 
@@ -37,7 +38,10 @@ async fn create(
     {
         return Err(ApiFailure::new(ApiCode::OriginNotAllowed, "This website is not allowed to use this agent."));
     }
-    let (visitor, token) = state.engine.create_visitor(&agent, host_origin).await?;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let country = state.http.country_header.as_deref().and_then(header);
+    let client = client_facts(header("user-agent"), header("accept-language"), country);
+    let (visitor, token) = state.engine.create_visitor(&agent, host_origin, &client).await?;
     Ok((StatusCode::CREATED, Json(VisitorCreated { visitor_id: visitor.id, token })))
 }
 

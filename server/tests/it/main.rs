@@ -19,6 +19,7 @@ mod console_agents;
 mod console_settings;
 mod console_takeover;
 mod consulting;
+mod contacts;
 mod context;
 mod copilot;
 mod credentials;

@@ -155,6 +155,23 @@ async fn search_bench() {
     let db = if app.db().kind() == DbKind::Postgres { "PostgreSQL" } else { "SQLite" };
     println!("{db}: indexed in {:.1} s ({postings} postings)", t.elapsed().as_secs_f64());
     tokio::time::sleep(Duration::from_secs(1)).await;
+    // Statistics for the planner, as autovacuum (PostgreSQL) or `PRAGMA optimize` (SQLite) would
+    // gather on a database in service: measured right after a bulk fill, plans are blind.
+    sqlx::query("ANALYZE").execute(app.db().writer()).await.unwrap();
+    if app.db().kind() == DbKind::Postgres {
+        for q in ["refund", "zanzibar"] {
+            let terms = parley_engine::engine::search::terms_of(q);
+            let plan: Vec<String> = sqlx::query_scalar(
+                "EXPLAIN SELECT COUNT(DISTINCT d.conversation_id) FROM search_terms t1 CROSS JOIN search_docs d \
+                 CROSS JOIN conversations c WHERE t1.term = $1 AND d.id = t1.doc_id AND c.id = d.conversation_id",
+            )
+            .bind(&terms[0])
+            .fetch_all(app.db().pool())
+            .await
+            .unwrap();
+            println!("{db}: plan for {q}:\n  {}", plan.join("\n  "));
+        }
+    }
 
     for q in ["refund", "refunds kettle", "退款", "申请退款", "zanzibar", "order delivery please", "谢谢 订单"]
     {

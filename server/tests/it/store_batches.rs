@@ -25,6 +25,8 @@ fn turn(conversation: &str, new: Option<(&str, &str)>, n: u32, slot: Option<&str
         attachments: Vec::new(),
         owner: Some("p1".into()),
         slot_token: slot.map(str::to_owned),
+        tell_assignee: false,
+        attributes: None,
     }
 }
 

@@ -120,9 +120,14 @@ impl Engine {
     }
 
     /// Creates a visitor and returns it with its token.
-    pub async fn create_visitor(&self, agent: &Agent, host_origin: Option<&str>) -> Result<(Visitor, String), DbError> {
+    pub async fn create_visitor(
+        &self,
+        agent: &Agent,
+        host_origin: Option<&str>,
+        client: &visitors::ClientFacts,
+    ) -> Result<(Visitor, String), DbError> {
         let token = visitors::new_token();
-        let visitor = visitors::create(&self.0.db, &agent.id, &token, host_origin, self.now_ms()).await?;
+        let visitor = visitors::create(&self.0.db, &agent.id, &token, host_origin, client, self.now_ms()).await?;
         Ok((visitor, token))
     }
 }

@@ -8,6 +8,7 @@ pub mod canary;
 pub mod chat;
 pub mod clock;
 pub mod console;
+pub mod contacts;
 pub mod context;
 pub mod copilot;
 pub mod experts;

@@ -67,7 +67,7 @@ impl Engine {
     /// Deletes everything about the person; `None` when there is no such person.
     pub async fn delete_person(&self, person: &Person) -> Result<Option<Deleted>, DbError> {
         let Some(row) = self.person_row(person).await? else { return Ok(None) };
-        let deleted = privacy::delete_person(self.db(), &row).await?;
+        let deleted = privacy::delete_person(self.db(), &row, self.now_ms()).await?;
         self.visitors_changed();
         metrics::counter!("parley_people_deleted_total").increment(1);
         Ok(Some(deleted))

@@ -93,7 +93,7 @@ pub fn snippet(body: &str, terms: &HashSet<String>) -> Snippet {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
     pub id: String,
-    /// `message`, `note`, `lead` or `user`.
+    /// `message`, `note`, `lead`, `user` or `contact`.
     pub kind: String,
     pub at: i64,
     pub snippet: Snippet,

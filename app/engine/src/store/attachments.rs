@@ -160,6 +160,8 @@ mod tests {
             attachments: Vec::new(),
             owner: None,
             slot_token: None,
+            tell_assignee: false,
+            attributes: None,
         };
         assert!(link_stmt(&turn).is_none());
         turn.attachments = vec!["a1".into(), "a2".into()];

@@ -8,7 +8,7 @@
 //! becomes the user's only when that browser creates the user (its row becomes the user's);
 //! nothing is merged into an existing account (issue 41: a copied token must not plant data).
 
-use super::visitors::{insert, new_token};
+use super::visitors::{ClientFacts, insert, new_token};
 use super::{Db, DbError, new_id};
 
 crate::store::row_struct! {
@@ -204,7 +204,16 @@ pub async fn link(
                         .await?;
                 } else {
                     let token = new_token();
-                    insert(&mut *tx, agent_id, &token, host_origin, Some(&user.visitor_id), now).await?;
+                    insert(
+                        &mut *tx,
+                        agent_id,
+                        &token,
+                        host_origin,
+                        Some(&user.visitor_id),
+                        &ClientFacts::default(),
+                        now,
+                    )
+                    .await?;
                     fresh_token = Some(token);
                 }
             }
@@ -230,7 +239,7 @@ pub async fn link(
                 person.to_owned()
             } else {
                 let token = new_token();
-                let id = insert(&mut *tx, agent_id, &token, host_origin, None, now).await?;
+                let id = insert(&mut *tx, agent_id, &token, host_origin, None, &ClientFacts::default(), now).await?;
                 fresh_token = Some(token);
                 id
             };

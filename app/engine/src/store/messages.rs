@@ -79,6 +79,12 @@ pub struct NewTurn {
     /// A new conversation is stored with its slot held by `owner` under this token (replicas;
     /// see `store::slots`).
     pub slot_token: Option<String>,
+    /// The conversation waits for or is held by a person: its assignee hears of the message
+    /// (issue 43). False for the model's conversations, which then pay nothing for it.
+    pub tell_assignee: bool,
+    /// What the host page set with `Parley.setContext`, kept on the visitor row (its id, the JSON)
+    /// for the contact page (issue 43, part 5).
+    pub attributes: Option<(String, String)>,
 }
 
 const ROWS_PER_INSERT: usize = 200;
@@ -154,8 +160,15 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
         ROWS_PER_INSERT,
     ));
     // The assignee hears that the visitor wrote (issue 43), in the same transaction.
-    for t in turns.iter().filter(|t| t.new_conversation.is_none()) {
+    for t in turns.iter().filter(|t| t.tell_assignee && t.new_conversation.is_none()) {
         out.extend(super::operator_notifications::reply_stmts(&t.conversation_id, t.now));
+    }
+    // The page's attributes, when they changed.
+    for (visitor_id, json) in turns.iter().filter_map(|t| t.attributes.as_ref()) {
+        out.push(Stmt::new(
+            "UPDATE visitors SET attributes = $2 WHERE id = $1 AND (attributes IS NULL OR attributes <> $2)",
+            vec![Arg::from(visitor_id), Arg::from(json)],
+        ));
     }
     // Images sent with the messages, once the messages exist.
     out.extend(turns.iter().filter_map(super::attachments::link_stmt));

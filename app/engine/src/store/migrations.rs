@@ -57,6 +57,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     migration!(38, "0038_operator_push.sql"),
     migration!(39, "0039_inbox_search.sql"),
     migration!(40, "0040_copilot.sql"),
+    migration!(41, "0041_contacts.sql"),
 ];
 
 /// The migrator `Db::connect` runs against a fresh or older database.

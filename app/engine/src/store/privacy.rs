@@ -29,6 +29,19 @@ pub async fn export(db: &Db, visitor_id: &str) -> Result<Option<Value>, DbError>
             .fetch_optional(&mut *conn)
             .await?;
     let Some((id, agent_id, host_origin, created_at, last_seen_at)) = visitor else { return Ok(None) };
+    // The contact (issue 43, part 5): what operators wrote, what the page set, what each browser said.
+    let contact: (Option<String>, Option<String>, Option<String>, Option<String>) =
+        sqlx::query_as("SELECT contact_name, contact_email, contact_phone, attributes FROM visitors WHERE id = $1")
+            .bind(visitor_id)
+            .fetch_one(&mut *conn)
+            .await?;
+    let browsers: Vec<(Option<String>, Option<String>, Option<String>, i64, i64)> = sqlx::query_as(
+        "SELECT user_agent, language, country, created_at, last_seen_at FROM visitors WHERE id = $1 OR acts_as = $1 \
+         ORDER BY created_at",
+    )
+    .bind(visitor_id)
+    .fetch_all(&mut *conn)
+    .await?;
     let user: Option<(String, Option<String>, Option<String>, i64)> =
         sqlx::query_as("SELECT subject, name, email, created_at FROM end_users WHERE visitor_id = $1")
             .bind(visitor_id)
@@ -49,6 +62,11 @@ pub async fn export(db: &Db, visitor_id: &str) -> Result<Option<Value>, DbError>
     let mut export = json!({
         "visitor": {"id": id, "agent_id": agent_id, "host_origin": host_origin, "created_at": created_at,
                     "last_seen_at": last_seen_at},
+        "contact": {"name": contact.0, "email": contact.1, "phone": contact.2,
+                    "attributes": contact.3.as_deref().map(parse)},
+        "browsers": browsers.into_iter().map(|(ua, language, country, at, seen)| json!({
+            "user_agent": ua, "language": language, "country": country, "created_at": at, "last_seen_at": seen,
+        })).collect::<Vec<_>>(),
         "user": user.map(|(sub, name, email, at)| json!({"id": sub, "name": name, "email": email, "created_at": at})),
         "conversations": out_conversations,
     });
@@ -219,8 +237,17 @@ pub struct Deleted {
 /// Deletes everything about the person `visitor_id` in one transaction: conversations with their
 /// messages, events, tool calls, images, leads and orders; memories; the user; every token that
 /// reached them. Usage rows stay for the accounts, with only their cost (no link to anyone).
-pub async fn delete_person(db: &Db, visitor_id: &str) -> Result<Deleted, DbError> {
+///
+/// Contacts an operator merged into this one (issue 43, part 5) are separated again, not deleted
+/// (the merge was an operator's judgement, not the person's word), and their search documents
+/// are read again at `now` so that nothing of this person's details stays in them.
+pub async fn delete_person(db: &Db, visitor_id: &str, now: i64) -> Result<Deleted, DbError> {
     let mut tx = db.writer().begin().await?;
+    sqlx::query("UPDATE visitors SET merged_into = NULL, merged_at = NULL, contact_at = $2 WHERE merged_into = $1")
+        .bind(visitor_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
     let ids: Vec<(String,)> = sqlx::query_as("SELECT id FROM conversations WHERE visitor_id = $1")
         .bind(visitor_id)
         .fetch_all(&mut *tx)

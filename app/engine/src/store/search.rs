@@ -17,12 +17,15 @@ pub enum Source {
     Notes,
     Leads,
     /// The identified user (name, email) of each conversation's visitor, read again whenever
-    /// the conversation changes (contacts will be one more source).
+    /// the conversation changes.
     Users,
+    /// The details operators set on a contact (name, email, phone), one document per
+    /// conversation of the contact (and of those merged into it), read again when they change.
+    Contacts,
 }
 
 impl Source {
-    pub const ALL: [Source; 4] = [Source::Messages, Source::Notes, Source::Leads, Source::Users];
+    pub const ALL: [Source; 5] = [Source::Messages, Source::Notes, Source::Leads, Source::Users, Source::Contacts];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -30,6 +33,7 @@ impl Source {
             Source::Notes => "notes",
             Source::Leads => "leads",
             Source::Users => "users",
+            Source::Contacts => "contacts",
         }
     }
 
@@ -37,6 +41,7 @@ impl Source {
     pub fn doc_id(self, row_id: &str) -> String {
         match self {
             Source::Users => format!("user:{row_id}"),
+            Source::Contacts => format!("contact:{row_id}"),
             _ => row_id.to_owned(),
         }
     }
@@ -48,6 +53,7 @@ impl Source {
             Source::Notes => "note",
             Source::Leads => "lead",
             Source::Users => "user",
+            Source::Contacts => "contact",
         }
     }
 
@@ -74,6 +80,16 @@ impl Source {
                 "SELECT c.id, c.id, c.updated_at, c.created_at, COALESCE(eu.name, ''), eu.email, NULL, NULL \
                  FROM conversations c JOIN end_users eu ON eu.visitor_id = c.visitor_id \
                  WHERE (c.updated_at > $1 OR (c.updated_at = $1 AND c.id > $2)) ORDER BY c.updated_at, c.id LIMIT $3"
+            }
+            // A row per conversation of a contact whose details changed (its id: the
+            // conversation's); a merged contact's conversations under the details of the one
+            // it was merged into.
+            Source::Contacts => {
+                "SELECT c.id, c.id, k.contact_at, c.created_at, COALESCE(k.contact_name, ''), k.contact_email, \
+                 k.contact_phone, NULL FROM visitors k \
+                 JOIN visitors v ON (v.id = k.id OR v.merged_into = k.id) JOIN conversations c ON c.visitor_id = v.id \
+                 WHERE k.contact_at IS NOT NULL AND k.merged_into IS NULL \
+                 AND (k.contact_at > $1 OR (k.contact_at = $1 AND c.id > $2)) ORDER BY k.contact_at, c.id LIMIT $3"
             }
         }
     }

@@ -34,6 +34,15 @@ impl Visitor {
     }
 }
 
+/// What a browser's first request said about it (issue 43, part 5; see
+/// `engine::contacts::client_facts`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClientFacts {
+    pub user_agent: Option<String>,
+    pub language: Option<String>,
+    pub country: Option<String>,
+}
+
 /// A new random visitor token (`pv_` + 43 characters of base64url).
 pub fn new_token() -> String {
     use base64::Engine;
@@ -55,12 +64,13 @@ pub(super) async fn insert<'e>(
     token: &str,
     host_origin: Option<&str>,
     acts_as: Option<&str>,
+    client: &ClientFacts,
     now: i64,
 ) -> Result<String, DbError> {
     let id = new_id();
     sqlx::query(
-        "INSERT INTO visitors (id, agent_id, token_hash, host_origin, created_at, last_seen_at, acts_as) \
-         VALUES ($1, $2, $3, $4, $5, $5, $6)",
+        "INSERT INTO visitors (id, agent_id, token_hash, host_origin, created_at, last_seen_at, acts_as, user_agent, \
+         language, country) VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9)",
     )
     .bind(&id)
     .bind(agent_id)
@@ -68,6 +78,9 @@ pub(super) async fn insert<'e>(
     .bind(host_origin)
     .bind(now)
     .bind(acts_as)
+    .bind(&client.user_agent)
+    .bind(&client.language)
+    .bind(&client.country)
     .execute(executor)
     .await?;
     Ok(id)
@@ -78,9 +91,10 @@ pub async fn create(
     agent_id: &str,
     token: &str,
     host_origin: Option<&str>,
+    client: &ClientFacts,
     now: i64,
 ) -> Result<Visitor, DbError> {
-    let id = insert(db.writer(), agent_id, token, host_origin, None, now).await?;
+    let id = insert(db.writer(), agent_id, token, host_origin, None, client, now).await?;
     Ok(Visitor {
         token_id: id.clone(),
         id,

@@ -11,6 +11,7 @@ pub mod audit;
 pub mod auth;
 #[cfg(feature = "ssr")]
 pub mod checks;
+pub mod contacts;
 pub mod conversations;
 pub mod copilot;
 pub mod dashboard;

@@ -1,6 +1,7 @@
 //! What the console's server functions send to the browser.
 
 mod answers;
+mod contacts;
 mod conversations;
 mod dashboard;
 mod hours;
@@ -15,6 +16,10 @@ mod webhooks;
 use serde::{Deserialize, Serialize};
 
 pub use answers::{SavedReplyItem, UnansweredGroup};
+pub use contacts::{
+    BrowserItem, ContactConversationItem, ContactDetail, ContactItem, ContactLeadItem, ContactOrderItem,
+    ContactRatingItem,
+};
 pub use conversations::{
     ConsoleMessage, ConsultingState, ConversationDetail, ConversationItem, ToolCallInfo, UsageInfo,
 };

@@ -86,6 +86,8 @@ impl Engine {
             attachments,
             owner: None,
             slot_token: None,
+            tell_assignee: true,
+            attributes: None,
         };
         let committed = self.0.writer.begin_turn(stored).await;
         if committed.is_ok() {

@@ -109,7 +109,9 @@ impl Engine {
                 .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, cmid, images.ids)
                 .await;
         }
-        let mut committed = self.commit_turn(&req, &claimed, text, images.ids, existing.is_some()).await?;
+        // Someone is asked for (the status `waiting_human`): their assignee hears of the message.
+        let waiting = existing.as_ref().is_some_and(|c| c.status == ConversationStatus::WaitingHuman);
+        let mut committed = self.commit_turn(&req, &claimed, text, images.ids, (existing.is_some(), waiting)).await?;
         committed.images = images.images;
         self.start_turn(req, claimed, committed, text).await
     }
@@ -223,7 +225,7 @@ impl Engine {
         claimed: &Claimed,
         text: &str,
         attachments: Vec<String>,
-        existing: bool,
+        (existing, waiting): (bool, bool),
     ) -> Result<Committed, ChatError> {
         let Claimed { conversation_id, visitor_message_id, message_id, lease, .. } = claimed;
         let visitor_frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
@@ -249,6 +251,8 @@ impl Engine {
             attachments,
             owner: Some(self.process_id().to_owned()),
             slot_token: claimed.slot_token.clone(),
+            tell_assignee: waiting,
+            attributes: req.page_context.clone().map(|json| (req.visitor.id.clone(), json)),
         };
         let earlier = existing.then_some(conversation_id.as_str());
         let known = async {

@@ -88,7 +88,10 @@ mod tests {
     async fn another_visitor_sees_nothing() {
         let t = testing::context().await;
         memories::save(&t.ctx.db, &t.ctx.visitor_id, &t.ctx.agent.id, "FACT", "秘密", None, 80, 1).await.unwrap();
-        let other = crate::store::visitors::create(&t.ctx.db, &t.ctx.agent.id, "pv_other", None, 0).await.unwrap();
+        let other =
+            crate::store::visitors::create(&t.ctx.db, &t.ctx.agent.id, "pv_other", None, &Default::default(), 0)
+                .await
+                .unwrap();
         let mut ctx = t.ctx.clone();
         ctx.visitor_id = other.id;
         let out = GetUserContext.execute(&ctx, json!({"query": "秘密"})).await.unwrap();

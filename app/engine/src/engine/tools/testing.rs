@@ -20,7 +20,8 @@ pub struct TestCtx {
 pub async fn context() -> TestCtx {
     let (db, agent, dir) = store::testing::db_with_agent().await;
     let clock = ManualClock::new();
-    let visitor = visitors::create(&db, &agent.id, &visitors::new_token(), None, 0).await.expect("visitor");
+    let visitor =
+        visitors::create(&db, &agent.id, &visitors::new_token(), None, &Default::default(), 0).await.expect("visitor");
     sqlx::query(
         "INSERT INTO conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at) \
          VALUES ('conv-1', $1, $2, 'bot', 0, 0, 0)",
