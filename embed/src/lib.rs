@@ -20,10 +20,11 @@ mod browser {
             .and_then(|e| e.text_content())
             .and_then(|json| parley_widget::json::from_str::<PublicAgentConfig>(&json).ok());
         let host_origin = body.get_attribute("data-host-origin").filter(|o| !o.is_empty());
+        let words = parley_widget::panel::Words::from_page(&document);
         // The server's "loading" placeholder goes; the panel takes the page.
         body.set_inner_html("");
         match config {
-            Some(config) => parley_widget::panel::mount(&body, &config, host_origin),
+            Some(config) => parley_widget::panel::mount(&body, &config, host_origin, words),
             None => body.set_inner_html("<p class=\"pw-unavailable\">This chat is not available.</p>"),
         }
     }

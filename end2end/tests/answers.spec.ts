@@ -15,6 +15,14 @@ test('a thumbs down reaches Unanswered questions, the fixed answer becomes an ar
 
   // The visitor finds the answer not helpful and says why.
   const thumbs = answer.getByRole('group', { name: 'Was this answer helpful?' });
+  // Icons are inline SVG (the same on every system), never an emoji or a font glyph.
+  for (const name of ['Helpful', 'Not helpful']) {
+    await expect(thumbs.getByRole('button', { name, exact: true }).locator('svg.pw-svg')).toHaveCount(1);
+    await expect(thumbs.getByRole('button', { name, exact: true })).toHaveText('');
+  }
+  for (const name of ['New conversation', 'Close chat']) {
+    await expect(p.getByRole('button', { name, exact: true }).locator('svg.pw-svg')).toHaveCount(1);
+  }
   await thumbs.getByRole('button', { name: 'Not helpful' }).click();
   await expect(thumbs.getByRole('button', { name: 'Not helpful' })).toHaveAttribute('aria-pressed', 'true');
   await answer.getByLabel('What was missing? (optional)').fill('Nothing about Mars');

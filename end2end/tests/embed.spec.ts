@@ -139,7 +139,8 @@ test('cross-origin embed: chat streams, escalation, lead form, transcript restor
   await form.locator('textarea[name="message"]').fill('Please call me back about my order.');
   await form.getByRole('button', { name: 'Send request' }).click();
   await expect(form).toHaveCount(0);
-  await expect(escalate).toHaveText('✓ Thanks! A person will get back to you soon.');
+  await expect(escalate).toHaveText('Thanks! A person will get back to you soon.');
+  await expect(escalate.locator('svg.pw-svg')).toHaveCount(1);
   await expect(escalate).toBeDisabled();
   await expect(p.locator('.pw-handoff')).toHaveText('A person has been asked to join.');
 
@@ -158,7 +159,7 @@ test('cross-origin embed: chat streams, escalation, lead form, transcript restor
   await expect(restoredChip).toHaveText(/escalate to human/);
   await expect(restoredChip).toHaveClass(/pw-tool-succeeded/);
   const restoredButton = restored.nth(2).locator('button.pw-escalate');
-  await expect(restoredButton).toHaveText('✓ Thanks! A person will get back to you soon.');
+  await expect(restoredButton).toHaveText('Thanks! A person will get back to you soon.');
   await expect(restoredButton).toBeDisabled();
   await expect(q.locator('.pw-handoff')).toBeVisible();
   // Order: visitor, answer, visitor, answer after the greeting.

@@ -52,7 +52,7 @@ test('Parley.open() / Parley.close() from the host page and the panel close butt
   await expect(box).toBeVisible();
   await expect(iframe(page)).toHaveCount(1);
 
-  // The panel's ✕ posts parley:close to the host, which closes it.
+  // The panel's close button posts parley:close to the host, which closes it.
   await panel(page).getByRole('button', { name: 'Close chat' }).click();
   await expect(box).not.toHaveClass(OPEN);
   await expect(box).toBeHidden();
@@ -108,7 +108,7 @@ test('Parley.reset() starts a new conversation; the old one does not come back a
   expect(errors).toEqual([]);
 });
 
-test('the panel\'s ↺ button starts a new conversation too', async ({ page }) => {
+test('the panel\'s new-conversation button starts a new conversation too', async ({ page }) => {
   await trackPanelReady(page);
   await gotoHost(page);
   const p = await openWithLauncher(page);

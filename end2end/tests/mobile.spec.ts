@@ -25,7 +25,7 @@ test('on a phone the open panel covers the whole screen and the input does not z
   await expect(p.locator('textarea.pw-input')).toBeInViewport();
   await expect(p.locator('button.pw-send')).toBeInViewport();
 
-  // The launcher hides under the full-screen panel; the panel's ✕ brings it back.
+  // The launcher hides under the full-screen panel; the panel's close button brings it back.
   await expect(launcher(page)).toBeHidden();
   await panel(page).getByRole('button', { name: 'Close chat' }).click();
   await expect(panelBox(page)).toBeHidden();

@@ -53,6 +53,26 @@ test('the panel is light: bytes before typing on a first and a repeat visit', as
   await expect(panel(page).locator('textarea.pw-input')).toHaveValue('hello');
 });
 
+test.describe('an Arabic visitor', () => {
+  test.use({ locale: 'ar' });
+
+  test('downloads Arabic\'s words only, within the same budget', async ({ page, context }) => {
+    await trackPanelReady(page);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await gotoHost(page);
+    const first = await bytesUntilTyping(page, cdp);
+    console.log(`first visit (ar): ${first.bytes} bytes in ${first.ms} ms\n  ${first.urls.join('\n  ')}`);
+    expect(first.bytes).toBeLessThanOrEqual(FIRST_VISIT_BUDGET);
+    await page.reload();
+    await expect(launcher(page)).toBeVisible();
+    const repeat = await bytesUntilTyping(page, cdp);
+    console.log(`repeat visit (ar): ${repeat.bytes} bytes`);
+    expect(repeat.bytes).toBeLessThanOrEqual(10_000);
+    await expect(panel(page).locator('html')).toHaveAttribute('dir', 'rtl');
+  });
+});
+
 /** A trace event of Chromium's timeline (the fields used here). */
 interface TraceEvent {
   name: string;

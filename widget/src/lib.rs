@@ -12,6 +12,7 @@ pub mod blocks;
 pub mod colors;
 pub mod html;
 pub mod i18n;
+pub mod icons;
 pub mod json;
 pub mod markdown;
 #[cfg(feature = "panel")]
@@ -22,3 +23,26 @@ pub use parley_protocol::sse;
 
 /// The plain-JavaScript loader served as `/widget.js`.
 pub const LOADER_JS: &str = include_str!("loader/widget.js");
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_loader_knows_every_language_the_panel_speaks() {
+        // The loader says "Open chat" in the panel's language and mirrors the launcher for a
+        // right-to-left one: its table has exactly the panel's languages.
+        let table = super::LOADER_JS.split("var OPEN = {").nth(1).and_then(|t| t.split("};").next()).expect("OPEN");
+        let mut keys: Vec<String> = table
+            .split(',')
+            .filter_map(|entry| entry.split(':').next())
+            .map(|k| k.trim().trim_matches('\'').to_owned())
+            .collect();
+        keys.sort();
+        let mut tags: Vec<String> = crate::i18n::Lang::ALL.iter().map(|l| l.tag().to_owned()).collect();
+        tags.sort();
+        assert_eq!(keys, tags);
+        assert!(
+            crate::i18n::Lang::ALL.iter().all(|l| (l.dir() == "rtl") == (l.tag() == "ar")),
+            "the loader mirrors for Arabic only"
+        );
+    }
+}

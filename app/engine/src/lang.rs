@@ -23,7 +23,18 @@ impl Lang {
     pub fn of_agent(setting: LanguageSetting, text: &str) -> Lang {
         match setting {
             LanguageSetting::ZhHans | LanguageSetting::ZhHant => Lang::Zh,
-            LanguageSetting::En => Lang::En,
+            // The engine writes English and Chinese only: every other language gets English.
+            LanguageSetting::En
+            | LanguageSetting::Ja
+            | LanguageSetting::Ko
+            | LanguageSetting::Es
+            | LanguageSetting::Fr
+            | LanguageSetting::De
+            | LanguageSetting::PtBr
+            | LanguageSetting::Ar
+            | LanguageSetting::Vi
+            | LanguageSetting::Th
+            | LanguageSetting::Id => Lang::En,
             LanguageSetting::Auto => Lang::of(text),
         }
     }
@@ -57,5 +68,8 @@ mod tests {
         assert_eq!(Lang::of_or("  ", "欢迎"), Lang::Zh);
         assert_eq!(Lang::of_or("hi", "欢迎"), Lang::En);
         assert_eq!(Lang::Zh.pick("Stopped.", "已停止。"), "已停止。");
+        // The panel's other languages get the engine's English.
+        assert_eq!(Lang::of_agent(parley_protocol::LanguageSetting::Ja, "ようこそ 欢迎"), Lang::En);
+        assert_eq!(Lang::of_agent(parley_protocol::LanguageSetting::ZhHant, "Welcome"), Lang::Zh);
     }
 }

@@ -21,6 +21,16 @@ const LANGUAGES: &[(&str, &str)] = &[
     ("en", "English"),
     ("zh-Hans", "简体中文 (Simplified Chinese)"),
     ("zh-Hant", "繁體中文 (Traditional Chinese)"),
+    ("ja", "日本語 (Japanese)"),
+    ("ko", "한국어 (Korean)"),
+    ("es", "Español (Spanish)"),
+    ("fr", "Français (French)"),
+    ("de", "Deutsch (German)"),
+    ("pt-BR", "Português do Brasil (Brazilian Portuguese)"),
+    ("ar", "العربية (Arabic)"),
+    ("vi", "Tiếng Việt (Vietnamese)"),
+    ("th", "ไทย (Thai)"),
+    ("id", "Bahasa Indonesia (Indonesian)"),
 ];
 
 /// The fieldset. `starters` is the starter questions' text area (one per line).

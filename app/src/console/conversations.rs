@@ -169,7 +169,7 @@ fn tick_payment_countdowns() {
     Effect::new(move |_| {
         let tick = || {
             if let Some(body) = document().body() {
-                blocks::tick_countdowns(&body, blocks::now_ms());
+                blocks::tick_countdowns(&body, blocks::now_ms(), parley_widget::i18n::Lang::labels);
             }
         };
         if let Ok(handle) = set_interval_with_handle(tick, std::time::Duration::from_secs(1)) {
@@ -292,7 +292,8 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>, save: Option<SaveC
             {body}
             {m.rating.map(|(score, comment)| view! {
                 <p class="c-rating" class:c-rating-down=score < 0>
-                    {if score > 0 { "👍 The visitor found this helpful" } else { "👎 The visitor found this not helpful" }}
+                    <span class="c-icon" inner_html={if score > 0 { parley_widget::icons::THUMB_UP } else { parley_widget::icons::THUMB_DOWN }}></span>
+                    {if score > 0 { " The visitor found this helpful" } else { " The visitor found this not helpful" }}
                     {comment.map(|c| format!(": “{c}”"))}
                 </p>
             })}

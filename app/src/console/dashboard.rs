@@ -128,7 +128,7 @@ fn Ratings(agents: Vec<AgentRatings>) -> impl IntoView {
                                 view! {
                                     <tr>
                                         <td>{a.name}</td>
-                                        <td>{format!("{} ({} 👍, {} 👎)", percent(now), a.up, a.down)}</td>
+                                        <td>{format!("{} ({} helpful, {} not)", percent(now), a.up, a.down)}</td>
                                         <td>{percent(before)}</td>
                                         <td>{trend}</td>
                                         <td>{a.average.map_or("—".to_owned(), |avg| format!("{avg:.1} of 5 ({} rated)", a.conversations))}</td>

@@ -72,7 +72,7 @@ impl LauncherIcon {
 }
 
 /// The language of the panel's own words: the agent's choice, or `auto` (the visitor's browser
-/// languages decide, see `parley_widget::i18n::choose`).
+/// languages decide, see `parley_widget::i18n::choose`). Each travels as its BCP 47 tag.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LanguageSetting {
     /// Also what an unknown value means.
@@ -81,11 +81,36 @@ pub enum LanguageSetting {
     En,
     ZhHans,
     ZhHant,
+    Ja,
+    Ko,
+    Es,
+    Fr,
+    De,
+    /// Portuguese as written in Brazil.
+    PtBr,
+    Ar,
+    Vi,
+    Th,
+    Id,
 }
 
 impl LanguageSetting {
-    pub const ALL: [LanguageSetting; 4] =
-        [LanguageSetting::Auto, LanguageSetting::En, LanguageSetting::ZhHans, LanguageSetting::ZhHant];
+    pub const ALL: [LanguageSetting; 14] = [
+        LanguageSetting::Auto,
+        LanguageSetting::En,
+        LanguageSetting::ZhHans,
+        LanguageSetting::ZhHant,
+        LanguageSetting::Ja,
+        LanguageSetting::Ko,
+        LanguageSetting::Es,
+        LanguageSetting::Fr,
+        LanguageSetting::De,
+        LanguageSetting::PtBr,
+        LanguageSetting::Ar,
+        LanguageSetting::Vi,
+        LanguageSetting::Th,
+        LanguageSetting::Id,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -93,6 +118,16 @@ impl LanguageSetting {
             LanguageSetting::En => "en",
             LanguageSetting::ZhHans => "zh-Hans",
             LanguageSetting::ZhHant => "zh-Hant",
+            LanguageSetting::Ja => "ja",
+            LanguageSetting::Ko => "ko",
+            LanguageSetting::Es => "es",
+            LanguageSetting::Fr => "fr",
+            LanguageSetting::De => "de",
+            LanguageSetting::PtBr => "pt-BR",
+            LanguageSetting::Ar => "ar",
+            LanguageSetting::Vi => "vi",
+            LanguageSetting::Th => "th",
+            LanguageSetting::Id => "id",
         }
     }
 
@@ -193,6 +228,11 @@ mod tests {
         assert_eq!(serde_json::from_str::<LanguageSetting>("\"klingon\"").unwrap(), LanguageSetting::Auto);
         for l in LanguageSetting::ALL {
             assert_eq!(LanguageSetting::parse(l.as_str()), Some(l));
+            assert_eq!(serde_json::from_str::<LanguageSetting>(&format!("\"{}\"", l.as_str())).unwrap(), l);
         }
+        assert_eq!(serde_json::to_string(&LanguageSetting::PtBr).unwrap(), "\"pt-BR\"");
+        assert_eq!(LanguageSetting::parse("ja"), Some(LanguageSetting::Ja));
+        // Tags are matched exactly, as the console's select writes them.
+        assert_eq!(LanguageSetting::parse("pt-br"), None);
     }
 }

@@ -5,14 +5,15 @@
 use super::BlockCtx;
 use crate::action::Action;
 use crate::html::{Html, html};
+use crate::icons;
 use crate::protocol::EscalationButton;
 
 pub fn render(block: &EscalationButton, ctx: &BlockCtx) -> Html {
     let l = ctx.labels;
     let (label, disabled) = match ctx.lead_submitted {
-        true => (format!("✓ {}", l.lead_done), " disabled"),
-        false if block.away || ctx.away => (l.leave_message.to_owned(), ""),
-        false => (l.escalate.to_owned(), ""),
+        true => (html!("{}{}", icons::html(icons::CHECK), l.lead_done), " disabled"),
+        false if block.away || ctx.away => (html!("{}", l.leave_message), ""),
+        false => (html!("{}", l.escalate), ""),
     };
     html!(
         "<div class=\"pw-block pw-escalation\"><button type=\"button\" class=\"pw-escalate\" \

@@ -37,7 +37,7 @@ pub fn now_ms() -> i64 {
 /// The state shown at `now`, and its words.
 fn state(status: PaymentStatus, expires_at: i64, now: i64, labels: &Labels) -> (PaymentStatus, String) {
     match status {
-        PaymentStatus::Paid => (PaymentStatus::Paid, format!("✓ {}", labels.paid)),
+        PaymentStatus::Paid => (PaymentStatus::Paid, labels.paid.to_owned()),
         PaymentStatus::Expired => (PaymentStatus::Expired, labels.expired.to_owned()),
         _ if now >= expires_at => (PaymentStatus::Expired, labels.expired.to_owned()),
         PaymentStatus::Pending => {
@@ -53,7 +53,7 @@ pub fn render(block: &PaymentQr, ctx: &BlockCtx) -> Html {
         "<div class=\"pw-block pw-payment\" lang=\"{}\" data-state=\"{}\" data-expires=\"{}\">\
          <img class=\"pw-qr\" src=\"{}\" alt=\"{}\" width=\"180\" height=\"180\">\
          <div class=\"pw-payment-info\"><p class=\"pw-amount\">{}</p><p class=\"pw-method\">{}</p>\
-         <p class=\"pw-payment-state\">{}</p>\
+         <p class=\"pw-payment-state\">{}{}</p>\
          <a class=\"pw-pay-link\"{} target=\"_blank\" rel=\"noopener noreferrer\">{}</a></div></div>",
         ctx.lang.tag(),
         shown.as_str(),
@@ -62,6 +62,7 @@ pub fn render(block: &PaymentQr, ctx: &BlockCtx) -> Html {
         block.fallback_text,
         ctx.lang.amount(block.amount_minor, &block.currency),
         ctx.labels.payment_method(&block.method),
+        if shown == PaymentStatus::Paid { crate::icons::html(crate::icons::CHECK) } else { Html::new() },
         words,
         // A pay page on the web only (no `javascript:`); without one the order number is plain text.
         super::safe_link(&block.pay_url).map(|u| html!(" href=\"{}\"", u)).unwrap_or_default(),
@@ -70,14 +71,15 @@ pub fn render(block: &PaymentQr, ctx: &BlockCtx) -> Html {
 }
 
 /// Moves every pending payment's countdown under `root` on to `now`, in each block's language
-/// (called once a second by the page that shows them); one that ran out says so.
-pub fn tick_countdowns(root: &web_sys::Element, now: i64) {
+/// (called once a second by the page that shows them); one that ran out says so. `labels`
+/// gives a language's words (the panel has only its own language's; the console has all).
+pub fn tick_countdowns(root: &web_sys::Element, now: i64, labels: impl Fn(Lang) -> &'static Labels) {
     let Ok(list) = root.query_selector_all(".pw-payment[data-state=\"pending\"]") else { return };
     for i in 0..list.length() {
         let Some(el) = list.get(i).and_then(|n| n.dyn_into::<web_sys::Element>().ok()) else { continue };
         let expires = el.get_attribute("data-expires").and_then(|v| v.parse().ok()).unwrap_or(0);
         let lang = el.get_attribute("lang").and_then(|t| Lang::from_tag(&t)).unwrap_or(Lang::En);
-        let (shown, words) = state(PaymentStatus::Pending, expires, now, lang.labels());
+        let (shown, words) = state(PaymentStatus::Pending, expires, now, labels(lang));
         if let Ok(Some(p)) = el.query_selector(".pw-payment-state") {
             p.set_text_content(Some(&words));
         }

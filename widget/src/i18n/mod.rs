@@ -5,14 +5,19 @@
 //! ([`choose`]). Adding a language is adding a [`Lang`] variant and its catalogue; a right-to-left
 //! one also says so in [`Lang::dir`] — the panel's CSS uses logical properties only.
 //!
-//! Amounts and dates are written by small per-locale rules here rather than by `Intl` or an ICU
-//! crate: they are testable off the browser and cost the panel's bundle next to nothing.
+//! Amounts and dates are written by small per-locale rules (`format.rs`, [`Lang::date`],
+//! [`Lang::amount`]) rather than by `Intl` or an ICU crate: they are testable off the browser and
+//! cost the panel's bundle next to nothing. The bundle need carry English only: a page in another
+//! language can bring its catalogue as JSON ([`Labels::from_map`]).
 
 use crate::protocol::{LanguageSetting, LeadProblem, StreamCode};
 
 mod catalogues;
+mod format;
+#[cfg(test)]
+mod tests;
 
-pub use catalogues::{EN, ZH_HANS, ZH_HANT};
+pub use catalogues::{AR, DE, EN, ES, FR, ID, JA, KO, PT_BR, TH, VI, ZH_HANS, ZH_HANT};
 
 /// A language the panel speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,10 +27,36 @@ pub enum Lang {
     ZhHans,
     /// Traditional Chinese.
     ZhHant,
+    Ja,
+    Ko,
+    Es,
+    Fr,
+    De,
+    /// Portuguese as written in Brazil, also for every other Portuguese.
+    PtBr,
+    /// Arabic, written right to left.
+    Ar,
+    Vi,
+    Th,
+    Id,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 3] = [Lang::En, Lang::ZhHans, Lang::ZhHant];
+    pub const ALL: [Lang; 13] = [
+        Lang::En,
+        Lang::ZhHans,
+        Lang::ZhHant,
+        Lang::Ja,
+        Lang::Ko,
+        Lang::Es,
+        Lang::Fr,
+        Lang::De,
+        Lang::PtBr,
+        Lang::Ar,
+        Lang::Vi,
+        Lang::Th,
+        Lang::Id,
+    ];
 
     /// Its catalogue.
     pub fn labels(self) -> &'static Labels {
@@ -33,15 +64,35 @@ impl Lang {
             Lang::En => &EN,
             Lang::ZhHans => &ZH_HANS,
             Lang::ZhHant => &ZH_HANT,
+            Lang::Ja => &JA,
+            Lang::Ko => &KO,
+            Lang::Es => &ES,
+            Lang::Fr => &FR,
+            Lang::De => &DE,
+            Lang::PtBr => &PT_BR,
+            Lang::Ar => &AR,
+            Lang::Vi => &VI,
+            Lang::Th => &TH,
+            Lang::Id => &ID,
         }
     }
 
-    /// BCP 47 tag, for `lang` attributes.
+    /// BCP 47 tag, for `lang` attributes (the same as the agent's [`LanguageSetting`]).
     pub fn tag(self) -> &'static str {
         match self {
             Lang::En => "en",
             Lang::ZhHans => "zh-Hans",
             Lang::ZhHant => "zh-Hant",
+            Lang::Ja => "ja",
+            Lang::Ko => "ko",
+            Lang::Es => "es",
+            Lang::Fr => "fr",
+            Lang::De => "de",
+            Lang::PtBr => "pt-BR",
+            Lang::Ar => "ar",
+            Lang::Vi => "vi",
+            Lang::Th => "th",
+            Lang::Id => "id",
         }
     }
 
@@ -51,12 +102,18 @@ impl Lang {
         if text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) { Lang::ZhHans } else { Lang::En }
     }
 
-    /// Writing direction, for `dir` attributes.
+    /// Writing direction, for `dir` attributes: right to left for Arabic.
     pub fn dir(self) -> &'static str {
-        "ltr"
+        match self {
+            Lang::Ar => "rtl",
+            _ => "ltr",
+        }
     }
 
-    /// The language of a browser language tag (`zh-TW`, `en-GB`, …), if the panel speaks it.
+    /// The language of a browser language tag (`zh-TW`, `en-GB`, `es-419`, …), if the panel
+    /// speaks it. Every Portuguese (`pt`, `pt-PT`) gets Brazilian Portuguese, the only one there
+    /// is; `in`, Indonesian's withdrawn code that old Java-based browsers still send, is read
+    /// as `id`.
     pub fn from_tag(tag: &str) -> Option<Lang> {
         let tag = tag.trim().to_ascii_lowercase();
         let mut parts = tag.split(['-', '_']);
@@ -71,91 +128,46 @@ impl Lang {
                 };
                 Some(if traditional { Lang::ZhHant } else { Lang::ZhHans })
             }
+            "ja" => Some(Lang::Ja),
+            "ko" => Some(Lang::Ko),
+            "es" => Some(Lang::Es),
+            "fr" => Some(Lang::Fr),
+            "de" => Some(Lang::De),
+            "pt" => Some(Lang::PtBr),
+            "ar" => Some(Lang::Ar),
+            "vi" => Some(Lang::Vi),
+            "th" => Some(Lang::Th),
+            "id" | "in" => Some(Lang::Id),
             _ => None,
         }
     }
 
-    /// A date as the tools give it (`2025-03-01`, maybe with a time after it) written for the
-    /// language: `Mar 1, 2025`, `2025年3月1日`. Anything else is shown as it is.
-    pub fn date(self, text: &str) -> String {
-        let Some((y, m, d)) = parse_date(text) else { return text.to_owned() };
-        const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-        match self {
-            Lang::En => format!("{} {d}, {y}", MONTHS[(m - 1) as usize]),
-            Lang::ZhHans | Lang::ZhHant => format!("{y}年{m}月{d}日"),
-        }
+    /// The language of the agent's setting; `None` for `auto`.
+    pub fn of_setting(setting: LanguageSetting) -> Option<Lang> {
+        Some(match setting {
+            LanguageSetting::Auto => return None,
+            LanguageSetting::En => Lang::En,
+            LanguageSetting::ZhHans => Lang::ZhHans,
+            LanguageSetting::ZhHant => Lang::ZhHant,
+            LanguageSetting::Ja => Lang::Ja,
+            LanguageSetting::Ko => Lang::Ko,
+            LanguageSetting::Es => Lang::Es,
+            LanguageSetting::Fr => Lang::Fr,
+            LanguageSetting::De => Lang::De,
+            LanguageSetting::PtBr => Lang::PtBr,
+            LanguageSetting::Ar => Lang::Ar,
+            LanguageSetting::Vi => Lang::Vi,
+            LanguageSetting::Th => Lang::Th,
+            LanguageSetting::Id => Lang::Id,
+        })
     }
-
-    /// An amount in minor units (cents, fen) with its currency: `HK$1,234.50`, `1,234.50 THB`.
-    /// English and both Chinese locales group thousands with commas and put the symbol first.
-    pub fn amount(self, amount_minor: i64, currency: &str) -> String {
-        let symbol = match currency {
-            "CNY" => "¥",
-            "HKD" => "HK$",
-            "USD" => "US$",
-            "EUR" => "€",
-            "GBP" => "£",
-            "TWD" => "NT$",
-            _ => "",
-        };
-        let sign = if amount_minor < 0 { "-" } else { "" };
-        let abs = amount_minor.unsigned_abs();
-        let digits = (abs / 100).to_string();
-        let mut major = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                major.push(',');
-            }
-            major.push(c);
-        }
-        let minor = abs % 100;
-        if symbol.is_empty() {
-            format!("{sign}{major}.{minor:02} {currency}")
-        } else {
-            format!("{sign}{symbol}{major}.{minor:02}")
-        }
-    }
-}
-
-fn parse_date(text: &str) -> Option<(u32, u32, u32)> {
-    let head = text.trim().get(..10)?;
-    let mut parts = head.split('-');
-    let y: u32 = parts.next().filter(|p| p.len() == 4)?.parse().ok()?;
-    let m: u32 = parts.next().filter(|p| p.len() == 2)?.parse().ok()?;
-    let d: u32 = parts.next().filter(|p| p.len() == 2)?.parse().ok()?;
-    ((1..=12).contains(&m) && (1..=31).contains(&d)).then_some((y, m, d))
 }
 
 /// The panel's language: the agent's setting, or with `auto` the first of the visitor's browser
 /// languages (`navigator.languages`, most wanted first) the panel speaks — zh-TW, zh-HK, zh-MO
 /// and zh-Hant get Traditional Chinese, other Chinese Simplified — else English.
 pub fn choose(setting: LanguageSetting, browser: &[String]) -> Lang {
-    match setting {
-        LanguageSetting::En => Lang::En,
-        LanguageSetting::ZhHans => Lang::ZhHans,
-        LanguageSetting::ZhHant => Lang::ZhHant,
-        LanguageSetting::Auto => browser.iter().find_map(|t| Lang::from_tag(t)).unwrap_or(Lang::En),
-    }
-}
-
-/// The visitor's browser languages, most wanted first (empty off the browser).
-#[cfg(feature = "panel")]
-pub fn browser_languages() -> Vec<String> {
-    #[cfg(target_arch = "wasm32")]
-    {
-        let Some(navigator) = web_sys::window().map(|w| w.navigator()) else { return Vec::new() };
-        let mut list: Vec<String> = navigator.languages().iter().filter_map(|v| v.as_string()).collect();
-        if list.is_empty()
-            && let Some(one) = navigator.language()
-        {
-            list.push(one);
-        }
-        list
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        Vec::new()
-    }
+    Lang::of_setting(setting).or_else(|| browser.iter().find_map(|t| Lang::from_tag(t))).unwrap_or(Lang::En)
 }
 
 /// The catalogue's type: a struct with one `&'static str` per key (so no catalogue can miss
@@ -169,9 +181,24 @@ macro_rules! catalogue {
         }
 
         impl Labels {
+            /// Every key, in the catalogue's order.
+            pub const KEYS: &'static [&'static str] = &[$(stringify!($key),)*];
+
             /// `(key, text)` of every entry.
             pub fn entries(&self) -> Vec<(&'static str, &'static str)> {
                 vec![$((stringify!($key), self.$key),)*]
+            }
+
+            /// A catalogue read from `key → text` (the JSON the page carries for a language other
+            /// than English), or the first key it lacks. Keys it does not know are ignored (a
+            /// newer server's). The texts are leaked to get `&'static str`: the panel calls this
+            /// once per page, whose life the words share, so nothing grows.
+            pub fn from_map(map: &std::collections::BTreeMap<String, String>) -> Result<Labels, String> {
+                if let Some(missing) = Self::KEYS.iter().find(|k| !map.contains_key(**k)) {
+                    return Err(format!("the catalogue has no `{missing}`"));
+                }
+                let text = |key: &str| -> &'static str { Box::leak(map[key].clone().into_boxed_str()) };
+                Ok(Labels { $($key: text(stringify!($key)),)* })
             }
         }
     };
@@ -312,87 +339,5 @@ impl Labels {
             "CREDIT_CARD" => self.pay_card.to_owned(),
             other => other.to_owned(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tags(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn every_catalogue_has_every_key_and_no_empty_string() {
-        // The type makes every catalogue carry every key; this checks the values.
-        for lang in Lang::ALL {
-            let all = lang.labels().entries();
-            assert_eq!(all.len(), EN.entries().len());
-            for (key, value) in all {
-                assert!(!value.trim().is_empty(), "{lang:?}.{key} is empty");
-            }
-        }
-    }
-
-    #[test]
-    fn traditional_is_not_simplified() {
-        // Characters with different Simplified and Traditional forms: no Traditional string
-        // carries a Simplified one, and every Simplified string with one is written differently.
-        const SIMPLIFIED_ONLY: &str =
-            "输发关话闭对内离线演时应实处断图协续议择请连网这为们语给问题单试额钮务闻阅读顾户邮须页过钟";
-        let hans = ZH_HANS.entries();
-        for ((key, hant), (_, simplified)) in ZH_HANT.entries().into_iter().zip(hans) {
-            assert!(!hant.chars().any(|c| SIMPLIFIED_ONLY.contains(c)), "zh-Hant {key}: {hant}");
-            if simplified.chars().any(|c| SIMPLIFIED_ONLY.contains(c)) {
-                assert_ne!(hant, simplified, "zh-Hant {key} is the Simplified text");
-            }
-        }
-        assert_ne!(ZH_HANT.send, ZH_HANS.send);
-        assert_eq!(ZH_HANT.placeholder, "輸入訊息…");
-    }
-
-    #[test]
-    fn the_language_comes_from_the_setting_or_the_browser() {
-        use LanguageSetting as S;
-        assert_eq!(choose(S::Auto, &tags(&["zh-TW", "en"])), Lang::ZhHant);
-        assert_eq!(choose(S::Auto, &tags(&["zh-HK"])), Lang::ZhHant);
-        assert_eq!(choose(S::Auto, &tags(&["zh-MO"])), Lang::ZhHant);
-        assert_eq!(choose(S::Auto, &tags(&["zh-Hant"])), Lang::ZhHant);
-        assert_eq!(choose(S::Auto, &tags(&["zh-Hant-TW"])), Lang::ZhHant);
-        assert_eq!(choose(S::Auto, &tags(&["zh-Hans-HK"])), Lang::ZhHans);
-        assert_eq!(choose(S::Auto, &tags(&["zh-CN", "zh-TW"])), Lang::ZhHans);
-        assert_eq!(choose(S::Auto, &tags(&["zh"])), Lang::ZhHans);
-        assert_eq!(choose(S::Auto, &tags(&["zh_SG"])), Lang::ZhHans);
-        assert_eq!(choose(S::Auto, &tags(&["en-GB", "zh-TW"])), Lang::En);
-        // The first language the panel speaks wins; none: English.
-        assert_eq!(choose(S::Auto, &tags(&["fr-FR", "zh-TW"])), Lang::ZhHant);
-        assert_eq!(choose(S::Auto, &tags(&["fr", "de"])), Lang::En);
-        assert_eq!(choose(S::Auto, &[]), Lang::En);
-        // The agent's own choice beats the browser.
-        assert_eq!(choose(S::ZhHans, &tags(&["zh-TW"])), Lang::ZhHans);
-        assert_eq!(choose(S::En, &tags(&["zh-TW"])), Lang::En);
-        assert_eq!(choose(S::ZhHant, &tags(&["en-US"])), Lang::ZhHant);
-    }
-
-    #[test]
-    fn amounts_and_dates_are_written_for_the_language() {
-        assert_eq!(Lang::En.amount(12_345_678, "HKD"), "HK$123,456.78");
-        assert_eq!(Lang::ZhHans.amount(5_000, "CNY"), "¥50.00");
-        assert_eq!(Lang::ZhHant.amount(-100_000, "TWD"), "-NT$1,000.00");
-        assert_eq!(Lang::En.amount(99, "THB"), "0.99 THB");
-        assert_eq!(Lang::En.date("2025-03-01"), "Mar 1, 2025");
-        assert_eq!(Lang::ZhHans.date("2025-03-01T08:00:00Z"), "2025年3月1日");
-        assert_eq!(Lang::ZhHant.date("2025-12-31"), "2025年12月31日");
-        assert_eq!(Lang::En.date("yesterday"), "yesterday");
-        assert_eq!(Lang::En.date("2025-13-01"), "2025-13-01");
-    }
-
-    #[test]
-    fn errors_and_lead_problems_follow_the_language() {
-        assert_eq!(ZH_HANT.stream_error(&StreamCode::BudgetExceeded), ZH_HANT.error_budget);
-        assert_eq!(EN.lead_problem(LeadProblem::BadEmail), LeadProblem::BadEmail.english());
-        assert_eq!(ZH_HANT.payment_method("ALIPAY"), "支付寶");
-        assert_eq!(EN.payment_method("PAYPAL"), "PAYPAL");
     }
 }

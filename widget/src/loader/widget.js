@@ -36,25 +36,31 @@
     return pic + (t.launcher_label ? '<span>' + text(t.launcher_label) + '</span>' : '');
   }
 
-  // "Open chat" in the panel's language: the agent's, or the visitor's browser's (as the panel
-  // chooses, widget/src/i18n.rs).
-  function openLabel() {
-    var lang = (cfg && cfg.language) || 'auto';
-    if (lang === 'auto') {
-      lang = 'en';
-      var list = navigator.languages || [navigator.language || ''];
-      for (var i = 0; i < list.length; i++) {
-        var p = String(list[i]).toLowerCase().split(/[-_]/);
-        if (p[0] === 'en') break;
-        if (p[0] === 'zh') {
-          var rest = p.slice(1);
-          lang = rest.indexOf('hans') < 0 && rest.some(function (x) { return /^(hant|tw|hk|mo)$/.test(x); }) ? 'zh-Hant' : 'zh-Hans';
-          break;
-        }
+  // The panel's language, chosen as widget/src/i18n chooses it (a Rust test keeps OPEN's keys
+  // and the panel's languages alike): the agent's setting, or the first of the browser's
+  // languages the panel speaks. "Open chat" is said in it; Arabic mirrors the launcher.
+  var OPEN = {
+    en: 'Open chat', 'zh-Hans': '打开对话', 'zh-Hant': '開啟對話', ja: 'チャットを開く', ko: '채팅 열기',
+    es: 'Abrir chat', fr: 'Ouvrir le chat', de: 'Chat öffnen', 'pt-BR': 'Abrir chat', ar: 'فتح المحادثة',
+    vi: 'Mở cuộc trò chuyện', th: 'เปิดแชท', id: 'Buka obrolan'
+  };
+  function language() {
+    var set = cfg && cfg.language;
+    if (set && set !== 'auto') return set;
+    var list = navigator.languages || [navigator.language || ''];
+    for (var i = 0; i < list.length; i++) {
+      var p = String(list[i]).toLowerCase().split(/[-_]/);
+      if (p[0] === 'zh') {
+        var rest = p.slice(1);
+        return rest.indexOf('hans') < 0 && rest.some(function (x) { return /^(hant|tw|hk|mo)$/.test(x); }) ? 'zh-Hant' : 'zh-Hans';
       }
+      if (p[0] === 'pt') return 'pt-BR';
+      if (p[0] === 'in') return 'id';
+      if (OPEN.hasOwnProperty(p[0])) return p[0];
     }
-    return { en: 'Open chat', 'zh-Hans': '打开对话', 'zh-Hant': '開啟對話' }[lang] || 'Open chat';
+    return 'en';
   }
+  function openLabel() { return OPEN[language()] || OPEN.en; }
 
   // White or near-black on the owner's colour, whichever contrasts more, pure black when the
   // near-black falls short (as the panel chooses; WCAG relative luminance).
@@ -75,8 +81,8 @@
     return typeof n === 'number' && n >= lo && n <= hi ? Math.round(n) : d;
   }
 
-  function css(t) {
-    var color = safeColor(t.color), side = t.position === 'left' ? 'left' : 'right';
+  function css(t, mirrored) {
+    var side = (t.position === 'left') !== mirrored ? 'left' : 'right', color = safeColor(t.color);
     var ink = safeColor(t.text_color, onColor(color));
     var dark = t.scheme === 'dark' ? '#111827' : '#fff';
     var w = size(t.width, 320, 480, 380), h = size(t.height, 400, 800, 640);
@@ -85,7 +91,7 @@
       'background:' + color + ';color:' + ink + ';cursor:pointer;display:flex;align-items:center;justify-content:center;gap:8px;' +
       'box-shadow:0 6px 20px rgba(0,0,0,.25);padding:0;margin:0;box-sizing:border-box;' +
       'font:600 15px/1 system-ui,-apple-system,"Segoe UI",Roboto,"PingFang SC","Microsoft YaHei",sans-serif}' +
-      '.l.t{width:auto;min-width:56px;border-radius:28px;padding:0 18px 0 14px}' +
+      '.l.t{width:auto;min-width:56px;border-radius:28px;padding:0;padding-inline:14px 18px}' +
       '.l:focus-visible{outline:3px solid #111;outline-offset:3px}' +
       '.b{position:fixed;bottom:88px;' + side + ':20px;z-index:2147483000;width:' + w + 'px;max-width:calc(100vw - 40px);' +
       'height:min(' + h + 'px,calc(100vh - 110px));' +
@@ -106,7 +112,9 @@
     shell.setAttribute('data-parley', '');
     root = shell.attachShadow ? shell.attachShadow({ mode: 'open' }) : shell;
     var style = document.createElement('style');
-    style.textContent = css(theme);
+    var mirrored = language() === 'ar';
+    if (mirrored) shell.setAttribute('dir', 'rtl');
+    style.textContent = css(theme, mirrored);
     box = document.createElement('div');
     box.className = 'b';
     button = document.createElement('button');

@@ -37,7 +37,7 @@ impl Panel {
                     });
                 }
             }
-            // An expert at work shows like a tool: "Using: policy expert…", then "✓ policy expert".
+            // An expert at work shows like a tool: "Using: policy expert…", then a check mark and "policy expert".
             StreamEvent::AgentStart(a) | StreamEvent::AgentComplete(a) => {
                 let status = match a.ok {
                     None => ToolCallStatus::Started,

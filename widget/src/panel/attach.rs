@@ -13,6 +13,7 @@ use super::model::{Msg, Panel};
 use crate::action::Action;
 use crate::html::{Html, html};
 use crate::i18n::Labels;
+use crate::icons;
 use crate::protocol::{ATTACHMENT_TYPES, AttachmentCreated, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE};
 
 const API: &str = "/api/v1";
@@ -228,13 +229,14 @@ pub fn pending_html(panel: &Panel) -> Html {
                 html!(
                     "<li class=\"pw-pending-item\"><img class=\"pw-thumb\" src=\"{}\" alt=\"{}\">\
                      <button type=\"button\" class=\"pw-remove\" title=\"{}\" aria-label=\"{}\" \
-                     data-pw=\"{}\" data-url=\"{}\">✕</button></li>",
+                     data-pw=\"{}\" data-url=\"{}\">{}</button></li>",
                     p.url,
                     l.image_alt,
                     l.remove_image,
                     l.remove_image,
                     Action::Remove,
-                    p.url
+                    p.url,
+                    icons::html(icons::CROSS)
                 )
             })
             .collect();

@@ -13,16 +13,17 @@ use super::ui::Ui;
 use crate::action::Action;
 use crate::html::{Html, html};
 use crate::i18n::Labels;
+use crate::icons;
 use crate::markdown;
 use crate::protocol::{MAX_RATING_COMMENT_CHARS, MessageStatus, Role, ToolCallStatus};
 
-fn tool_label(chip: &ToolChip, labels: &Labels) -> String {
+fn tool_label(chip: &ToolChip, labels: &Labels) -> Html {
     // An expert's tool (`invoke_policy_expert`) is named after the expert.
     let name = chip.name.strip_prefix("invoke_").unwrap_or(&chip.name).replace(['_', '-'], " ");
     match chip.status {
-        ToolCallStatus::Started => format!("{}: {name}…", labels.using_tool),
-        ToolCallStatus::Succeeded => format!("✓ {name}"),
-        ToolCallStatus::Failed => format!("✗ {name} ({})", labels.tool_failed),
+        ToolCallStatus::Started => html!("{}: {}…", labels.using_tool, name),
+        ToolCallStatus::Succeeded => html!("{}{}", icons::html(icons::CHECK), name),
+        ToolCallStatus::Failed => html!("{}{} ({})", icons::html(icons::CROSS), name, labels.tool_failed),
     }
 }
 
@@ -223,15 +224,15 @@ impl MsgView {
                 label,
                 rated == Some(score),
                 pw,
-                Html::from_static(icon)
+                icons::html(icon)
             )
         };
         let state = self.rating.borrow();
         let mut html = html!(
             "<div class=\"pw-rate\" role=\"group\" aria-label=\"{}\">{}{}</div>",
             l.rate_answer,
-            vote(Action::Up, l.rate_up, 1, "👍"),
-            vote(Action::Down, l.rate_down, -1, "👎")
+            vote(Action::Up, l.rate_up, 1, icons::THUMB_UP),
+            vote(Action::Down, l.rate_down, -1, icons::THUMB_DOWN)
         );
         if state.asking {
             html.push(&html!(

@@ -23,6 +23,7 @@ mod storage;
 mod tests;
 mod ui;
 
+pub use model::Words;
 pub use ui::mount;
 
 /// Keeps the newest message in view when the visitor is already near the bottom.

@@ -60,6 +60,40 @@ impl Msg {
     }
 }
 
+/// The panel's language and its words: English, which the bundle carries, or another
+/// language's catalogue that came with the page (see [`Words::from_page`]).
+#[derive(Clone, Copy)]
+pub struct Words {
+    pub lang: Lang,
+    pub labels: &'static Labels,
+}
+
+impl Default for Words {
+    fn default() -> Words {
+        Words { lang: Lang::En, labels: &crate::i18n::EN }
+    }
+}
+
+impl Words {
+    /// The page's language (`<html lang>`, which the server chose from the agent's setting and
+    /// the browser's languages) and, unless it is English, its catalogue from the page's
+    /// `pw-labels` data block. Anything missing or unreadable: English.
+    #[cfg(target_arch = "wasm32")]
+    pub fn from_page(document: &web_sys::Document) -> Words {
+        let lang = document.document_element().and_then(|h| h.get_attribute("lang")).and_then(|t| Lang::from_tag(&t));
+        let labels = document
+            .get_element_by_id("pw-labels")
+            .and_then(|e| e.text_content())
+            .and_then(|json| crate::json::from_str::<std::collections::BTreeMap<String, String>>(&json).ok())
+            .and_then(|map| Labels::from_map(&map).ok());
+        match (lang, labels) {
+            // Read once per page: the words live as long as it does.
+            (Some(lang), Some(labels)) if lang != Lang::En => Words { lang, labels: Box::leak(Box::new(labels)) },
+            _ => Words::default(),
+        }
+    }
+}
+
 /// Everything the panel shows; `Copy`, so every closure and task can hold it.
 #[derive(Clone, Copy)]
 pub struct Panel {
@@ -120,13 +154,12 @@ pub struct Panel {
 }
 
 impl Panel {
-    pub fn new(config: &PublicAgentConfig, host_origin: Option<String>) -> Panel {
-        let lang = crate::i18n::choose(config.language, &crate::i18n::browser_languages());
+    pub fn new(config: &PublicAgentConfig, host_origin: Option<String>, words: Words) -> Panel {
         let panel = Panel {
             agent: Sig::new(config.key.clone()),
             host_origin: Sig::new(host_origin),
-            lang,
-            labels: lang.labels(),
+            lang: words.lang,
+            labels: words.labels,
             capabilities: Sig::new(config.capabilities.clone()),
             messages: Sig::new(Vec::new()),
             conversation: Sig::new(None),
@@ -281,7 +314,7 @@ mod tests {
             "capabilities": [], "demo_model": false, "max_message_chars": 2000
         }))
         .unwrap();
-        let panel = Panel::new(&config, None);
+        let panel = Panel::new(&config, None, Words::default());
         let transcript: Transcript = serde_json::from_value(json!({
             "conversation_id": "c1", "last_seq": 9, "status": "bot", "lead_submitted": false,
             "messages": messages

@@ -8,6 +8,7 @@ use super::client;
 use super::model::Panel;
 use crate::action::Action;
 use crate::html::{Html, html};
+use crate::icons;
 use crate::protocol::Rate;
 
 impl Panel {
@@ -92,12 +93,13 @@ pub fn conversation_html(panel: &Panel, chosen: Option<u8>, error: Option<&str>)
             let on = if chosen.is_some_and(|c| n <= c) { " pw-on" } else { "" };
             html!(
                 "<button type=\"button\" class=\"pw-star{}\" aria-label=\"{}/5\" aria-pressed=\"{}\" \
-                 data-pw=\"{}\" data-n=\"{}\">★</button>",
+                 data-pw=\"{}\" data-n=\"{}\">{}</button>",
                 on,
                 n,
                 chosen == Some(n),
                 Action::Star,
-                n
+                n,
+                icons::html(icons::STAR)
             )
         })
         .collect();

@@ -17,7 +17,7 @@ fn panel() -> Panel {
         "capabilities": [], "demo_model": false, "max_message_chars": 2000, "mail_transcripts": true
     }))
     .unwrap();
-    Panel::new(&config, None)
+    Panel::new(&config, None, super::model::Words::default())
 }
 
 /// No tag, attribute or character reference of `EVIL`'s own survives: each of `<>&"'` is escaped.

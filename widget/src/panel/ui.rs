@@ -9,12 +9,13 @@ use web_sys::Element;
 
 use super::dom::{self, Part, attr, find, flag, make};
 use super::message::MsgView;
-use super::model::Panel;
+use super::model::{Panel, Words};
 use super::{attach, host, lead_form, rating};
 use crate::action::Action;
 use crate::blocks::BlockCtx;
 use crate::colors;
 use crate::html::{Html, html};
+use crate::icons;
 use crate::protocol::{MAX_STARTERS, PublicAgentConfig};
 
 /// The panel's elements and the state only its views keep.
@@ -51,8 +52,8 @@ pub struct Ui {
 
 /// Mounts the chat panel in `body` and starts it: restores the conversation, listens to the
 /// host page, tells it the panel is ready.
-pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<String>) {
-    let panel = Panel::new(config, host_origin);
+pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<String>, words: Words) {
+    let panel = Panel::new(config, host_origin, words);
     let l = panel.labels;
     let lang = panel.lang;
     let placeholder = match config.placeholder.trim() {
@@ -67,7 +68,7 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
             label,
             label,
             pw,
-            Html::from_static(glyph)
+            icons::html(glyph)
         )
     };
     let demo = match config.demo_model {
@@ -91,8 +92,8 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
         attr("dir", Some(lang.dir())),
         config.name,
         demo,
-        icon(Action::Reset, l.new_conversation, "↺"),
-        icon(Action::Close, l.close, "✕"),
+        icon(Action::Reset, l.new_conversation, icons::RESTART),
+        icon(Action::Close, l.close, icons::CROSS),
         away.clone().unwrap_or_default(),
         attr("aria-label", Some(l.conversation)),
         part("handoff"),
@@ -159,7 +160,7 @@ fn speak_and_tick(ui: &'static Ui, tag: &str, dir: &str) {
         let _ = html.set_attribute("dir", dir);
     }
     let tick = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
-        crate::blocks::tick_countdowns(&ui.list, crate::blocks::now_ms())
+        crate::blocks::tick_countdowns(&ui.list, crate::blocks::now_ms(), |_| ui.panel.labels)
     });
     if let Some(w) = web_sys::window() {
         let _ = w.set_interval_with_callback_and_timeout_and_arguments_0(tick.as_ref().unchecked_ref(), 1000);

@@ -100,7 +100,10 @@ impl NewAgent {
         let language = match input.language.trim() {
             "" => Some(LanguageSetting::Auto),
             text => LanguageSetting::parse(text).or_else(|| {
-                errors.0.push(FieldError::new("language", "auto, en, zh-Hans or zh-Hant."));
+                errors.0.push(FieldError::new(
+                    "language",
+                    "auto, en, zh-Hans, zh-Hant, ja, ko, es, fr, de, pt-BR, ar, vi, th or id.",
+                ));
                 None
             }),
         };
@@ -401,7 +404,7 @@ mod tests {
             launcher_label: "Chat with our friendly team now".into(),
             panel_width: "1000".into(),
             panel_height: "tall".into(),
-            language: "fr".into(),
+            language: "klingon".into(),
             placeholder: "x".repeat(81),
             starters: (1..=5).map(|i| format!("Question {i}?")).collect(),
             ..good()
