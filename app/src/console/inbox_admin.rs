@@ -16,8 +16,9 @@ use super::loaded::Loaded;
 pub fn TeamsPage() -> impl IntoView {
     let version = RwSignal::new(0u64);
     let list = Resource::new(move || version.get(), |_| teams());
-    let people = Resource::new(|| (), |_| colleagues());
-    let agents = Resource::new(|| (), |_| agent_names());
+    // Read outside a Transition: browser-only (see `InboxPanel`).
+    let people = LocalResource::new(colleagues);
+    let agents = LocalResource::new(agent_names);
     let error = RwSignal::new(None::<String>);
     let editing = RwSignal::new(None::<String>);
     let name = RwSignal::new(String::new());

@@ -66,8 +66,12 @@ pub fn InboxPanel(
     version: RwSignal<u64>,
 ) -> impl IntoView {
     let id = StoredValue::new(id);
-    let people = Resource::new(|| (), |_| colleagues());
-    let all_labels = Resource::new(|| (), |_| labels());
+    // Read outside a Transition (the select's options, the `@` menu): browser-only resources,
+    // so the server's page and the hydrating browser both start without them (a shared
+    // resource may have arrived by the time the page hydrates, and its options would not match
+    // the server's HTML).
+    let people = LocalResource::new(colleagues);
+    let all_labels = LocalResource::new(labels);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let run = move |work: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>>>>| {
