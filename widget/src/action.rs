@@ -37,6 +37,8 @@ actions! {
     Close = "close",
     /// A starter question (with `data-n`, its index).
     Starter = "starter",
+    /// A quick reply under an answer (with `data-text`): sent as the visitor's message.
+    Reply = "reply",
     /// Asks a cut-off answer's question again.
     Retry = "retry",
     /// The escalation block's button: opens the lead form.

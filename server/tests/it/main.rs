@@ -40,6 +40,7 @@ mod notify;
 mod payments;
 mod privacy;
 mod private_endpoints;
+mod quick_replies;
 mod replicas;
 mod search;
 mod search_bench;

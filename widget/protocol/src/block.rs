@@ -13,6 +13,7 @@ pub enum Block {
     PaymentQr(PaymentQr),
     NewsCard(NewsCard),
     Citations(Citations),
+    QuickReplies(QuickReplies),
     /// A block type this build has no variant for (a newer server); kept only for its fallback.
     Unknown(UnknownBlock),
 }
@@ -97,6 +98,19 @@ pub struct Citations {
     pub fallback_text: String,
 }
 
+/// At most this many quick replies under one answer.
+pub const MAX_QUICK_REPLIES: usize = 6;
+/// At most this many characters in one quick reply.
+pub const MAX_QUICK_REPLY_CHARS: usize = 40;
+
+/// Answers the visitor can tap instead of typing (`quick_replies`): a tap sends the reply's text
+/// as the visitor's message, and the buttons go once anything follows the answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuickReplies {
+    pub replies: Vec<String>,
+    pub fallback_text: String,
+}
+
 /// A block of a type this build does not know.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnknownBlock {
@@ -112,6 +126,7 @@ impl Block {
             Block::PaymentQr(_) => "payment_qr",
             Block::NewsCard(_) => "news_card",
             Block::Citations(_) => "citations",
+            Block::QuickReplies(_) => "quick_replies",
             Block::Unknown(u) => &u.kind,
         }
     }
@@ -132,6 +147,7 @@ impl Block {
             Block::PaymentQr(_) => Some("payments"),
             Block::NewsCard(_) => Some("news"),
             Block::Citations(_) => Some("knowledge_search"),
+            Block::QuickReplies(_) => Some("quick_replies"),
             Block::Unknown(_) => None,
         }
     }
@@ -143,6 +159,7 @@ impl Block {
             Block::PaymentQr(b) => Some(&b.fallback_text),
             Block::NewsCard(b) => Some(&b.fallback_text),
             Block::Citations(b) => Some(&b.fallback_text),
+            Block::QuickReplies(b) => Some(&b.fallback_text),
             Block::Unknown(u) => u.fallback_text.as_deref(),
         }
     }
@@ -155,6 +172,7 @@ impl Serialize for Block {
             Block::PaymentQr(b) => to_map(b),
             Block::NewsCard(b) => to_map(b),
             Block::Citations(b) => to_map(b),
+            Block::QuickReplies(b) => to_map(b),
             Block::Unknown(u) => {
                 let mut m = Map::new();
                 if let Some(text) = &u.fallback_text {
@@ -193,6 +211,7 @@ impl<'de> Deserialize<'de> for Block {
             "payment_qr" => serde_json::from_value(value.clone()).map(Block::PaymentQr),
             "news_card" => serde_json::from_value(value.clone()).map(Block::NewsCard),
             "citations" => serde_json::from_value(value.clone()).map(Block::Citations),
+            "quick_replies" => serde_json::from_value(value.clone()).map(Block::QuickReplies),
             _ => return Ok(unknown(kind, &value)),
         };
         // A known type in a shape this build does not understand is treated like an unknown one:
@@ -227,6 +246,7 @@ impl<'de> Deserialize<'de> for Block {
             "payment_qr" => from_value(value).map(Block::PaymentQr).ok(),
             "news_card" => from_value(value).map(Block::NewsCard).ok(),
             "citations" => from_value(value).map(Block::Citations).ok(),
+            "quick_replies" => from_value(value).map(Block::QuickReplies).ok(),
             _ => None,
         };
         Ok(known.unwrap_or_else(|| Block::Unknown(UnknownBlock { fallback_text: field("fallback_text"), kind })))

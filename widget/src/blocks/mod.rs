@@ -11,6 +11,7 @@ mod citations;
 mod escalation_button;
 mod news_card;
 mod payment_qr;
+mod quick_replies;
 
 pub use payment_qr::{now_ms, tick_countdowns};
 
@@ -57,6 +58,7 @@ pub fn render(block: &Block, ctx: &BlockCtx) -> Html {
         Block::PaymentQr(b) => payment_qr::render(b, ctx),
         Block::NewsCard(b) => news_card::render(b, ctx),
         Block::Citations(b) => citations::render(b, ctx),
+        Block::QuickReplies(b) => quick_replies::render(b, ctx),
         Block::Unknown(_) => Html::new(),
     }
 }

@@ -224,6 +224,8 @@ catalogue! {
     retry,
     /// The starter questions' group.
     starters,
+    /// The quick replies under an answer, as a group.
+    quick_replies,
     lead_title,
     lead_name,
     lead_email,

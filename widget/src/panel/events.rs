@@ -71,6 +71,11 @@ impl Ui {
                         self.ask(q.clone());
                     }
                 }
+                Action::Reply => {
+                    if let Some(text) = el.get_attribute("data-text").filter(|t| !t.trim().is_empty()) {
+                        self.ask(text);
+                    }
+                }
                 Action::Retry => {
                     if let Some(q) = view().and_then(|v| p.question_to_retry(v.msg.key)) {
                         self.ask(q);
@@ -143,6 +148,7 @@ impl Ui {
                 Action::Reset
                 | Action::Close
                 | Action::Starter
+                | Action::Reply
                 | Action::Retry
                 | Action::Escalate
                 | Action::Send

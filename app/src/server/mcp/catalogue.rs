@@ -38,6 +38,7 @@ use parley_engine::store::mcp_tokens::Module;
 /// Registry tools MCP does not offer, with the reason.
 pub const VISITOR_BOUND: &[(&str, &str)] = &[
     ("escalate_to_human", "shows a contact button in the widget; an MCP client has no widget"),
+    ("offer_quick_replies", "shows answer buttons in the widget; an MCP client has no widget"),
     ("generate_payment", "creates a payment order for a visitor's conversation"),
     ("save_user_memory", "stores a memory about the widget visitor"),
     ("get_user_context", "reads the widget visitor's memories"),

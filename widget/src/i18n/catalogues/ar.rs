@@ -19,6 +19,7 @@ pub const AR: Labels = Labels {
     interrupted: "انقطعت هذه الإجابة.",
     retry: "إعادة السؤال",
     starters: "أسئلة مقترحة",
+    quick_replies: "ردود سريعة",
     lead_title: "التحدث إلى موظف",
     lead_name: "الاسم",
     lead_email: "البريد الإلكتروني",

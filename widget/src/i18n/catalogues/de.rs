@@ -18,6 +18,7 @@ pub const DE: Labels = Labels {
     interrupted: "Diese Antwort wurde unterbrochen.",
     retry: "Erneut fragen",
     starters: "Vorgeschlagene Fragen",
+    quick_replies: "Schnellantworten",
     lead_title: "Mit unserem Team sprechen",
     lead_name: "Ihr Name",
     lead_email: "E-Mail",

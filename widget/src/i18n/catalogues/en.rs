@@ -18,6 +18,7 @@ pub const EN: Labels = Labels {
     interrupted: "This answer was interrupted.",
     retry: "Ask again",
     starters: "Suggested questions",
+    quick_replies: "Quick replies",
     lead_title: "Talk to a person",
     lead_name: "Name",
     lead_email: "Email",

@@ -18,6 +18,7 @@ pub const ES: Labels = Labels {
     interrupted: "Esta respuesta se interrumpió.",
     retry: "Volver a preguntar",
     starters: "Preguntas sugeridas",
+    quick_replies: "Respuestas rápidas",
     lead_title: "Hablar con una persona",
     lead_name: "Nombre",
     lead_email: "Correo electrónico",

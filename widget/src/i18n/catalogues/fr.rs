@@ -19,6 +19,7 @@ pub const FR: Labels = Labels {
     interrupted: "Cette réponse a été interrompue.",
     retry: "Reposer la question",
     starters: "Questions suggérées",
+    quick_replies: "Réponses rapides",
     lead_title: "Parler à un conseiller",
     lead_name: "Nom",
     lead_email: "Adresse e-mail",

@@ -18,6 +18,7 @@ pub const ID: Labels = Labels {
     interrupted: "Jawaban ini terputus.",
     retry: "Tanyakan lagi",
     starters: "Pertanyaan yang disarankan",
+    quick_replies: "Balasan cepat",
     lead_title: "Bicara dengan petugas",
     lead_name: "Nama",
     lead_email: "Email",

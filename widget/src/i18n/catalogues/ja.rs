@@ -18,6 +18,7 @@ pub const JA: Labels = Labels {
     interrupted: "この回答は中断されました。",
     retry: "もう一度質問する",
     starters: "おすすめの質問",
+    quick_replies: "クイック返信",
     lead_title: "担当者に相談する",
     lead_name: "お名前",
     lead_email: "メールアドレス",

@@ -18,6 +18,7 @@ pub const KO: Labels = Labels {
     interrupted: "답변이 중단되었습니다.",
     retry: "다시 질문하기",
     starters: "추천 질문",
+    quick_replies: "빠른 답장",
     lead_title: "상담원과 대화하기",
     lead_name: "이름",
     lead_email: "이메일",

@@ -18,6 +18,7 @@ pub const PT_BR: Labels = Labels {
     interrupted: "Esta resposta foi interrompida.",
     retry: "Perguntar de novo",
     starters: "Perguntas sugeridas",
+    quick_replies: "Respostas rápidas",
     lead_title: "Falar com um atendente",
     lead_name: "Nome",
     lead_email: "E-mail",

@@ -19,6 +19,7 @@ pub const TH: Labels = Labels {
     interrupted: "คำตอบนี้ถูกขัดจังหวะ",
     retry: "ถามอีกครั้ง",
     starters: "คำถามแนะนำ",
+    quick_replies: "ตอบกลับด่วน",
     lead_title: "คุยกับเจ้าหน้าที่",
     lead_name: "ชื่อ",
     lead_email: "อีเมล",

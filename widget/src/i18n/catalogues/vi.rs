@@ -18,6 +18,7 @@ pub const VI: Labels = Labels {
     interrupted: "Câu trả lời này đã bị gián đoạn.",
     retry: "Hỏi lại",
     starters: "Câu hỏi gợi ý",
+    quick_replies: "Trả lời nhanh",
     lead_title: "Trò chuyện với nhân viên",
     lead_name: "Họ và tên",
     lead_email: "Email",

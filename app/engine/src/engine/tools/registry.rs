@@ -123,6 +123,7 @@ pub fn builtin_tools(http: &reqwest::Client) -> Vec<Arc<dyn Tool>> {
     use super::*;
     vec![
         Arc::new(escalate_to_human::EscalateToHuman),
+        Arc::new(offer_quick_replies::OfferQuickReplies),
         Arc::new(search_knowledge::SearchKnowledge),
         Arc::new(check_off_topic::CheckOffTopic),
         Arc::new(collect_assessment_info::CollectAssessmentInfo),
@@ -294,7 +295,7 @@ mod tests {
     fn builtin_names_pass_sep_986_and_openai_rules() {
         let registry = Registry::builtin(&reqwest::Client::new());
         let all = registry.catalogue();
-        assert_eq!(all.len(), 11);
+        assert_eq!(all.len(), 12);
         for (name, _) in all {
             assert!(names::check(name).is_ok());
             assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "{name}");

@@ -45,6 +45,12 @@ pub fn from_result(name: &str, result: &Value, zh: bool) -> String {
             "I've let our team know. Press **Talk to a person** below and leave your contact details — someone will get back to you shortly."
         }
         .to_owned(),
+        "offer_quick_replies" => if zh {
+            "我可以帮您处理以下事项：点一下下方的选项，或直接输入您的问题。"
+        } else {
+            "Here is what I can help with: tap a topic below, or type your own question."
+        }
+        .to_owned(),
         "search_knowledge" => {
             if result.get("success") == Some(&Value::Bool(false)) {
                 return "知识库暂时无法检索。一般来说，各入境计划的具体要求以香港入境事务处最新公布为准，建议您稍后再问我，或直接查阅入境处网站。".into();

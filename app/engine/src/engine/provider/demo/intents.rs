@@ -249,12 +249,23 @@ fn timezone(lower: &str) -> &'static str {
     "Asia/Hong_Kong"
 }
 
+/// The visitor asks what the assistant can do: the demo offers topics as quick replies.
+const MENU: &[&str] = &["what can you help", "what can you do", "show me the options", "你能帮我什么", "你可以做什么"];
+
 /// The rules, most specific first.
 pub const INTENTS: &[Intent] = &[
     Intent {
         tool: "escalate_to_human",
         applies: |t| any(t, HUMAN),
         arguments: |text| json!({"reason": clip(text, 200)}),
+    },
+    Intent {
+        tool: "offer_quick_replies",
+        applies: |t| any(t, MENU),
+        arguments: |text| match text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
+            true => json!({"replies": ["营业时间", "配送", "联系人工"]}),
+            false => json!({"replies": ["Opening hours", "Shipping", "Talk to a person"]}),
+        },
     },
     Intent {
         tool: "collect_assessment_info",
