@@ -1,3 +1,4 @@
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { APP_URL, ask, collectErrors, gotoHost, openWithLauncher, signIn, trackPanelReady } from './helpers';
 
@@ -13,6 +14,8 @@ test('quick replies: a tap sends the reply, the buttons go, and the console show
   const answer = await ask(p, `What can you help me with? ${Date.now()}`);
   const group = answer.getByRole('group', { name: 'Quick replies' });
   await expect(group.getByRole('button')).toHaveText(['Opening hours', 'Shipping', 'Talk to a person']);
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
 
   // A tap sends its text as the visitor's message; the answer's buttons go.
   await group.getByRole('button', { name: 'Talk to a person' }).click();

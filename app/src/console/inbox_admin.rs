@@ -16,9 +16,9 @@ use super::loaded::Loaded;
 pub fn TeamsPage() -> impl IntoView {
     let version = RwSignal::new(0u64);
     let list = Resource::new(move || version.get(), |_| teams());
-    // Read outside a Transition: browser-only (see `InboxPanel`).
-    let people = LocalResource::new(colleagues);
-    let agents = LocalResource::new(agent_names);
+    // Read only inside a Transition (see `InboxPanel`).
+    let people = Resource::new(|| (), |_| colleagues());
+    let agents = Resource::new(|| (), |_| agent_names());
     let error = RwSignal::new(None::<String>);
     let editing = RwSignal::new(None::<String>);
     let name = RwSignal::new(String::new());
@@ -107,18 +107,18 @@ pub fn TeamsPage() -> impl IntoView {
             </select>
             <fieldset>
                 <legend>"Members"</legend>
-                {move || people.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|p| {
+                <Transition>{move || people.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|p| {
                     let id = p.id.clone();
                     let on = members.with(|m| m.contains(&p.id));
                     view! { <label><input type="checkbox" checked=on on:change=move |_| toggle(members, id.clone()) />{p.name}</label> }
-                }).collect_view()}
+                }).collect_view()}</Transition>
             </fieldset>
             <fieldset>
                 <legend>"Agents it handles"</legend>
-                {move || agents.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|(id, agent)| {
+                <Transition>{move || agents.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|(id, agent)| {
                     let on = handled.with(|h| h.contains(&id));
                     view! { <label><input type="checkbox" checked=on on:change=move |_| toggle(handled, id.clone()) />{agent}</label> }
-                }).collect_view()}
+                }).collect_view()}</Transition>
             </fieldset>
             <button type="submit" class="c-primary">"Save team"</button>
             <ErrorLine error />

@@ -66,12 +66,11 @@ pub fn InboxPanel(
     version: RwSignal<u64>,
 ) -> impl IntoView {
     let id = StoredValue::new(id);
-    // Read outside a Transition (the select's options, the `@` menu): browser-only resources,
-    // so the server's page and the hydrating browser both start without them (a shared
-    // resource may have arrived by the time the page hydrates, and its options would not match
-    // the server's HTML).
-    let people = LocalResource::new(colleagues);
-    let all_labels = LocalResource::new(labels);
+    // Read only inside a Transition (the select's options, the labels, the `@` menu): the server
+    // waits for them, so the hydrating browser draws what the server's HTML holds (read bare, a
+    // resource that had arrived by hydration gave more nodes than the server wrote).
+    let people = Resource::new(|| (), |_| colleagues());
+    let all_labels = Resource::new(|| (), |_| labels());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let run = move |work: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>>>>| {
@@ -118,14 +117,16 @@ pub fn InboxPanel(
             <label for="assignee">"Assigned to"</label>
             <select id="assignee" disabled=busy on:change=on_assign>
                 <option value="" selected=move || assignee.get_value().is_empty()>"Nobody"</option>
-                {move || people.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|p| {
-                    let selected = assignee.get_value() == p.id;
-                    view! { <option value=p.id.clone() selected=selected>{format!("{} · {} · {}/{}", p.name, p.presence, p.open, p.max_open)}</option> }
-                }).collect_view()}
+                <Transition>
+                    {move || people.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|p| {
+                        let selected = assignee.get_value() == p.id;
+                        view! { <option value=p.id.clone() selected=selected>{format!("{} · {} · {}/{}", p.name, p.presence, p.open, p.max_open)}</option> }
+                    }).collect_view()}
+                </Transition>
             </select>
             <fieldset class="c-labels">
                 <legend>"Labels"</legend>
-                {move || all_labels.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|l| {
+                <Transition>{move || all_labels.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|l| {
                     let lid = l.id.clone();
                     let checked = chosen.with(|c| c.contains(&l.id));
                     view! {
@@ -134,7 +135,7 @@ pub fn InboxPanel(
                             <LabelChip label=l />
                         </label>
                     }
-                }).collect_view()}
+                }).collect_view()}</Transition>
             </fieldset>
             <h2>"Private notes"</h2>
             <p class="c-hint">"Only operators see notes: never the visitor, the model or a webhook. Write @Name to tell a colleague."</p>
@@ -147,7 +148,7 @@ pub fn InboxPanel(
                 <label for="note">"Add a note"</label>
                 <textarea id="note" maxlength="4000" prop:value=body on:input=move |ev| body.set(event_target_value(&ev))></textarea>
                 // The `@` menu: colleagues whose name starts with what follows the last `@`.
-                {move || {
+                <Transition>{move || {
                     let everyone: Vec<Colleague> = people.get().and_then(Result::ok).unwrap_or_default();
                     let text = body.get();
                     let picks = suggestions(&text, &everyone);
@@ -163,7 +164,7 @@ pub fn InboxPanel(
                             }).collect_view()}
                         </div>
                     })
-                }}
+                }}</Transition>
                 <button type="submit" disabled=busy>"Add note"</button>
             </form>
             <ErrorLine error />
