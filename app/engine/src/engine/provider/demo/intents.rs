@@ -262,9 +262,9 @@ pub const INTENTS: &[Intent] = &[
     Intent {
         tool: "offer_quick_replies",
         applies: |t| any(t, MENU),
-        arguments: |text| match text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
-            true => json!({"replies": ["营业时间", "配送", "联系人工"]}),
-            false => json!({"replies": ["Opening hours", "Shipping", "Talk to a person"]}),
+        arguments: |text| match crate::lang::Lang::of(text) {
+            crate::lang::Lang::Zh => json!({"replies": ["营业时间", "配送", "联系人工"]}),
+            crate::lang::Lang::En => json!({"replies": ["Opening hours", "Shipping", "Talk to a person"]}),
         },
     },
     Intent {
