@@ -95,14 +95,19 @@ phase 1 "checking the docs: the paths they name, the table map, the layering rul
 # limit; without it, plain `cargo test` runs them under the phase limits only.
 if cargo nextest --version >/dev/null 2>&1; then
   phase 45 "compiling the Rust tests (release)" cargo nextest run --release --workspace --no-run
+  phase 10 "compiling the panel's unit tests" cargo nextest run --release -p parley-widget --features panel --no-run
   rust_tests() { cargo nextest run --release --workspace --no-fail-fast; }
+  # The panel's own unit tests (its state, off the browser) build only with its feature.
+  panel_tests() { cargo nextest run --release -p parley-widget --features panel --no-fail-fast; }
 else
   say "cargo-nextest is not installed: running cargo test (no per-test time limit)"
   phase 45 "compiling the Rust tests (release)" cargo test --release --workspace --no-run
   rust_tests() { cargo test --release --workspace --no-fail-fast; }
+  panel_tests() { cargo test --release -p parley-widget --features panel --no-fail-fast; }
 fi
-export -f rust_tests
+export -f rust_tests panel_tests
 phase 20 "Rust tests (SQLite)" bash -c rust_tests
+phase 10 "the panel's unit tests (its state, natively)" bash -c panel_tests
 
 if [ "${PARLEY_PYTHON_MCP:-}" = required ]; then
   phase 3 "MCP: the Python SDK client against the release server, with a token made by the CLI" \

@@ -36,3 +36,6 @@ if [ "$loader_gz" -gt 5120 ]; then
   exit 1
 fi
 echo "loader: $(wc -c <target/widget/loader.min.js) bytes, ${loader_gz} gzipped"
+# The trigger script the loader adds only for an agent with triggers (/widget-engage.js).
+esbuild --minify --log-level=warning widget/src/loader/engage.js --outfile=target/widget/engage.min.js
+echo "trigger script: $(wc -c <target/widget/engage.min.js) bytes, $(gzip -9c target/widget/engage.min.js | wc -c) gzipped"

@@ -169,6 +169,25 @@ CREATE UNIQUE INDEX end_users_by_subject ON end_users (agent_id, subject);
 
 CREATE UNIQUE INDEX end_users_by_visitor ON end_users (visitor_id);
 
+CREATE TABLE engage_counts (
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    trigger_name TEXT NOT NULL,
+    day BIGINT NOT NULL,
+    shown BIGINT NOT NULL DEFAULT 0,
+    clicked BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (agent_id, trigger_name, day)
+);
+
+CREATE TABLE engage_triggers (
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    name TEXT NOT NULL,
+    position BIGINT NOT NULL,
+    enabled BIGINT NOT NULL DEFAULT 1,
+    rule TEXT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (agent_id, name)
+);
+
 CREATE TABLE events (
     conversation_id TEXT NOT NULL REFERENCES conversations (id),
     seq BIGINT NOT NULL,

@@ -79,6 +79,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("unanswered") view=console::answers::UnansweredPage />
                     <Route path=path!("replies") view=console::answers::SavedRepliesPage />
                     <Route path=path!("hours") view=console::hours::HoursPage />
+                    <Route path=path!("engage") view=console::engage::EngagePage />
                     <Route path=path!("notifications") view=console::notifications::NotificationsPage />
                     <Route path=path!("models") view=console::models::ModelsPage />
                     <Route path=path!("experts") view=console::experts::ExpertsPage />

@@ -156,3 +156,33 @@ export async function signIn(
   await expect(page.getByRole('heading', { name: 'Dashboard' })).toBeVisible();
   return page;
 }
+
+/** Writes a trigger through the console's form (the page is signed in as an administrator). */
+export async function writeTrigger(
+  admin: Page,
+  t: { name: string; url: string; seconds: string; message: string; buttons: string[] },
+): Promise<void> {
+  await admin.goto(`${APP_URL}/admin/engage`);
+  await admin.waitForLoadState('networkidle');
+  await admin.getByLabel('Agent').selectOption({ label: 'Parley Help Center' });
+  await admin.getByRole('button', { name: 'New trigger' }).click();
+  const form = admin.locator('#trigger-form');
+  await form.getByLabel(/^Name/).fill(t.name);
+  await form.getByLabel("The page's address").selectOption('is');
+  await form.getByLabel(/^Address, path/).fill(t.url);
+  await form.getByLabel('Seconds on the page').fill(t.seconds);
+  await form.getByLabel('Message', { exact: true }).fill(t.message);
+  for (const [i, b] of t.buttons.entries()) await form.locator(`#t-button${i + 1}`).fill(b);
+  await form.getByRole('button', { name: 'Save trigger' }).click();
+  await expect(admin.locator(`tr[data-trigger="${t.name}"]`)).toBeVisible();
+}
+
+/** Removes a trigger of the Help Center agent through the console (signed in as an administrator). */
+export async function removeTrigger(admin: Page, name: string): Promise<void> {
+  await admin.goto(`${APP_URL}/admin/engage`);
+  await admin.waitForLoadState('networkidle');
+  await admin.getByLabel('Agent').selectOption({ label: 'Parley Help Center' });
+  admin.once('dialog', (d) => d.accept());
+  await admin.locator(`tr[data-trigger="${name}"]`).getByRole('button', { name: /^Remove/ }).click();
+  await expect(admin.locator(`tr[data-trigger="${name}"]`)).toHaveCount(0);
+}

@@ -24,22 +24,30 @@ pub use parley_protocol::sse;
 /// The plain-JavaScript loader served as `/widget.js`.
 pub const LOADER_JS: &str = include_str!("loader/widget.js");
 
+/// The trigger script the loader adds for an agent with triggers, served as `/widget-engage.js`.
+pub const ENGAGE_JS: &str = include_str!("loader/engage.js");
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_loader_knows_every_language_the_panel_speaks() {
         // The loader says "Open chat" in the panel's language and mirrors the launcher for a
-        // right-to-left one: its table has exactly the panel's languages.
-        let table = super::LOADER_JS.split("var OPEN = {").nth(1).and_then(|t| t.split("};").next()).expect("OPEN");
-        let mut keys: Vec<String> = table
-            .split(',')
-            .filter_map(|entry| entry.split(':').next())
-            .map(|k| k.trim().trim_matches('\'').to_owned())
-            .collect();
-        keys.sort();
+        // right-to-left one; the unread count and a teaser's close button are said in it too:
+        // its tables have exactly the panel's languages.
         let mut tags: Vec<String> = crate::i18n::Lang::ALL.iter().map(|l| l.tag().to_owned()).collect();
         tags.sort();
-        assert_eq!(keys, tags);
+        for (name, script) in [("OPEN", super::LOADER_JS), ("UNREAD", super::LOADER_JS), ("DISMISS", super::ENGAGE_JS)]
+        {
+            let table =
+                script.split(&format!("var {name} = {{")).nth(1).and_then(|t| t.split("};").next()).expect(name);
+            let mut keys: Vec<String> = table
+                .split(',')
+                .filter_map(|entry| entry.split(':').next())
+                .map(|k| k.trim().trim_matches('\'').to_owned())
+                .collect();
+            keys.sort();
+            assert_eq!(keys, tags, "{name}");
+        }
         assert!(
             crate::i18n::Lang::ALL.iter().all(|l| (l.dir() == "rtl") == (l.tag() == "ar")),
             "the loader mirrors for Arabic only"

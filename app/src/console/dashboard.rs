@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use super::api::dashboard::dashboard_figures;
 use super::layout::console_ctx;
 use super::loaded::Loaded;
-use super::types::{AgentRatings, AgentSpend, Dashboard, DayUsage, UnpricedPrice};
+use super::types::{AgentRatings, AgentSpend, Dashboard, DayUsage, TeaserCount, UnpricedPrice};
 
 /// `/admin`: the dashboard, reloaded on every change.
 #[component]
@@ -47,6 +47,7 @@ fn Figures(d: Dashboard) -> impl IntoView {
             </section>
         })}
         <SpendToday agents=d.spend_today unpriced=d.unpriced />
+        <Teasers counts=d.teasers />
         <Ratings agents=d.ratings />
         <section class="c-card">
             <h2>"Tokens and cost, last 30 days"</h2>
@@ -66,6 +67,27 @@ fn Figures(d: Dashboard) -> impl IntoView {
             }}
         </section>
     }
+}
+
+/// Teasers shown and clicked (30 days), per trigger; nothing when no trigger showed.
+#[component]
+fn Teasers(counts: Vec<TeaserCount>) -> impl IntoView {
+    (!counts.is_empty()).then(|| {
+        view! {
+            <section class="c-card" id="teasers">
+                <h2>"Teasers (30 days)"</h2>
+                <table class="c-table">
+                    <thead><tr><th scope="col">"Agent"</th><th scope="col">"Trigger"</th><th scope="col">"Shown"</th><th scope="col">"Clicked"</th><th scope="col">"Click rate"</th></tr></thead>
+                    <tbody>
+                        {counts.into_iter().map(|c| {
+                            let rate = if c.shown > 0 { format!("{:.0} %", 100.0 * c.clicked as f64 / c.shown as f64) } else { "–".to_owned() };
+                            view! { <tr><td>{c.agent}</td><td>{c.trigger}</td><td>{c.shown}</td><td>{c.clicked}</td><td>{rate}</td></tr> }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </section>
+        }
+    })
 }
 
 /// Each agent's spend today against its daily cap, and a warning for every agent whose model

@@ -75,6 +75,7 @@ fn Signed(me: Me) -> impl IntoView {
                 <A href="/admin/replies">"Saved replies"</A>
                 <Show when=move || admin>
                     <A href="/admin/agents">"Agents"</A>
+                    <A href="/admin/engage">"Engage"</A>
                     <A href="/admin/knowledge">"Knowledge"</A>
                     <A href="/admin/teams">"Teams"</A>
                     <A href="/admin/labels">"Labels"</A>

@@ -13,6 +13,7 @@ pub mod contacts;
 pub mod conversations;
 mod copilot;
 pub mod dashboard;
+pub mod engage;
 pub mod error;
 pub mod experts;
 pub mod fields;

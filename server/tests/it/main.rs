@@ -25,6 +25,7 @@ mod copilot;
 mod credentials;
 mod csp;
 mod durability;
+mod engage;
 mod experts;
 mod guards;
 mod hours;

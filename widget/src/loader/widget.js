@@ -13,7 +13,11 @@
   var cfg = null, frame = null, ready = false, isOpen = false, booted = false, queue = [], handlers = {};
   // A sign-out asked for before the panel was loaded is kept (on this site) until it is.
   var OUT = 'parley:logout:' + agent;
-  var shell, root, button, box;
+  var shell, root, button, box, look;
+  // The trigger script's hooks once it is loaded; what the host asked of it before.
+  var hooks = null, asked = [], context = null;
+  // This visitor's conversation was under way at (ms; kept on this site); replies not yet seen.
+  var TALKED = 'parley:talked:' + agent, unread = 0;
 
   // The owner's launcher icon (chat, help, sparkle or none) and label; a close cross when open.
   var ICONS = {
@@ -39,6 +43,11 @@
   // The panel's language, chosen as widget/src/i18n chooses it (a Rust test keeps OPEN's keys
   // and the panel's languages alike): the agent's setting, or the first of the browser's
   // languages the panel speaks. "Open chat" is said in it; Arabic mirrors the launcher.
+  // "(2 new)" after the launcher's label, while replies wait unread.
+  var UNREAD = {
+    en: 'new', 'zh-Hans': '条新消息', 'zh-Hant': '則新訊息', ja: '件の新着', ko: '개의 새 메시지', es: 'sin leer',
+    fr: 'non lu', de: 'ungelesen', 'pt-BR': 'não lida', ar: 'جديدة', vi: 'tin mới', th: 'ข้อความใหม่', id: 'pesan baru'
+  };
   var OPEN = {
     en: 'Open chat', 'zh-Hans': '打开对话', 'zh-Hant': '開啟對話', ja: 'チャットを開く', ko: '채팅 열기',
     es: 'Abrir chat', fr: 'Ouvrir le chat', de: 'Chat öffnen', 'pt-BR': 'Abrir chat', ar: 'فتح المحادثة',
@@ -46,7 +55,9 @@
   };
   function language() {
     var set = cfg && cfg.language;
-    if (set && set !== 'auto') return set;
+    return set && set !== 'auto' ? set : browserLanguage();
+  }
+  function browserLanguage() {
     var list = navigator.languages || [navigator.language || ''];
     for (var i = 0; i < list.length; i++) {
       var p = String(list[i]).toLowerCase().split(/[-_]/);
@@ -86,6 +97,7 @@
     var ink = safeColor(t.text_color, onColor(color));
     var dark = t.scheme === 'dark' ? '#111827' : '#fff';
     var w = size(t.width, 320, 480, 380), h = size(t.height, 400, 800, 640);
+    look = { side: side, color: color, ink: ink, dark: dark, text: t.scheme === 'dark' ? '#f9fafb' : '#111827' };
     return ':host{all:initial}' +
       '.l{position:fixed;bottom:20px;' + side + ':20px;z-index:2147483000;width:56px;height:56px;border:0;border-radius:50%;' +
       'background:' + color + ';color:' + ink + ';cursor:pointer;display:flex;align-items:center;justify-content:center;gap:8px;' +
@@ -93,6 +105,8 @@
       'font:600 15px/1 system-ui,-apple-system,"Segoe UI",Roboto,"PingFang SC","Microsoft YaHei",sans-serif}' +
       '.l.t{width:auto;min-width:56px;border-radius:28px;padding:0;padding-inline:14px 18px}' +
       '.l:focus-visible{outline:3px solid #111;outline-offset:3px}' +
+      '.n{position:absolute;top:-4px;inset-inline-end:-4px;min-width:20px;height:20px;padding:0 6px;box-sizing:border-box;' +
+      'border-radius:10px;background:#c81e1e;color:#fff;font:700 12px/20px system-ui,sans-serif;text-align:center}' +
       '.b{position:fixed;bottom:88px;' + side + ':20px;z-index:2147483000;width:' + w + 'px;max-width:calc(100vw - 40px);' +
       'height:min(' + h + 'px,calc(100vh - 110px));' +
       'border-radius:14px;overflow:hidden;box-shadow:0 12px 40px rgba(0,0,0,.28);background:' + dark + ';display:none}' +
@@ -120,9 +134,8 @@
     button = document.createElement('button');
     button.type = 'button';
     button.className = theme.launcher_label ? 'l t' : 'l';
-    button.setAttribute('aria-label', openLabel() + (cfg && cfg.name ? ': ' + cfg.name : ''));
     button.setAttribute('aria-expanded', 'false');
-    button.innerHTML = icon(false);
+    label();
     button.addEventListener('click', function () { isOpen ? close() : open(); });
     root.appendChild(style);
     root.appendChild(box);
@@ -163,21 +176,35 @@
     });
   }
 
+  // The panel's frame: made when the visitor opens it, or at once (hidden) for a visitor whose
+  // conversation is under way, so that replies arriving while it is closed show on the launcher.
+  function load() {
+    if (frame) return;
+    frame = document.createElement('iframe');
+    frame.title = (cfg && cfg.name) || 'Chat';
+    frame.setAttribute('allow', 'clipboard-write');
+    frame.src = app + '/embed/' + encodeURIComponent(agent) + '?origin=' + encodeURIComponent(host);
+    box.appendChild(frame);
+  }
+
+  // The launcher's label and, while closed, its unread badge.
+  function label() {
+    var n = isOpen ? 0 : unread;
+    button.innerHTML = icon(isOpen) + (n ? '<span class="n" aria-hidden="true">' + (n > 9 ? '9+' : n) + '</span>' : '');
+    button.setAttribute('aria-label', openLabel() + (cfg && cfg.name ? ': ' + cfg.name : '') +
+      (n ? ' (' + n + ' ' + (UNREAD[language()] || UNREAD.en) + ')' : ''));
+  }
+
   function open(opts) {
     var was = isOpen;
     draw();
-    if (!frame) {
-      frame = document.createElement('iframe');
-      frame.title = (cfg && cfg.name) || 'Chat';
-      frame.setAttribute('allow', 'clipboard-write');
-      frame.src = app + '/embed/' + encodeURIComponent(agent) + '?origin=' + encodeURIComponent(host);
-      box.appendChild(frame);
-    }
+    if (hooks) hooks.opened();
+    load();
     isOpen = true;
     box.className = 'b o';
     fit();
     if (ready) frame.focus();
-    button.innerHTML = icon(true);
+    label();
     button.setAttribute('aria-expanded', 'true');
     post({ type: 'parley:open' });
     if (opts && typeof opts.message === 'string' && opts.message) post({ type: 'parley:send', message: opts.message });
@@ -190,9 +217,10 @@
     isOpen = false;
     box.className = 'b';
     fit();
-    button.innerHTML = icon(false);
+    label();
     button.setAttribute('aria-expanded', 'false');
     button.focus();
+    post({ type: 'parley:hidden' });
   }
 
   window.addEventListener('message', function (e) {
@@ -206,6 +234,11 @@
       while (queue.length) frame.contentWindow.postMessage(queue.shift(), app);
     } else if (type === 'parley:close') {
       close();
+    } else if (type === 'parley:unread' && typeof e.data.count === 'number') {
+      unread = Math.max(0, Math.floor(e.data.count));
+      label();
+    } else if (type === 'parley:talking') {
+      stored(TALKED, e.data.active ? String(Date.now()) : null);
     } else if (type === 'parley:event' && typeof e.data.name === 'string') {
       emit(e.data.name, e.data.detail);
     }
@@ -244,6 +277,21 @@
       var text = JSON.stringify(value === undefined ? null : value);
       if (new TextEncoder().encode(text).length > 2048) throw new RangeError('Parley.setContext: at most 2048 bytes of JSON');
       post({ type: 'parley:context', context: text });
+      if (hooks) hooks.context(JSON.parse(text)); else context = JSON.parse(text);
+    },
+    // Shows the named trigger now (its waits skipped; its other conditions and caps kept).
+    trigger: function (name) {
+      if (hooks) hooks.trigger(name); else asked.push(name);
+    },
+    // The trigger script (/widget-engage.js, loaded only for an agent with triggers) plugs in here.
+    _engage: function (setup) {
+      if (hooks || !cfg) return;
+      hooks = setup({
+        cfg: cfg, agent: agent, app: app, root: root, button: button, look: look, context: context, stored: stored,
+        svg: svg, post: post, emit: emit, open: open, language: language, browserLanguage: browserLanguage,
+        isOpen: function () { return isOpen; }
+      });
+      asked.splice(0).forEach(hooks.trigger);
     }
   };
   identify(script.getAttribute('data-user-token'));
@@ -255,7 +303,21 @@
       .catch(function () { return null; })
       .then(function (c) {
         cfg = c;
-        function shown() { draw(); booted = true; emit('ready'); }
+        function shown() {
+          draw();
+          booted = true;
+          emit('ready');
+          engage();
+          // A conversation in the last 30 days: the panel loads hidden and counts what is new.
+          if (Date.now() - Number(stored(TALKED) || 0) < 30 * 864e5) load();
+        }
+        function engage() {
+          if (!cfg || !((cfg.triggers && cfg.triggers.length) || /#parley-preview=/.test(location.hash))) return;
+          var s = document.createElement('script');
+          s.src = app + '/widget-engage.js';
+          s.async = true;
+          document.head.appendChild(s);
+        }
         if (document.body) shown(); else addEventListener('DOMContentLoaded', shown);
       });
   }

@@ -82,6 +82,9 @@ impl Panel {
     pub(super) fn forget_conversation(&self) {
         storage::remove(&self.agent.get(), "conversation");
         self.clear();
+        self.talking(false);
+        self.paid_unread.set_value(0);
+        self.recount();
     }
 
     /// Restores the stored conversation after a (re)load, resuming an answer still being written.
@@ -108,6 +111,7 @@ impl Panel {
             match result {
                 Ok(t) => {
                     self.load(&t);
+                    self.restore_read_mark();
                     self.fetch_images();
                     let streaming = t
                         .messages
@@ -272,6 +276,8 @@ impl Panel {
             storage::set(&self.agent.get(), "conversation", &conv);
             // A new conversation: keep a live stream of it open (operator replies, payments).
             self.ensure_following();
+            self.talking(true);
+            self.read_seq.set_value(0);
         }
         self.offline.set(false);
         super::scroll_to_bottom();

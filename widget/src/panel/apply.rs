@@ -3,7 +3,8 @@
 
 use super::model::{Msg, Panel, ToolChip};
 use crate::protocol::{
-    Handoff, MessageEnd, MessageStart, MessageStatus, Role, StreamCode, StreamEvent, ToolCallStatus,
+    Block, Handoff, MessageEnd, MessageStart, MessageStatus, PaymentStatus, Role, StreamCode, StreamEvent,
+    ToolCallStatus,
 };
 
 impl Panel {
@@ -23,7 +24,7 @@ impl Panel {
         }
         self.last_seq.set_value(seq);
         match event {
-            StreamEvent::MessageStart(start) => self.message_start(start),
+            StreamEvent::MessageStart(start) => self.message_start(start, seq),
             StreamEvent::Token(t) => {
                 if let Some(msg) = self.current_msg() {
                     msg.text.update(|s| s.push_str(&t.text));
@@ -58,6 +59,10 @@ impl Panel {
                 }
             }
             StreamEvent::BlockUpdate(b) => {
+                let paid = matches!(&b.block, Block::PaymentQr(p) if p.status == PaymentStatus::Paid);
+                if paid {
+                    self.arrived(true);
+                }
                 if let Some(msg) = self.find(&b.message_id) {
                     msg.blocks.update(|blocks| {
                         if let Some(existing) =
@@ -87,17 +92,27 @@ impl Panel {
                 self.operator_typing.set(false);
                 if self.find(&m.message_id).is_none() {
                     self.announce.set(m.text.clone());
-                    let msg = Msg::new(self.key(), m.message_id, Role::Operator, m.text, MessageStatus::Complete);
+                    let msg = Msg {
+                        seq,
+                        ..Msg::new(self.key(), m.message_id, Role::Operator, m.text, MessageStatus::Complete)
+                    };
                     self.messages.update(|list| list.push(msg));
+                    self.arrived(false);
                 }
             }
-            StreamEvent::MessageEnd(end) => self.message_end(end),
+            StreamEvent::MessageEnd(end) => {
+                let finished = end.status == MessageStatus::Complete;
+                self.message_end(end);
+                if finished {
+                    self.arrived(false);
+                }
+            }
             StreamEvent::Typing(_) => self.apply_unnumbered(event),
             StreamEvent::Usage(_) | StreamEvent::VisitorMessage(_) | StreamEvent::StateUpdate(_) => {}
         }
     }
     /// An answer begins (or, replayed from its start, begins again).
-    fn message_start(&self, start: MessageStart) {
+    fn message_start(&self, start: MessageStart, seq: u64) {
         if self.conversation.get().is_none() {
             self.conversation.set(Some(start.conversation_id.clone()));
         }
@@ -111,8 +126,16 @@ impl Panel {
                 existing.error.set(None);
             }
             None => {
-                let msg =
-                    Msg::new(self.key(), start.message_id.clone(), start.role, String::new(), MessageStatus::Streaming);
+                let msg = Msg {
+                    seq,
+                    ..Msg::new(
+                        self.key(),
+                        start.message_id.clone(),
+                        start.role,
+                        String::new(),
+                        MessageStatus::Streaming,
+                    )
+                };
                 self.messages.update(|m| m.push(msg));
             }
         }

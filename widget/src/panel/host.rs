@@ -17,6 +17,17 @@ pub fn post(panel: &Panel, kind: &str) {
     let _ = parent.post_message(&message, &origin);
 }
 
+/// Sends `{type, ...fields}` to the host page.
+pub fn post_with(panel: &Panel, kind: &str, fields: &serde_json::Value) {
+    let Some(origin) = panel.host_origin.get() else { return };
+    let Some(window) = web_sys::window() else { return };
+    let Ok(Some(parent)) = window.parent() else { return };
+    let mut message = fields.clone();
+    message["type"] = kind.into();
+    let Some(value) = crate::json::to_js(&message) else { return };
+    let _ = parent.post_message(&value, &origin);
+}
+
 /// Tells the host page's `Parley.on(name, …)` handlers: `{type: "parley:event", name, detail}`.
 pub fn post_event(panel: &Panel, name: &str, detail: &serde_json::Value) {
     let Some(origin) = panel.host_origin.get() else { return };
@@ -61,8 +72,8 @@ pub fn close_on_escape(panel: Panel) {
 }
 
 /// Listens for the host's commands: `parley:reset`, `parley:focus` / `parley:open`,
-/// `parley:send` (`Parley.open({message})`), `parley:identify`, `parley:logout` and
-/// `parley:context` (`Parley.setContext`).
+/// `parley:send` (`Parley.open({message})`), `parley:identify`, `parley:logout`,
+/// `parley:context` (`Parley.setContext`) and `parley:greet` (a trigger's greeting).
 pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
     let Some(origin) = panel.host_origin.get() else { return };
     let Some(window) = web_sys::window() else { return };
@@ -82,8 +93,13 @@ pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
         let data = event.data();
         match field(&data, "type").as_deref() {
             Some("parley:reset") => panel.reset(),
-            Some("parley:focus") | Some("parley:open") => focus(),
+            Some("parley:focus") | Some("parley:open") => {
+                panel.set_shown(true);
+                focus();
+            }
+            Some("parley:hidden") => panel.set_shown(false),
             Some("parley:send") => {
+                panel.set_shown(true);
                 if let Some(text) = field(&data, "message").filter(|t| !t.trim().is_empty()) {
                     panel.send(text);
                 }
@@ -95,6 +111,11 @@ pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
                 }
             }
             Some("parley:logout") => panel.logout(),
+            Some("parley:greet") => {
+                if let Some(text) = field(&data, "text").filter(|t| !t.trim().is_empty()) {
+                    panel.greet(text);
+                }
+            }
             Some("parley:context") => {
                 // JSON text, so that what crosses is exactly what the host checked the size of.
                 let context = field(&data, "context").and_then(|t| crate::json::from_str(&t).ok());

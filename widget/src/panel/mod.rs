@@ -22,6 +22,7 @@ mod storage;
 #[cfg(test)]
 mod tests;
 mod ui;
+mod unread;
 
 pub use model::Words;
 pub use ui::mount;

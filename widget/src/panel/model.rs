@@ -34,6 +34,8 @@ pub struct Msg {
     pub images: Sig<Vec<MsgImage>>,
     /// The visitor's rating of this answer (1 or -1).
     pub rating: Sig<Option<i8>>,
+    /// The stream's sequence number it began at (0: not known, e.g. shown by the panel itself).
+    pub seq: u64,
 }
 
 impl Msg {
@@ -49,6 +51,7 @@ impl Msg {
             error: Sig::new(None),
             images: Sig::new(Vec::new()),
             rating: Sig::new(None),
+            seq: 0,
         }
     }
 
@@ -151,6 +154,14 @@ pub struct Panel {
     pub mail_transcripts: bool,
     next_key: Sig<u64>,
     greeting: Sig<String>,
+    /// The host page shows the panel (a page of its own always does).
+    pub shown: Sig<bool>,
+    /// The visitor has read the conversation up to this sequence number.
+    pub read_seq: Sig<u64>,
+    /// Finished answers, people's replies and orders paid the visitor has not seen.
+    pub unread: Sig<u32>,
+    /// Orders paid while the panel was closed.
+    pub paid_unread: Sig<u32>,
 }
 
 impl Panel {
@@ -189,7 +200,12 @@ impl Panel {
             mail_transcripts: config.mail_transcripts,
             next_key: Sig::new(1),
             greeting: Sig::new(config.greeting.clone()),
+            shown: Sig::new(false),
+            read_seq: Sig::new(0),
+            unread: Sig::new(0),
+            paid_unread: Sig::new(0),
         };
+        panel.shown.set_value(panel.host_origin.with(Option::is_none));
         panel.clear();
         panel
     }
@@ -219,6 +235,16 @@ impl Panel {
             self.discard_pending();
         }
         self.generation.set_value(self.generation.get() + 1);
+    }
+
+    /// A trigger opened the panel with its own greeting: it replaces the agent's while no
+    /// conversation is under way (and stays for a new one started in this page).
+    pub fn greet(&self, text: String) {
+        let fresh = self.conversation.with(Option::is_none) && self.messages.with(|m| m.len() <= 1);
+        if fresh {
+            self.greeting.set_value(text);
+            self.clear();
+        }
     }
 
     /// Adds the visitor's own message at once.
@@ -287,7 +313,7 @@ impl Panel {
     }
 
     fn message_from(&self, m: &TranscriptMessage) -> Msg {
-        let msg = Msg::new(self.key(), m.id.clone(), m.role, m.text.clone(), m.status);
+        let msg = Msg { seq: m.start_seq, ..Msg::new(self.key(), m.id.clone(), m.role, m.text.clone(), m.status) };
         msg.blocks.set(m.blocks.clone());
         msg.rating.set(m.rating);
         // Their bytes are fetched once the transcript is shown (see `fetch_images`).
@@ -331,6 +357,24 @@ mod tests {
 
     fn last_key(panel: &Panel) -> u64 {
         panel.messages.with(|m| m.last().unwrap().key)
+    }
+
+    #[test]
+    fn a_trigger_s_greeting_replaces_the_agent_s_only_before_a_conversation() {
+        let config: PublicAgentConfig = serde_json::from_value(json!({
+            "key": "help", "name": "Help", "greeting": "Hello!",
+            "theme": { "color": "#2563eb", "position": "right" },
+            "capabilities": [], "demo_model": false, "max_message_chars": 2000
+        }))
+        .unwrap();
+        let panel = Panel::new(&config, None, Words::default());
+        panel.greet("Looking at our plans? Ask me anything.".into());
+        let first = panel.messages.with(|m| (m.len(), m[0].text.get()));
+        assert_eq!(first, (1, "Looking at our plans? Ask me anything.".to_owned()));
+        // A conversation under way keeps what it shows.
+        let talking = panel_with(json!([message("v1", "visitor", "Hi", "complete")]));
+        talking.greet("Another greeting".into());
+        assert!(talking.messages.with(|m| m.iter().all(|x| x.text.get() != "Another greeting")));
     }
 
     #[test]

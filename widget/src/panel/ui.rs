@@ -147,6 +147,7 @@ pub fn mount(body: &Element, config: &PublicAgentConfig, host_origin: Option<Str
     let input = ui.input.clone();
     host::listen(panel, move || dom::focus(&input));
     host::on_leave(panel);
+    panel.listen_for_reads();
     host::close_on_escape(panel);
     host::post(&panel, "parley:ready");
     speak_and_tick(ui, lang.tag(), lang.dir());

@@ -11,6 +11,7 @@ pub mod console;
 pub mod contacts;
 pub mod context;
 pub mod copilot;
+pub mod engage;
 pub mod experts;
 pub mod fetch;
 pub mod frame;

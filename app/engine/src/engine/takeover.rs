@@ -106,15 +106,18 @@ impl Engine {
         let id = new_id();
         let now = self.now_ms();
         messages::insert_operator_reply(self.db(), &id, conversation_id, text, &user.name, now).await?;
-        self.emit_now(
-            conversation_id,
-            StreamEvent::OperatorMessage(OperatorMessage {
-                message_id: id.clone(),
-                text: text.to_owned(),
-                operator_name: user.name.clone(),
-            }),
-        )
-        .await?;
+        let seq = self
+            .emit_now(
+                conversation_id,
+                StreamEvent::OperatorMessage(OperatorMessage {
+                    message_id: id.clone(),
+                    text: text.to_owned(),
+                    operator_name: user.name.clone(),
+                }),
+            )
+            .await?;
+        // Where the reply stands in the stream: a panel that was closed counts it as unread.
+        messages::set_start_seq(self.db(), &id, seq).await?;
         self.console(ConsoleEvent::message(conversation_id, &agent_id));
         Ok(id)
     }

@@ -260,6 +260,16 @@ pub async fn insert_operator_reply(
     Ok(())
 }
 
+/// The stream event a message was shown by (an operator's reply, once emitted).
+pub async fn set_start_seq(db: &Db, id: &str, seq: u64) -> Result<(), DbError> {
+    sqlx::query("UPDATE messages SET start_seq = $2 WHERE id = $1")
+        .bind(id)
+        .bind(i64::try_from(seq).unwrap_or(i64::MAX))
+        .execute(db.writer())
+        .await?;
+    Ok(())
+}
+
 /// `(text, created_at)` of the visitor messages of an agent's conversations since `since`, newest
 /// first, at most `limit`.
 pub async fn visitor_texts_since(

@@ -58,6 +58,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     migration!(39, "0039_inbox_search.sql"),
     migration!(40, "0040_copilot.sql"),
     migration!(41, "0041_contacts.sql"),
+    migration!(42, "0042_engage.sql"),
 ];
 
 /// The migrator `Db::connect` runs against a fresh or older database.

@@ -15,6 +15,7 @@ pub mod contacts;
 pub mod conversations;
 pub mod copilot;
 pub mod credentials;
+pub mod engage;
 pub mod events;
 pub mod experts;
 pub mod hours;

@@ -67,6 +67,16 @@ pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
         })
         .collect();
     let names: HashMap<String, String> = agents.iter().map(|a| (a.id.clone(), a.name.clone())).collect();
+    let teasers = parley_engine::store::engage::counts_since(db, since)
+        .await?
+        .into_iter()
+        .map(|(agent, trigger, shown, clicked)| crate::console::types::TeaserCount {
+            agent: names.get(&agent).cloned().unwrap_or(agent),
+            trigger,
+            shown,
+            clicked,
+        })
+        .collect();
     let alerts = parley_engine::store::alerts::since(db, now - week)
         .await?
         .into_iter()
@@ -92,6 +102,7 @@ pub async fn dashboard_figures() -> Result<Dashboard, ConsoleError> {
         .collect();
     Ok(Dashboard {
         alerts,
+        teasers,
         ratings,
         spend_today,
         unpriced: crate::console::api::agents::unpriced_price(&state),

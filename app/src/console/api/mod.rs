@@ -15,6 +15,7 @@ pub mod contacts;
 pub mod conversations;
 pub mod copilot;
 pub mod dashboard;
+pub mod engage;
 pub mod experts;
 pub mod hours;
 pub mod http_tools;

@@ -32,6 +32,19 @@ pub struct Dashboard {
     /// Alerts of the last 7 days (a cap reached, a provider's quota exhausted), newest first.
     #[serde(default)]
     pub alerts: Vec<AlertItem>,
+    /// Teasers shown and clicked in the last 30 days, per agent and trigger.
+    #[serde(default)]
+    pub teasers: Vec<TeaserCount>,
+}
+
+/// How often a trigger was shown and clicked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TeaserCount {
+    /// The agent's name.
+    pub agent: String,
+    pub trigger: String,
+    pub shown: i64,
+    pub clicked: i64,
 }
 
 /// An alert as the dashboard shows it.

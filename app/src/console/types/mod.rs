@@ -4,6 +4,7 @@ mod answers;
 mod contacts;
 mod conversations;
 mod dashboard;
+mod engage;
 mod hours;
 mod http_tools;
 mod identity;
@@ -23,7 +24,8 @@ pub use contacts::{
 pub use conversations::{
     ConsoleMessage, ConsultingState, ConversationDetail, ConversationItem, ToolCallInfo, UsageInfo,
 };
-pub use dashboard::{AgentRatings, AgentSpend, AlertItem, Dashboard, DayUsage, UnpricedPrice};
+pub use dashboard::{AgentRatings, AgentSpend, AlertItem, Dashboard, DayUsage, TeaserCount, UnpricedPrice};
+pub use engage::{EngageView, TriggerItem, TriggerPreview};
 pub use hours::{HoursView, NOTIFICATION_CHOICES, NotificationsView, PresenceView};
 pub use http_tools::{EmbeddingCounts, HttpToolForm, HttpToolItem};
 pub use identity::{AuditItem, DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret, SecretItem, UserItem, UserLabel};

@@ -165,15 +165,16 @@ impl Engine {
     /// Emits one event outside a turn and stores it before returning. With replicas, it waits
     /// for the conversation's slot: a turn another process is writing ends first (one that was
     /// told to stop ends at once).
-    pub async fn emit_now(&self, conversation_id: &str, event: StreamEvent) -> Result<(), DbError> {
+    pub async fn emit_now(&self, conversation_id: &str, event: StreamEvent) -> Result<u64, DbError> {
         let lease: Lease = self.hub().lease(conversation_id, false).await?;
         if !lease.hold_slot(SLOT_WAIT).await? {
             return Err(DbError::Protocol("another server is still writing in this conversation".into()));
         }
         let frame = lease.emit(event);
+        let seq = frame.seq;
         self.0.writer.event(&Arc::from(conversation_id), frame);
         lease.release_slot();
         self.0.writer.flush().await;
-        Ok(())
+        Ok(seq)
     }
 }

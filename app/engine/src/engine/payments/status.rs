@@ -106,6 +106,7 @@ impl Engine {
             StreamEvent::BlockUpdate(BlockEvent { message_id: order.message_id.clone(), block }),
         )
         .await
+        .map(drop)
     }
 
     /// Background work: expire orders and forget webhook ids past keeping (each run once across
