@@ -5,6 +5,7 @@ import {
   DEMO_HOST_URL,
   collectErrors,
   launcher,
+  newTriggerForm,
   removeTrigger,
   signIn,
   trackPanelReady,
@@ -35,11 +36,7 @@ test('a teaser on time on page: two buttons, a click opens and sends, the cap st
   const admin = await signIn(browser);
 
   // A pattern browsers cannot run is refused, with the field named, and nothing is saved.
-  await admin.goto(`${APP_URL}/admin/engage`);
-  await admin.waitForLoadState('networkidle');
-  await admin.getByLabel('Agent').selectOption({ label: 'Parley Help Center' });
-  await admin.getByRole('button', { name: 'New trigger' }).click();
-  const form = admin.locator('#trigger-form');
+  const form = await newTriggerForm(admin);
   await form.getByLabel(/^Name/).fill('broken');
   await form.getByLabel("The page's address").selectOption('matches');
   await form.getByLabel(/^Address, path/).fill('/pricing/(unclosed');
@@ -139,11 +136,7 @@ test('a teaser on time on page: two buttons, a click opens and sends, the cap st
 test('a trigger only the page fires: Parley.trigger opens the panel with its greeting', async ({ page, browser }) => {
   test.setTimeout(90_000);
   const admin = await signIn(browser);
-  await admin.goto(`${APP_URL}/admin/engage`);
-  await admin.waitForLoadState('networkidle');
-  await admin.getByLabel('Agent').selectOption({ label: 'Parley Help Center' });
-  await admin.getByRole('button', { name: 'New trigger' }).click();
-  const form = admin.locator('#trigger-form');
+  const form = await newTriggerForm(admin);
   await form.getByLabel(/^Name/).fill('checkout-help');
   await form.getByLabel('Only when the page calls Parley.trigger(name)').check();
   await form.getByLabel('What').selectOption('open');

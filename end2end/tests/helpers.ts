@@ -157,16 +157,21 @@ export async function signIn(
   return page;
 }
 
+/** Opens the console's form for a new trigger of the Help Center agent. */
+export async function newTriggerForm(admin: Page): Promise<Locator> {
+  await admin.goto(`${APP_URL}/admin/engage`);
+  await admin.waitForLoadState('networkidle');
+  await admin.getByLabel('Agent').selectOption({ label: 'Parley Help Center' });
+  await admin.getByRole('button', { name: 'New trigger' }).click();
+  return admin.locator('#trigger-form');
+}
+
 /** Writes a trigger through the console's form (the page is signed in as an administrator). */
 export async function writeTrigger(
   admin: Page,
   t: { name: string; url: string; seconds: string; message: string; buttons: string[] },
 ): Promise<void> {
-  await admin.goto(`${APP_URL}/admin/engage`);
-  await admin.waitForLoadState('networkidle');
-  await admin.getByLabel('Agent').selectOption({ label: 'Parley Help Center' });
-  await admin.getByRole('button', { name: 'New trigger' }).click();
-  const form = admin.locator('#trigger-form');
+  const form = await newTriggerForm(admin);
   await form.getByLabel(/^Name/).fill(t.name);
   await form.getByLabel("The page's address").selectOption('is');
   await form.getByLabel(/^Address, path/).fill(t.url);

@@ -333,14 +333,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn panel_with(messages: serde_json::Value) -> Panel {
+    fn bare_panel() -> Panel {
         let config: PublicAgentConfig = serde_json::from_value(json!({
             "key": "help", "name": "Help", "greeting": "Hello!",
             "theme": { "color": "#2563eb", "position": "right" },
             "capabilities": [], "demo_model": false, "max_message_chars": 2000
         }))
         .unwrap();
-        let panel = Panel::new(&config, None, Words::default());
+        Panel::new(&config, None, Words::default())
+    }
+
+    fn panel_with(messages: serde_json::Value) -> Panel {
+        let panel = bare_panel();
         let transcript: Transcript = serde_json::from_value(json!({
             "conversation_id": "c1", "last_seq": 9, "status": "bot", "lead_submitted": false,
             "messages": messages
@@ -361,13 +365,7 @@ mod tests {
 
     #[test]
     fn a_trigger_s_greeting_replaces_the_agent_s_only_before_a_conversation() {
-        let config: PublicAgentConfig = serde_json::from_value(json!({
-            "key": "help", "name": "Help", "greeting": "Hello!",
-            "theme": { "color": "#2563eb", "position": "right" },
-            "capabilities": [], "demo_model": false, "max_message_chars": 2000
-        }))
-        .unwrap();
-        let panel = Panel::new(&config, None, Words::default());
+        let panel = bare_panel();
         panel.greet("Looking at our plans? Ask me anything.".into());
         let first = panel.messages.with(|m| (m.len(), m[0].text.get()));
         assert_eq!(first, (1, "Looking at our plans? Ask me anything.".to_owned()));
