@@ -8,7 +8,7 @@ use crate::harness::*;
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::http_tools as t;
 use parley_app::console::types::{HttpToolForm, Saved};
-use parley_protocol::ToolCallStatus;
+use parley_protocol::{Block, QuickReplies, StreamEvent, ToolCallStatus};
 use parley_server::fake_openai::Reply;
 use serde_json::{Value, json};
 
@@ -216,4 +216,60 @@ async fn console_error(app: &TestApp, conversation: &str, tool: &str) -> String 
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     panic!("no record of {tool} in {conversation}");
+}
+
+#[tokio::test]
+async fn an_owner_tool_shows_blocks_it_returns_once_checked() {
+    let receiver = Receiver::start().await;
+    let app = TestApp::builder().with_users(&[ADMIN]).config(|c| c.allow_private_endpoints = true).spawn().await;
+    app.insert_agent(agent("shop", openai_provider(&app.fake)).capabilities(&["orders", "quick_replies", "news"]))
+        .await;
+    let mut admin = app.signed_in(&ADMIN).await;
+    let saved = save(
+        &mut admin,
+        &HttpToolForm {
+            parameters: r#"{"type":"object","properties":{"reply":{"type":"object"}},"required":["reply"]}"#.into(),
+            ..form("free_slots", "POST", &receiver.url("/blocks"))
+        },
+    )
+    .await;
+    assert!(saved.errors.is_empty(), "{saved:?}");
+
+    // The owner's service answers with two slots as quick replies: shown, and the model reads
+    // that they were (not the blocks themselves).
+    let reply =
+        json!({"slots": 2, "parley_blocks": [{"type": "quick_replies", "replies": ["Tue 10:00", "Wed 14:00"]}]});
+    app.fake.push_tool_call("free_slots", json!({ "reply": reply }));
+    app.fake.push_content("Which one suits you?");
+    let token = app.visitor("shop").await;
+    let events = app.send(&token, "shop", None, "When can I come in?").await;
+    let shown: Vec<&Block> =
+        events.iter().filter_map(|(_, e)| if let StreamEvent::Block(b) = e { Some(&b.block) } else { None }).collect();
+    assert_eq!(
+        shown,
+        [&Block::QuickReplies(QuickReplies {
+            replies: vec!["Tue 10:00".into(), "Wed 14:00".into()],
+            fallback_text: "Tue 10:00 · Wed 14:00".into()
+        })]
+    );
+    let result = tool_results(&app.fake.requests().pop().unwrap()).pop().unwrap();
+    assert_eq!(result, json!({"slots": 2, "shown_to_visitor": ["quick_replies"]}));
+    let conversation = conversation_id(&events);
+    let stored = parley_engine::store::messages::list(app.db(), &conversation).await.unwrap();
+    assert_eq!(stored.last().unwrap().blocks.len(), 1, "the block is kept with the answer");
+
+    // A block the agent may not show (a payment) and a wrong one: nothing is shown, the model reads why.
+    for bad in [
+        json!([{"type": "payment_qr", "order_id": "o1"}]),
+        json!([{"type": "quick_replies", "replies": ["ok"]}, {"type": "news_card", "title": "News", "url": "http://shop.example/n"}]),
+    ] {
+        app.fake.push_tool_call("free_slots", json!({ "reply": {"slots": 0, "parley_blocks": bad} }));
+        app.fake.push_content("None free, sorry.");
+        let events = app.send(&token, "shop", Some(&conversation), "And next week?").await;
+        assert!(!events.iter().any(|(_, e)| matches!(e, StreamEvent::Block(_))), "{bad}");
+        let result = tool_results(&app.fake.requests().pop().unwrap()).pop().unwrap();
+        assert_eq!(result["slots"], 0);
+        assert!(result.get("parley_blocks").is_none());
+        assert!(result["blocks_refused"].as_str().unwrap().starts_with("nothing was shown"), "{result}");
+    }
 }

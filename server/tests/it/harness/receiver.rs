@@ -1,6 +1,7 @@
 //! [`Receiver`]: a real HTTP server on 127.0.0.1 standing for an owner's service (the endpoint of
 //! an owner-defined tool). It records every request and answers by path:
 //! - `/orders/{id}`: `{"order": id, "status": "shipped", "query": {…}}`
+//! - `/blocks`: the request body's `reply`, as it is (an answer with `parley_blocks`)
 //! - `/echo`: the request's JSON body back, inside `{"received": …}`
 //! - `/text`: a plain-text answer
 //! - `/slow`: waits 3 s, then answers
@@ -62,6 +63,7 @@ impl Receiver {
         let app = axum::Router::new()
             .route("/orders/{id}", any(order))
             .route("/echo", any(echo))
+            .route("/blocks", any(blocks))
             .route("/text", any(|| async { "Opening hours: 9:00 to 18:00" }))
             .route("/slow", any(slow))
             .route("/huge", any(|| async { Json(json!({"blob": "x".repeat(1024 * 1024)})) }))
@@ -148,6 +150,11 @@ async fn order(Path(id): Path<String>, Query(query): Query<HashMap<String, Strin
 async fn echo(method: Method, body: Bytes) -> impl IntoResponse {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     Json(json!({"method": method.as_str(), "received": body}))
+}
+
+/// Answers with the request body's `reply` (a tool's answer the test chose, blocks and all).
+async fn blocks(Json(body): Json<Value>) -> Json<Value> {
+    Json(body["reply"].clone())
 }
 
 async fn slow() -> Json<Value> {

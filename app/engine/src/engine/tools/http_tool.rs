@@ -344,12 +344,14 @@ impl Tool for HttpTool {
                 format!("HTTP {}: {}", status.as_u16(), start.trim()),
             ));
         }
-        let result = match serde_json::from_slice::<Value>(&body) {
+        let mut result = match serde_json::from_slice::<Value>(&body) {
             Ok(Value::Object(map)) => Value::Object(map),
             Ok(other) => json!({ "result": other }),
             Err(_) => json!({ "text": text }),
         };
-        Ok(ToolOutput::result(result))
+        // Blocks the owner's service asks to show (`parley_blocks`), checked.
+        let blocks = super::owner_blocks::take(&mut result, &ctx.agent.capabilities);
+        Ok(ToolOutput { result, blocks })
     }
 }
 

@@ -20,6 +20,7 @@ pub mod get_user_context;
 pub mod http_tool;
 pub mod names;
 pub mod offer_quick_replies;
+pub mod owner_blocks;
 pub mod registry;
 pub mod save_user_memory;
 pub mod search_knowledge;

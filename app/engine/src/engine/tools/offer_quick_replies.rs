@@ -59,7 +59,7 @@ impl Tool for OfferQuickReplies {
 }
 
 /// The replies, checked: 1 to 6 distinct non-empty strings of at most 40 characters.
-fn replies(args: &Value) -> Result<Vec<String>, ToolError> {
+pub(super) fn replies(args: &Value) -> Result<Vec<String>, ToolError> {
     let bad = |why: &str| ToolError::InvalidArguments(why.to_owned());
     let list =
         args.get("replies").and_then(Value::as_array).ok_or_else(|| bad("`replies` must be a list of strings"))?;
