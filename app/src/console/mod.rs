@@ -14,6 +14,7 @@ pub mod conversations;
 mod copilot;
 pub mod dashboard;
 pub mod engage;
+mod engage_form;
 pub mod error;
 pub mod experts;
 pub mod fields;

@@ -90,6 +90,26 @@ pub enum UrlMatch {
     Matches,
 }
 
+impl UrlMatch {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UrlMatch::Is => "is",
+            UrlMatch::StartsWith => "starts_with",
+            UrlMatch::Matches => "matches",
+        }
+    }
+
+    /// As a sentence says it ("the page starts with /pricing").
+    pub fn words(self) -> &'static str {
+        match self {
+            UrlMatch::Is => "is",
+            UrlMatch::StartsWith => "starts with",
+            UrlMatch::Matches => "matches",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VisitorKind {

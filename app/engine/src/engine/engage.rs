@@ -157,14 +157,10 @@ pub fn preview(t: &Trigger, address: &str) -> (bool, Vec<String>) {
         }
         Some(rule) => {
             let ok = url_matches(rule, address);
-            let how = match rule.kind {
-                UrlMatch::Is => "is",
-                UrlMatch::StartsWith => "starts with",
-                UrlMatch::Matches => "matches",
-            };
             notes.push(format!(
-                "The address {} the rule: the page {how} {}.",
+                "The address {} the rule: the page {} {}.",
                 if ok { "passes" } else { "does not pass" },
+                rule.kind.words(),
                 rule.value
             ));
             ok
