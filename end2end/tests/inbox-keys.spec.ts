@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
-import { ask, collectErrors, gotoHost, openWithLauncher, signIn, trackPanelReady } from './helpers';
+import { ask, collectErrors, gotoHost, openWithLauncher, panel, send, signIn, trackPanelReady } from './helpers';
 
 /** A new visitor (own browser context) who asks `question`; their page stays open. */
 async function visitorAsks(browser: import('@playwright/test').Browser, question: string): Promise<Page> {
@@ -87,6 +87,42 @@ test('j and k move through the list, Enter opens, r replies, e closes, ? lists t
   await expect(admin.locator('#shortcuts-on')).not.toBeChecked();
   expect(errors).toEqual([]);
   for (const v of visitors) await v.context().close();
+  await admin.context().close();
+});
+
+// Any event of the conversation (a visitor's message, a colleague's note, an assignment, the
+// copilot's summary) draws it anew: what the operator was typing, and where, must survive it, or
+// the next keys land on the page as shortcuts (two CI failures came from that timing).
+test('a conversation that reloads while the operator types keeps the reply, the note and the focus', async ({ browser }) => {
+  test.setTimeout(90_000);
+  const stamp = Date.now();
+  const visitor = await visitorAsks(browser, `Reload while typing ${stamp}?`);
+  const admin = await signIn(browser);
+  const errors = collectErrors(admin);
+  await admin.getByRole('link', { name: 'Conversations', exact: true }).click();
+  await admin.locator('#conversations tbody tr', { hasText: `Reload while typing ${stamp}` }).locator('td:first-child a').click();
+  await admin.locator('#claim').click();
+  const box = admin.getByLabel('Your reply to the visitor');
+  await box.click();
+  await admin.keyboard.type('Half a rep');
+  // The visitor writes: the conversation reloads under the operator's hands.
+  await send(panel(visitor), `And one more thing ${stamp}`);
+  await expect(admin.locator('.c-transcript')).toContainText(`And one more thing ${stamp}`);
+  await admin.keyboard.type('ly');
+  await expect(box).toHaveValue('Half a reply');
+  await expect(box).toBeFocused();
+  // The same for a private note, with the caret in the middle of it.
+  const note = admin.getByLabel('Add a note');
+  await note.click();
+  await admin.keyboard.type('Check the voice');
+  for (let i = 0; i < 'voice'.length; i++) await admin.keyboard.press('ArrowLeft');
+  await send(panel(visitor), `And the last thing ${stamp}`);
+  await expect(admin.locator('.c-transcript')).toContainText(`And the last thing ${stamp}`);
+  await admin.keyboard.type('in');
+  await expect(note).toHaveValue('Check the invoice');
+  await expect(note).toBeFocused();
+  expect(errors).toEqual([]);
+  await visitor.context().close();
   await admin.context().close();
 });
 

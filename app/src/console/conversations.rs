@@ -34,13 +34,18 @@ pub fn ConversationPage() -> impl IntoView {
     });
     let version = RwSignal::new(0u64);
     let detail = Resource::new(move || (id(), mine.get(), version.get()), |(id, _, _)| conversation(id));
-    // The operator's draft outlives the reloads (a visitor's message, the copilot's summary),
-    // not a move to another conversation.
+    // The operator's reply and note drafts outlive the reloads (a visitor's message, the
+    // copilot's summary, a colleague's note), not a move to another conversation.
     let draft = RwSignal::new(String::new());
+    let note = RwSignal::new(String::new());
+    // ... and the box being typed in keeps the focus (`keep_typing`).
+    super::keep_typing::follow();
     Effect::new(move |before: Option<String>| {
         let now = id();
         if before.is_some_and(|b| b != now) {
             draft.set(String::new());
+            note.set(String::new());
+            super::keep_typing::forget();
         }
         now
     });
@@ -50,7 +55,7 @@ pub fn ConversationPage() -> impl IntoView {
     view! {
         <p><A href="/admin/conversations">"← Conversations"</A></p>
         <Loaded resource=detail let:d>
-            <Detail d version visitor_typing draft />
+            <Detail d version visitor_typing draft note />
         </Loaded>
     }
 }
@@ -61,7 +66,9 @@ fn Detail(
     version: RwSignal<u64>,
     visitor_typing: Memo<bool>,
     draft: RwSignal<String>,
+    note: RwSignal<String>,
 ) -> impl IntoView {
+    super::keep_typing::restore();
     let id = StoredValue::new(d.item.id.clone());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
@@ -158,7 +165,7 @@ fn Detail(
             <ReplyBox id=id.get_value() version text=draft />
         </Show>
         <InboxPanel id=id.get_value() assignee_id=d.item.assignee_id.clone() labels_on=d.item.labels.clone()
-            notes=d.notes.clone() version />
+            notes=d.notes.clone() version body=note />
         {is_admin.then(|| view! { <VisitorData visitor_id=d.item.visitor_id.clone() identified=d.item.user.is_some() /> })}
     }
 }

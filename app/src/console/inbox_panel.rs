@@ -64,6 +64,8 @@ pub fn InboxPanel(
     labels_on: Vec<LabelTag>,
     notes: Vec<NoteItem>,
     version: RwSignal<u64>,
+    /// The note being written (kept by the page across reloads).
+    body: RwSignal<String>,
 ) -> impl IntoView {
     let id = StoredValue::new(id);
     // Read only inside a Transition (the select's options, the labels, the `@` menu): the server
@@ -101,7 +103,6 @@ pub fn InboxPanel(
         let list = chosen.get_untracked().join(",");
         run(Box::pin(async move { set_conversation_labels(id.get_value(), list).await.map_err(|e| e.to_string()) }));
     };
-    let body = RwSignal::new(String::new());
     let send_note = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let text = body.get_untracked();
