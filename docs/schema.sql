@@ -138,7 +138,7 @@ CREATE TABLE conversations (
     lead_submitted BIGINT NOT NULL DEFAULT 0,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT, slot_process TEXT, slot_token TEXT, team_id TEXT, assignee_id TEXT, assigned_at BIGINT, handoff_summary TEXT, handoff_summary_model TEXT, handoff_summary_at BIGINT);
+, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT, slot_process TEXT, slot_token TEXT, team_id TEXT, assignee_id TEXT, assigned_at BIGINT, handoff_summary TEXT, handoff_summary_model TEXT, handoff_summary_at BIGINT, page_url TEXT, visitor_here BIGINT NOT NULL DEFAULT 0, visitor_left_at BIGINT, return_pending_since BIGINT, return_mailed_upto BIGINT NOT NULL DEFAULT 0, mail_in_at BIGINT);
 
 CREATE INDEX conversations_by_agent ON conversations (agent_id, updated_at);
 
@@ -151,6 +151,8 @@ CREATE INDEX conversations_by_team ON conversations (team_id, status);
 CREATE INDEX conversations_by_updated ON conversations (updated_at, id);
 
 CREATE INDEX conversations_by_visitor ON conversations (visitor_id, updated_at);
+
+CREATE INDEX conversations_return_pending ON conversations (return_pending_since);
 
 CREATE TABLE end_users (
     id TEXT PRIMARY KEY,
@@ -348,7 +350,7 @@ CREATE TABLE mail_outbox (
     last_error TEXT,
     created_at BIGINT NOT NULL,
     sent_at BIGINT
-);
+, reply_to TEXT);
 
 CREATE INDEX mail_outbox_by_conversation ON mail_outbox (conversation_id);
 
@@ -569,6 +571,18 @@ CREATE TABLE ratings (
 CREATE INDEX ratings_by_agent ON ratings (agent_id, updated_at);
 
 CREATE UNIQUE INDEX ratings_one_per_target ON ratings (conversation_id, message_id);
+
+CREATE TABLE return_tokens (
+    token_hash TEXT PRIMARY KEY,
+    purpose TEXT NOT NULL,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    visitor_id TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    used_at BIGINT
+);
+
+CREATE INDEX return_tokens_conversation ON return_tokens (conversation_id);
 
 CREATE TABLE saved_replies (
     id TEXT PRIMARY KEY,

@@ -117,6 +117,11 @@ export default defineConfig({
       PARLEY_SMTP_PORT: String(SMTP_PORT),
       PARLEY_SMTP_TLS: 'none',
       PARLEY_MAIL_FROM: 'Parley <parley@e2e.test>',
+      // Visitors who left (return-mail.spec.ts): gone after 2 s without a panel; their answers
+      // come to Parley's own SMTP listener.
+      PARLEY_RETURN_MAIL_AFTER_SECS: '2',
+      PARLEY_INBOUND_MAIL_DOMAIN: 'in.e2e.test',
+      PARLEY_INBOUND_SMTP_ADDR: '127.0.0.1:3126',
       // knowledge-sources.spec.ts crawls a site on this loopback port (nothing else private).
       PARLEY_PRIVATE_ENDPOINTS: `127.0.0.1:${SOURCES_SITE_PORT}`,
     },

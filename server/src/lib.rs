@@ -10,6 +10,7 @@ pub mod extract;
 pub mod fake_anthropic;
 pub mod fake_openai;
 mod fake_wire;
+mod inbound_smtp;
 mod listen;
 pub mod memory;
 pub mod metrics;
@@ -47,6 +48,8 @@ pub struct Running {
     pub addr: SocketAddr,
     pub state: AppState,
     pub demo_host: Option<SocketAddr>,
+    /// The inbound SMTP listener's address, when it runs (`PARLEY_INBOUND_SMTP_ADDR`).
+    pub smtp_addr: Option<SocketAddr>,
     /// Stops the HTTP server (after the engine has drained).
     stop_http: CancellationToken,
     http_task: tokio::task::JoinHandle<()>,
@@ -239,6 +242,7 @@ fn engine_settings(config: &Config) -> anyhow::Result<EngineSettings> {
         outbound: config.outbound()?,
         mail: config.mail.settings()?,
         transcripts: config.mail.transcript_limits(),
+        returns: config.mail.return_settings()?,
         push: parley_engine::engine::notify::PushSettings {
             vapid_private_key: config.vapid_private_key.key().cloned(),
             subject: config.vapid_subject.clone().filter(|s| !s.trim().is_empty()),
@@ -417,6 +421,14 @@ pub async fn spawn_with(config: Config, clock: Arc<dyn Clock>, registry: Registr
         None => None,
     };
     let stop_http = CancellationToken::new();
+    let smtp_addr = match config.mail.inbound_smtp_addr {
+        Some(at) => Some(
+            inbound_smtp::spawn(at, state.engine.clone(), stop_http.clone())
+                .await
+                .with_context(|| format!("starting the inbound SMTP listener on {at}"))?,
+        ),
+        None => None,
+    };
     let http_task = serve_until(listener, routes::router(state.clone()), "server", stop_http.clone());
-    Ok(Running { addr, state, demo_host, stop_http, http_task, _sqlite_lock: sqlite_lock })
+    Ok(Running { addr, state, demo_host, smtp_addr, stop_http, http_task, _sqlite_lock: sqlite_lock })
 }

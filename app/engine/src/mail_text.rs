@@ -189,6 +189,55 @@ pub fn confirmation(lang: Lang, agent: &str, code: &str) -> (String, String, Str
     (subject.clone(), body, html_page(&subject, &html))
 }
 
+/// The line a return mail starts with when it can be answered: an answer's text is what comes
+/// before it (see `engine::mail::inbound`), in either language.
+pub const REPLY_ABOVE: [&str; 2] = ["-- Write your answer above this line --", "-- 请在此行上方回复 --"];
+
+/// A return mail (issue 44, part 2): the replies a visitor who left has not seen, `(author,
+/// text)` oldest first, the link back to the conversation and whether answering the mail reaches
+/// it. `(subject, text, html)`.
+pub fn return_mail(
+    lang: Lang,
+    agent: &str,
+    replies: &[(String, String)],
+    link: Option<&str>,
+    can_reply: bool,
+) -> (String, String, String) {
+    let subject = lang.pick(format!("{agent} replied to you"), format!("{agent}回复了您"));
+    let above = lang.pick(REPLY_ABOVE[0], REPLY_ABOVE[1]);
+    let intro = lang
+        .pick(format!("You have a reply in your conversation with {agent}:"), format!("您与{agent}的对话有新回复："));
+    let mut text = String::new();
+    let mut html = String::new();
+    if can_reply {
+        text.push_str(above);
+        text.push_str("\n\n");
+        html.push_str(&format!("<p style=\"color:#666\">{}</p>", escape_html(above)));
+    }
+    text.push_str(&intro);
+    text.push_str("\n\n");
+    html.push_str(&format!("<p>{}</p>", escape_html(&intro)));
+    for (who, said) in replies {
+        text.push_str(&format!("{who}:\n{said}\n\n"));
+        html.push_str(&format!("<p><b>{}</b><br>{}</p>", escape_html(who), escape_html(said).replace('\n', "<br>")));
+    }
+    if let Some(link) = link {
+        let go = lang.pick("Continue the conversation", "继续对话");
+        text.push_str(&format!("{go}: {link}\n"));
+        html.push_str(&format!("<p><a href=\"{}\">{}</a></p>", escape_html(link), escape_html(go)));
+    }
+    if can_reply {
+        let note = lang.pick(
+            "Or answer this mail: your answer goes into the conversation.",
+            "也可以直接回复此邮件，您的回复会进入对话。",
+        );
+        text.push_str(note);
+        text.push('\n');
+        html.push_str(&format!("<p>{}</p>", escape_html(note)));
+    }
+    (subject.clone(), text, html_page(&subject, &html))
+}
+
 /// Figures of one agent's last day, for the summary.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DayFigures {

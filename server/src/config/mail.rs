@@ -32,6 +32,17 @@ pub struct MailArgs {
     /// The same for one agent, from all its visitors together.
     #[arg(long, global = true, env = "PARLEY_TRANSCRIPTS_PER_AGENT_PER_DAY", default_value_t = 500)]
     pub transcripts_per_agent_per_day: i64,
+    /// A visitor with no open panel for this long counts as gone: replies after that are mailed
+    /// to them (when their address is known).
+    #[arg(long, global = true, env = "PARLEY_RETURN_MAIL_AFTER_SECS", default_value_t = 300)]
+    pub return_mail_after_secs: u64,
+    /// The domain of reply addresses (`reply+TOKEN@DOMAIN`): its MX, or a relay, delivers to the
+    /// inbound SMTP listener. Unset: return mails cannot be answered by mail.
+    #[arg(long, global = true, env = "PARLEY_INBOUND_MAIL_DOMAIN")]
+    pub inbound_mail_domain: Option<String>,
+    /// Where the inbound SMTP listener listens (e.g. `0.0.0.0:2525`); unset: none.
+    #[arg(long, global = true, env = "PARLEY_INBOUND_SMTP_ADDR")]
+    pub inbound_smtp_addr: Option<std::net::SocketAddr>,
 }
 
 impl Default for MailArgs {
@@ -47,6 +58,9 @@ impl Default for MailArgs {
             transcripts_per_visitor_per_day: limits.per_visitor,
             transcripts_per_ip_per_day: limits.per_ip,
             transcripts_per_agent_per_day: limits.per_agent,
+            return_mail_after_secs: 300,
+            inbound_mail_domain: None,
+            inbound_smtp_addr: None,
         }
     }
 }
@@ -59,6 +73,21 @@ impl MailArgs {
             per_ip: self.transcripts_per_ip_per_day,
             per_agent: self.transcripts_per_agent_per_day,
         }
+    }
+
+    /// When visitors who left are mailed, and where their answers come in.
+    pub fn return_settings(&self) -> anyhow::Result<parley_engine::engine::mail::ReturnSettings> {
+        let domain = self.inbound_mail_domain.as_deref().map(str::trim).filter(|d| !d.is_empty());
+        if let Some(d) = domain
+            && (d.contains('@') || !d.contains('.') || d.chars().any(char::is_whitespace))
+        {
+            anyhow::bail!("PARLEY_INBOUND_MAIL_DOMAIN must be a domain like `reply.example.com`, not `{d}`");
+        }
+        Ok(parley_engine::engine::mail::ReturnSettings {
+            after: std::time::Duration::from_secs(self.return_mail_after_secs),
+            inbound_domain: domain.map(str::to_ascii_lowercase),
+            ..Default::default()
+        })
     }
 
     /// The settings, or `None` without a host; an error says what is wrong.

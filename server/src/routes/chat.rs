@@ -63,6 +63,16 @@ async fn send(
             address: Some(ip),
         })
         .await?;
+    // The page the visitor writes from, for the return link of a reply mailed after they left
+    // (stored off the answer's path: only when it changed does it write).
+    if let Some(url) = body.page_url.filter(|u| parley_engine::engine::mail::page_url_ok(u)) {
+        let (engine, conversation_id) = (state.engine.clone(), started.conversation_id.clone());
+        tokio::spawn(async move {
+            if let Err(e) = engine.note_page(&conversation_id, &url).await {
+                tracing::debug!(error = %e, "storing the visitor's page");
+            }
+        });
+    }
     let mut response =
         sse_response(held_while_open(started.events, permit), false, state.engine.shutdown_state().streams_closing());
     if let Ok(v) = HeaderValue::from_str(&started.conversation_id) {

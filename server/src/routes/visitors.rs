@@ -1,6 +1,7 @@
 //! `POST /api/v1/visitors`: a new anonymous visitor and its bearer token;
 //! `POST /api/v1/visitors/identify`: the host site's signed user (issue 16);
-//! `DELETE /api/v1/visitors/me`: this browser signs out.
+//! `DELETE /api/v1/visitors/me`: this browser signs out;
+//! `POST /api/v1/visitors/return`: a return mail's link followed (issue 44, part 2).
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -9,7 +10,7 @@ use axum::{Json, Router};
 use parley_app::server::state::AppState;
 use parley_engine::engine::contacts::client_facts;
 use parley_engine::engine::identity::IdentifyError;
-use parley_protocol::{ApiCode, CreateVisitor, Identified, Identify, VisitorCreated};
+use parley_protocol::{ApiCode, CreateVisitor, FollowReturn, Identified, Identify, Returned, VisitorCreated};
 
 use crate::api_error::ApiFailure;
 use parley_engine::limits::Action;
@@ -21,6 +22,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/visitors", post(create))
         .route("/api/v1/visitors/identify", post(identify))
         .route("/api/v1/visitors/me", delete(sign_out))
+        .route("/api/v1/visitors/return", post(follow_return))
 }
 
 async fn create(
@@ -72,4 +74,28 @@ async fn identify(
 async fn sign_out(State(state): State<AppState>, VisitorAuth(visitor): VisitorAuth) -> Result<StatusCode, ApiFailure> {
     state.engine.sign_out_visitor(&visitor).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// A return mail's link: this browser becomes the visitor the conversation belongs to (a new
+/// token standing for them) and gets the conversation's id. An unknown or expired link, or one of
+/// another agent, is `410 link_expired` and makes nothing. Limited like new visitors.
+async fn follow_return(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<FollowReturn>,
+) -> Result<Json<Returned>, ApiFailure> {
+    state.limits.check(Action::CreateVisitor, ip, None).map_err(ApiFailure::limited)?;
+    let agent = state.engine.agent_by_key(&body.agent).await?.ok_or_else(|| ApiFailure::not_found("Agent"))?;
+    check_origin(&headers, &agent)?;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let country = state.http.country_header.as_deref().and_then(header);
+    let client = client_facts(header("user-agent"), header("accept-language"), country);
+    match state.engine.follow_return_link(&agent, &body.token, &client).await? {
+        Some(r) => Ok(Json(Returned { visitor_id: r.visitor_id, token: r.token, conversation_id: r.conversation_id })),
+        None => Err(ApiFailure::new(
+            ApiCode::LinkExpired,
+            "This link has expired or is not valid. Answering the mail still reaches the conversation.",
+        )),
+    }
 }

@@ -43,6 +43,7 @@ mod privacy;
 mod private_endpoints;
 mod quick_replies;
 mod replicas;
+mod return_mail;
 mod search;
 mod search_bench;
 mod signin;

@@ -83,6 +83,23 @@ pub struct CreateVisitor {
     pub host_origin: Option<String>,
 }
 
+/// `POST /api/v1/visitors/return`: the token of a return mail's link (`#parley-return=…` on the
+/// site page), exchanged for a visitor token of the conversation's visitor.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowReturn {
+    pub agent: String,
+    pub token: String,
+}
+
+/// Answer to `POST /api/v1/visitors/return`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Returned {
+    pub visitor_id: String,
+    pub token: String,
+    pub conversation_id: String,
+}
+
 /// Answer to `POST /api/v1/visitors`: a bearer token the panel keeps in its own storage.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct VisitorCreated {
@@ -110,6 +127,10 @@ pub struct SendMessage {
     /// [`MAX_PAGE_CONTEXT_BYTES`] as JSON; the model reads it as quoted data for this turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<serde_json::Value>,
+    /// The site page the visitor writes from (`http(s)`, at most 2,048 bytes; the loader tells
+    /// the panel): a reply mailed to a visitor who left links back to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_url: Option<String>,
 }
 
 /// Largest page context (`Parley.setContext`), in bytes of JSON.

@@ -189,6 +189,10 @@ pub struct OperatorMessage {
 pub struct VisitorMessage {
     pub message_id: String,
     pub text: String,
+    /// The sender's own id for it (`client_message_id` of the send): the panel that sent it
+    /// knows it by this; another tab, device or a mail answer shows it as new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_message_id: Option<String>,
 }
 
 /// `typing`: someone is typing (sent without an `id:`, never stored or replayed).

@@ -230,6 +230,8 @@
       ready = true;
       // Focus moves into the panel when it opens (the panel then focuses its input).
       if (isOpen) frame.focus();
+      // The page's address: a reply mailed after the visitor left links back to it.
+      frame.contentWindow.postMessage({ type: 'parley:page', url: location.href.slice(0, 2048) }, app);
       if (stored(OUT)) { frame.contentWindow.postMessage({ type: 'parley:logout' }, app); stored(OUT, null); }
       while (queue.length) frame.contentWindow.postMessage(queue.shift(), app);
     } else if (type === 'parley:close') {
@@ -308,8 +310,15 @@
           booted = true;
           emit('ready');
           engage();
+          // A return mail's link: the panel opens on its conversation (the token leaves the address).
+          var back = /#parley-return=([\w-]{1,100})/.exec(location.hash);
+          if (back) {
+            try { history.replaceState(history.state, '', location.href.split('#')[0]); } catch (err) {}
+            open();
+            post({ type: 'parley:return', token: back[1] });
+          }
           // A conversation in the last 30 days: the panel loads hidden and counts what is new.
-          if (Date.now() - Number(stored(TALKED) || 0) < 30 * 864e5) load();
+          else if (Date.now() - Number(stored(TALKED) || 0) < 30 * 864e5) load();
         }
         function engage() {
           if (!cfg || !((cfg.triggers && cfg.triggers.length) || /#parley-preview=/.test(location.hash))) return;

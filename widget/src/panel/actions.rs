@@ -152,7 +152,8 @@ impl Panel {
         // Writing again after a person closed the conversation starts a new one.
         self.closed.set(false);
         let generation = self.generation.get();
-        let visitor_msg = self.push_visitor(&text);
+        let client_message_id = random_id();
+        let visitor_msg = self.push_visitor(&text, &client_message_id);
         let images = self.take_pending(visitor_msg);
         super::host::post_event(&self, "message", &serde_json::json!({ "text": text }));
         spawn_local(async move {
@@ -160,7 +161,6 @@ impl Panel {
             while self.identifying.get() {
                 sleep_ms(25).await;
             }
-            let client_message_id = random_id();
             let mut uploads = Uploads::default();
             let mut attempts = 0;
             loop {
@@ -187,6 +187,7 @@ impl Panel {
                     client_message_id: Some(client_message_id.clone()),
                     attachments,
                     context: self.page_context.get(),
+                    page_url: self.page_url.get(),
                 };
                 let body = crate::json::to_string(&body);
                 let result =

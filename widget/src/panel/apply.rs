@@ -108,7 +108,20 @@ impl Panel {
                 }
             }
             StreamEvent::Typing(_) => self.apply_unnumbered(event),
-            StreamEvent::Usage(_) | StreamEvent::VisitorMessage(_) | StreamEvent::StateUpdate(_) => {}
+            // The visitor's words from elsewhere (another tab or device, an answer by mail); this
+            // panel's own are on the list already, by their client id.
+            StreamEvent::VisitorMessage(m) => {
+                let known = self.find(&m.message_id).is_some()
+                    || m.client_message_id.as_deref().is_some_and(|c| self.find(c).is_some());
+                if !known && !m.text.trim().is_empty() {
+                    let msg = Msg {
+                        seq,
+                        ..Msg::new(self.key(), m.message_id, Role::Visitor, m.text, MessageStatus::Complete)
+                    };
+                    self.messages.update(|list| list.push(msg));
+                }
+            }
+            StreamEvent::Usage(_) | StreamEvent::StateUpdate(_) => {}
         }
     }
     /// An answer begins (or, replayed from its start, begins again).

@@ -73,7 +73,8 @@ pub fn close_on_escape(panel: Panel) {
 
 /// Listens for the host's commands: `parley:reset`, `parley:focus` / `parley:open`,
 /// `parley:send` (`Parley.open({message})`), `parley:identify`, `parley:logout`,
-/// `parley:context` (`Parley.setContext`) and `parley:greet` (a trigger's greeting).
+/// `parley:context` (`Parley.setContext`), `parley:greet` (a trigger's greeting), `parley:page`
+/// (the site page's address) and `parley:return` (a return mail's link was followed).
 pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
     let Some(origin) = panel.host_origin.get() else { return };
     let Some(window) = web_sys::window() else { return };
@@ -114,6 +115,14 @@ pub fn listen(panel: Panel, focus: impl Fn() + 'static) {
             Some("parley:greet") => {
                 if let Some(text) = field(&data, "text").filter(|t| !t.trim().is_empty()) {
                     panel.greet(text);
+                }
+            }
+            Some("parley:page") => {
+                panel.page_url.set_value(field(&data, "url").filter(|u| u.len() <= 2048));
+            }
+            Some("parley:return") => {
+                if let Some(token) = field(&data, "token").filter(|t| !t.is_empty() && t.len() <= 100) {
+                    panel.follow_return(token);
                 }
             }
             Some("parley:context") => {

@@ -7,7 +7,7 @@ use super::actions::API;
 use super::client::{self, ClientError};
 use super::model::Panel;
 use super::storage;
-use crate::protocol::{Identified, Identify};
+use crate::protocol::{FollowReturn, Identified, Identify, Returned};
 
 impl Panel {
     /// The website's token for its signed-in user (`Parley.identify`): verified by the server,
@@ -83,6 +83,36 @@ impl Panel {
                 }
             }
         }
+    }
+
+    /// A return mail's link (`#parley-return=…` on the site page): this browser becomes the
+    /// visitor the conversation belongs to and shows it. An expired link leaves everything as it
+    /// was and says so.
+    pub fn follow_return(self, link: String) {
+        spawn_local(async move {
+            let agent = self.agent.get();
+            let body = FollowReturn { agent: agent.clone(), token: link };
+            match client::json::<FollowReturn, Returned>("POST", &format!("{API}/visitors/return"), None, Some(&body))
+                .await
+            {
+                Ok(back) => {
+                    if self.current.get().is_some() {
+                        self.stop();
+                    }
+                    storage::set(&agent, "token", &back.token);
+                    self.token.set_value(Some(back.token));
+                    storage::set(&agent, "conversation", &back.conversation_id);
+                    self.clear();
+                    self.show_stored_conversation();
+                    super::host::post_event(
+                        &self,
+                        "returned",
+                        &serde_json::json!({ "conversation": back.conversation_id }),
+                    );
+                }
+                Err(e) => self.notice.set(Some(self.error_text(&e))),
+            }
+        });
     }
 
     /// `Parley.logout()`: this browser signs out and starts again as a new anonymous visitor.

@@ -140,6 +140,9 @@ pub struct Panel {
     pub user: Sig<Option<IdentifiedUser>>,
     /// What the host page says about itself (`Parley.setContext`), sent with each message.
     pub page_context: Sig<Option<serde_json::Value>>,
+    /// The site page the panel is on (the loader tells it), sent with each message: a reply
+    /// mailed after the visitor left links back to it.
+    pub page_url: Sig<Option<String>>,
     /// A visitor token is being made (others wait for it: one visitor per browser).
     pub token_pending: Sig<bool>,
     /// `Parley.identify` is being verified (a send waits for it, so it goes as the user).
@@ -192,6 +195,7 @@ impl Panel {
             announce: Sig::new(String::new()),
             user: Sig::new(None),
             page_context: Sig::new(None),
+            page_url: Sig::new(None),
             token_pending: Sig::new(false),
             identifying: Sig::new(false),
             closed: Sig::new(false),
@@ -247,15 +251,10 @@ impl Panel {
         }
     }
 
-    /// Adds the visitor's own message at once.
-    pub fn push_visitor(&self, text: &str) -> Msg {
-        let msg = Msg::new(
-            self.key(),
-            format!("local-{}", self.next_key.get()),
-            Role::Visitor,
-            text.to_owned(),
-            MessageStatus::Complete,
-        );
+    /// Adds the visitor's own message at once, known by the id the send gives it
+    /// (`client_message_id`), so that its `visitor_message` event is not shown twice.
+    pub fn push_visitor(&self, text: &str, client_id: &str) -> Msg {
+        let msg = Msg::new(self.key(), client_id.to_owned(), Role::Visitor, text.to_owned(), MessageStatus::Complete);
         self.messages.update(|m| m.push(msg));
         msg
     }
@@ -392,7 +391,7 @@ mod tests {
         assert_eq!(panel.question_to_retry(answer), None);
         panel.current.set(None);
         // Not once the conversation went on.
-        panel.push_visitor("Never mind");
+        panel.push_visitor("Never mind", "c1");
         assert_eq!(panel.question_to_retry(answer), None);
 
         // Not for an answer that finished or was stopped by the visitor.

@@ -33,6 +33,8 @@ pub enum Job {
     IndexSearch,
     /// Mail digests of operators' notifications left unread past each one's delay.
     MailDigests,
+    /// Replies to visitors who left go to them by mail (`engine/mail/return_mail.rs`).
+    ReturnMail,
 }
 
 impl Job {
@@ -49,6 +51,7 @@ impl Job {
             Job::AssignQueue => "assign_queue",
             Job::IndexSearch => "index_search",
             Job::MailDigests => "mail_digests",
+            Job::ReturnMail => "return_mail",
         }
     }
 
@@ -57,7 +60,9 @@ impl Job {
     pub fn every(self) -> Duration {
         match self {
             // Ticks every 2 s; a little under it, so that a tick arriving a moment early runs.
-            Job::ExpireOrders | Job::EmbedKnowledge | Job::IndexSearch => Duration::from_millis(1_500),
+            Job::ExpireOrders | Job::EmbedKnowledge | Job::IndexSearch | Job::ReturnMail => {
+                Duration::from_millis(1_500)
+            }
             Job::ForgetWebhookIds
             | Job::DeleteExpiredSessions
             | Job::DeleteUnsentImages
@@ -71,7 +76,7 @@ impl Job {
     /// How often each replica asks whether the job is due.
     pub fn tick(self) -> Duration {
         match self {
-            Job::ExpireOrders | Job::EmbedKnowledge | Job::IndexSearch => Duration::from_secs(2),
+            Job::ExpireOrders | Job::EmbedKnowledge | Job::IndexSearch | Job::ReturnMail => Duration::from_secs(2),
             Job::AssignQueue | Job::MailDigests => Duration::from_secs(5),
             Job::ForgetWebhookIds
             | Job::DeleteExpiredSessions
@@ -116,6 +121,11 @@ impl Engine {
         self.every(Job::MailDigests, |engine| async move {
             if let Err(e) = engine.send_digests().await {
                 tracing::warn!(error = %e, "could not send the notification digests");
+            }
+        });
+        self.every(Job::ReturnMail, |engine| async move {
+            if let Err(e) = engine.send_return_mail().await {
+                tracing::warn!(error = %e, "could not send the mail to visitors who left");
             }
         });
     }

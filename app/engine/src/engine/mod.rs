@@ -100,6 +100,8 @@ pub struct EngineSettings {
     pub crawl: sources::CrawlSettings,
     /// Web Push to operators' browsers: the VAPID key and subject, the pushes' TTL.
     pub push: notify::PushSettings,
+    /// Mail to visitors who left (when they count as gone, the inbound domain, link lifetimes).
+    pub returns: mail::ReturnSettings,
 }
 
 impl Default for EngineSettings {
@@ -122,6 +124,7 @@ impl Default for EngineSettings {
             transcripts: mail::TranscriptLimits::default(),
             crawl: sources::CrawlSettings::default(),
             push: notify::PushSettings::default(),
+            returns: mail::ReturnSettings::default(),
         }
     }
 }
@@ -170,6 +173,8 @@ struct Inner {
     send_pause: chat::SendPause,
     /// The knowledge sources' runs this process runs.
     sources: Arc<sources::Runner>,
+    /// Visitors' open event streams per conversation on this process (see [`mail::Here`]).
+    presence: mail::Presence,
 }
 
 /// The engine handle; cheap to clone.
@@ -240,6 +245,7 @@ impl Engine {
             mail,
             send_pause: chat::SendPause::default(),
             sources: sources::runner(),
+            presence: mail::Presence::default(),
         }))
     }
 

@@ -118,6 +118,8 @@ impl Engine {
             .await?;
         // Where the reply stands in the stream: a panel that was closed counts it as unread.
         messages::set_start_seq(self.db(), &id, seq).await?;
+        // A visitor who left gets it by mail (`engine/mail/return_mail.rs`).
+        crate::store::return_mail::mark_pending(self.db(), conversation_id, now, false).await?;
         self.console(ConsoleEvent::message(conversation_id, &agent_id));
         Ok(id)
     }

@@ -62,6 +62,7 @@ pub async fn raise(db: &Db, agent_id: &str, kind: &str, detail: &str, data: Valu
                 html: html.clone(),
                 kind,
                 conversation_id: None,
+                reply_to: None,
             };
             super::mail::enqueue_in(&mut tx, &mail, now).await?;
         }

@@ -17,12 +17,14 @@ pub struct Mail {
     pub html: String,
     pub kind: &'static str,
     pub conversation_id: Option<String>,
+    /// The Reply-To address (a return mail's inbound address).
+    pub reply_to: Option<String>,
 }
 
 async fn insert<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(db: E, mail: &Mail, now: i64) -> Result<(), DbError> {
     sqlx::query(
         "INSERT INTO mail_outbox (id, to_address, subject, text_body, html_body, kind, conversation_id, status, \
-         attempts, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $8)",
+         attempts, next_attempt_at, created_at, reply_to) VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', 0, $8, $8, $9)",
     )
     .bind(new_id())
     .bind(&mail.to)
@@ -32,6 +34,7 @@ async fn insert<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(db: E, mail: &M
     .bind(mail.kind)
     .bind(mail.conversation_id.as_deref())
     .bind(now)
+    .bind(mail.reply_to.as_deref())
     .execute(db)
     .await?;
     Ok(())
@@ -117,6 +120,7 @@ crate::store::row_struct! {
         pub text_body: String,
         pub html_body: String,
         pub attempts: i64,
+        pub reply_to: Option<String>,
     }
 }
 
@@ -136,7 +140,7 @@ pub async fn claim_due(db: &Db, by: &str, now: i64, lease_ms: i64, limit: i64) -
          WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= $3 \
              AND (locked_until IS NULL OR locked_until <= $3) ORDER BY next_attempt_at LIMIT $4) \
          AND status = 'pending' AND (locked_until IS NULL OR locked_until <= $3) \
-         RETURNING id, to_address, subject, text_body, html_body, attempts",
+         RETURNING id, to_address, subject, text_body, html_body, attempts, reply_to",
     )
     .bind(now.saturating_add(lease_ms))
     .bind(by)

@@ -41,6 +41,7 @@ pub mod prices;
 pub mod privacy;
 pub mod push;
 pub mod ratings;
+pub mod return_mail;
 pub mod saved_replies;
 #[cfg(test)]
 mod schema_doc;

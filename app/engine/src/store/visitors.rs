@@ -108,6 +108,19 @@ pub async fn create(
     })
 }
 
+/// A new token row for a browser that stands for the visitor `acts_as` (a return link followed:
+/// the conversation is theirs); its id.
+pub async fn create_acting(
+    db: &Db,
+    agent_id: &str,
+    token: &str,
+    acts_as: &str,
+    client: &ClientFacts,
+    now: i64,
+) -> Result<String, DbError> {
+    insert(db.writer(), agent_id, token, None, Some(acts_as), client, now).await
+}
+
 pub async fn by_token(db: &Db, token: &str) -> Result<Option<Visitor>, DbError> {
     sqlx::query_as(
         "SELECT COALESCE(v.acts_as, v.id) AS id, v.id AS token_id, v.agent_id, v.host_origin, v.last_seen_at, \
@@ -115,6 +128,18 @@ pub async fn by_token(db: &Db, token: &str) -> Result<Option<Visitor>, DbError> 
          FROM visitors v LEFT JOIN end_users u ON u.visitor_id = COALESCE(v.acts_as, v.id) WHERE v.token_hash = $1",
     )
     .bind(hash_token(token))
+    .fetch_optional(&mut *db.read().await?)
+    .await
+}
+
+/// The visitor row `id` itself (with its user, when identified): who a visitor's mail speaks for.
+pub async fn by_id(db: &Db, id: &str) -> Result<Option<Visitor>, DbError> {
+    sqlx::query_as(
+        "SELECT v.id, v.id AS token_id, v.agent_id, v.host_origin, v.last_seen_at, v.revoked_at, \
+         u.subject AS user_subject, u.name AS user_name, u.email AS user_email \
+         FROM visitors v LEFT JOIN end_users u ON u.visitor_id = v.id WHERE v.id = $1",
+    )
+    .bind(id)
     .fetch_optional(&mut *db.read().await?)
     .await
 }

@@ -233,6 +233,11 @@ impl TestApp {
     }
 
     /// An agent that talks to the fake OpenAI upstream.
+    /// The inbound SMTP listener's port (the config's `inbound_smtp_addr`).
+    pub fn smtp_port(&self) -> u16 {
+        self.running.smtp_addr.expect("the inbound SMTP listener runs").port()
+    }
+
     pub async fn agent(&self, key: &str, capabilities: &[&str]) -> Agent {
         self.insert_agent(fixtures::agent(key, fixtures::openai_provider(&self.fake)).capabilities(capabilities)).await
     }

@@ -37,3 +37,26 @@ impl SmtpSink {
         self.sidecar.wait_for(n).await
     }
 }
+
+/// Sends one mail with Python's `smtplib` to 127.0.0.1:`port`: `{"sent": true}`, or
+/// `{"refused": CODE, "message": …, "at": "rcpt" | "data"}`.
+pub async fn smtp_send(port: u16, from: &str, to: &str, subject: &str, body: &str) -> Value {
+    use tokio::io::AsyncWriteExt;
+    let path = format!("{}/tests/it/harness/smtp_send.py", env!("CARGO_MANIFEST_DIR"));
+    let mut child = tokio::process::Command::new("python3")
+        .args([path.as_str(), &port.to_string(), from, to, subject])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 smtp_send.py");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(body.as_bytes()).await.unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("smtplib finished within 30 s")
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("smtp_send.py: {e}: {:?}", String::from_utf8_lossy(&out.stdout)))
+}

@@ -26,6 +26,7 @@ class Sink:
             "from": str(msg["From"]),
             "to": str(msg["To"]),
             "subject": str(msg["Subject"]),
+            "reply_to": str(msg["Reply-To"]) if msg["Reply-To"] else None,
             "multipart": msg.get_content_type(),
             "text": text.get_content() if text else None,
             "html": html.get_content() if html else None,

@@ -12,8 +12,8 @@ mod transcript;
 
 use std::sync::Arc;
 
-use futures::Stream;
 use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
 use parley_protocol::{ApiCode, Handoff, LeadForm, StreamEvent, validate_lead};
 
 use super::Engine;
@@ -121,7 +121,13 @@ impl Engine {
     ) -> Result<impl Stream<Item = Arc<Frame>> + Send + 'static, ChatError> {
         let conv = self.own_conversation(visitor, conversation_id).await?;
         let lease = self.hub().lease(&conv.id, false).await?;
-        Ok(replay::open(self.db().clone(), lease, after, Until::Forever, false).await?)
+        let frames = replay::open(self.db().clone(), lease, after, Until::Forever, false).await?;
+        // While it is open the visitor is here: replies reach the panel, not their mailbox.
+        let here = self.visitor_here(&conv.id).await?;
+        Ok(frames.map(move |frame| {
+            let _here = &here;
+            frame
+        }))
     }
 
     /// Stops the running turn, if any. The partial answer is kept as `stopped`.

@@ -73,6 +73,7 @@ impl Engine {
         let frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
             message_id: visitor_message_id.clone(),
             text: text.to_owned(),
+            client_message_id: client_message_id.map(str::to_owned),
         }));
         let stored = NewTurn {
             conversation_id: conversation_id.to_owned(),

@@ -231,6 +231,7 @@ impl Engine {
         let visitor_frame = lease.emit(StreamEvent::VisitorMessage(VisitorMessage {
             message_id: visitor_message_id.clone(),
             text: text.to_owned(),
+            client_message_id: req.client_message_id.map(str::to_owned),
         }));
         // Number the answer's first event before storing it, so the stored row knows where a
         // resumed stream starts.

@@ -15,7 +15,11 @@ use super::webhooks::RETRY_DELAYS;
 use crate::store::DbError;
 use crate::store::mail::{self as store, Mail};
 
+mod inbound;
+mod return_mail;
 mod visitor_mail;
+pub use inbound::{InboundError, answer_text};
+pub use return_mail::{Here, Presence, ReturnSettings, ReturnedVisitor, page_url_ok};
 pub use visitor_mail::{TRANSCRIPTS_PER_HOUR, TranscriptLimits, TranscriptMail, TranscriptMailError};
 
 pub use crate::mail_text::{CONSOLE, DayFigures, daily_summary, lang_of, notification, transcript};
@@ -109,6 +113,7 @@ impl Engine {
                 html: html.clone(),
                 kind: "daily_summary",
                 conversation_id: None,
+                reply_to: None,
             };
             store::enqueue(self.db(), &mail, now).await?;
         }
@@ -160,9 +165,11 @@ impl Engine {
         let console = self.services().public_url.trim_end_matches('/').to_owned();
         let from: Mailbox = settings.from.parse().map_err(|e| format!("the sender address: {e}"))?;
         let to: Mailbox = m.to_address.parse().map_err(|e| format!("the address {}: {e}", m.to_address))?;
-        let message = Message::builder()
-            .from(from)
-            .to(to)
+        let mut message = Message::builder().from(from).to(to);
+        if let Some(reply_to) = &m.reply_to {
+            message = message.reply_to(reply_to.parse().map_err(|e| format!("the reply address: {e}"))?);
+        }
+        let message = message
             .subject(m.subject.clone())
             .multipart(MultiPart::alternative_plain_html(
                 m.text_body.replace(CONSOLE, &console),

@@ -99,7 +99,7 @@ impl Engine {
             confirm::set_code(self.db(), visitor_id, &to, &code, now).await?;
             ("confirm", confirmation(lang, &name, &code))
         };
-        let mail = Mail { to: to.clone(), subject, text, html, kind, conversation_id: Some(conv.id) };
+        let mail = Mail { to: to.clone(), subject, text, html, kind, conversation_id: Some(conv.id), reply_to: None };
         store::enqueue(self.db(), &mail, now).await?;
         confirm::record_request(self.db(), visitor_id, &client_ip, &conv.agent_id, kind, now).await?;
         self.wake_outbox();
@@ -134,7 +134,7 @@ impl Engine {
     }
 
     /// The agent's name and language, for a visitor's mail.
-    async fn mail_voice(&self, agent_id: &str) -> Result<(String, Lang), DbError> {
+    pub(super) async fn mail_voice(&self, agent_id: &str) -> Result<(String, Lang), DbError> {
         Ok(crate::store::agents::by_id(self.db(), agent_id)
             .await?
             .map(|a| {
@@ -157,7 +157,7 @@ async fn transcript_lines(engine: &Engine, conversation_id: &str) -> Result<Vec<
 
 /// The address a visitor gave, and whether it is vouched for: the website's signed-in user's
 /// email (the owner's identity token asserts it) is; the newest contact form's is not.
-async fn address_of(engine: &Engine, visitor_id: &str) -> Result<Option<(String, bool)>, DbError> {
+pub(super) async fn address_of(engine: &Engine, visitor_id: &str) -> Result<Option<(String, bool)>, DbError> {
     if let Some(user) = crate::store::identity::user_of_visitor(engine.db(), visitor_id).await?
         && let Some(email) = user.email.filter(|e| e.contains('@'))
     {

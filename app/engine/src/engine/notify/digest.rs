@@ -78,7 +78,7 @@ impl Engine {
                 continue;
             }
             let (subject, text, html) = digest_mail(&name, &lines);
-            let mail = Mail { to: email, subject, text, html, kind: "digest", conversation_id: None };
+            let mail = Mail { to: email, subject, text, html, kind: "digest", conversation_id: None, reply_to: None };
             mail::enqueue_in(&mut tx, &mail, now).await?;
             tx.commit().await?;
             sent += 1;

@@ -274,6 +274,7 @@ async fn notify_by_mail(
             html: html.clone(),
             kind,
             conversation_id: conversation_id.map(str::to_owned),
+            reply_to: None,
         };
         super::mail::enqueue_in(tx, &mail, now).await?;
     }
