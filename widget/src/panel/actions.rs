@@ -180,14 +180,19 @@ impl Panel {
                         break;
                     }
                 };
+                let conversation = self.conversation.get();
+                let page_url = self
+                    .page_url
+                    .get()
+                    .filter(|u| self.page_sent.get().is_none_or(|(c, sent)| c != conversation || sent != *u));
                 let body = SendMessage {
                     agent: self.agent.get(),
-                    conversation_id: self.conversation.get(),
+                    conversation_id: conversation,
                     message: text.clone(),
                     client_message_id: Some(client_message_id.clone()),
                     attachments,
                     context: self.page_context.get(),
-                    page_url: self.page_url.get(),
+                    page_url: page_url.clone(),
                 };
                 let body = crate::json::to_string(&body);
                 let result =
@@ -199,6 +204,9 @@ impl Panel {
                     .await;
                 if self.generation.get() != generation {
                     break;
+                }
+                if let (Ok(_), Some(url)) = (&result, page_url) {
+                    self.page_sent.set_value(Some((self.conversation.get(), url)));
                 }
                 match self.after_attempt(result, attempts, &visitor_msg) {
                     Attempt::Done => break,

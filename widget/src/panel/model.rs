@@ -143,6 +143,9 @@ pub struct Panel {
     /// The site page the panel is on (the loader tells it), sent with each message: a reply
     /// mailed after the visitor left links back to it.
     pub page_url: Sig<Option<String>>,
+    /// The page last told to the server, with the conversation it went with: it is sent again
+    /// only when it changes (the server writes it down, off each turn's way).
+    pub page_sent: Sig<Option<(Option<String>, String)>>,
     /// A visitor token is being made (others wait for it: one visitor per browser).
     pub token_pending: Sig<bool>,
     /// `Parley.identify` is being verified (a send waits for it, so it goes as the user).
@@ -196,6 +199,7 @@ impl Panel {
             user: Sig::new(None),
             page_context: Sig::new(None),
             page_url: Sig::new(None),
+            page_sent: Sig::new(None),
             token_pending: Sig::new(false),
             identifying: Sig::new(false),
             closed: Sig::new(false),
