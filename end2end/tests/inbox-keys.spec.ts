@@ -105,20 +105,25 @@ test('a conversation that reloads while the operator types keeps the reply, the 
   const box = admin.getByLabel('Your reply to the visitor');
   await box.click();
   await admin.keyboard.type('Half a rep');
-  // The visitor writes: the conversation reloads under the operator's hands.
+  // The visitor writes while the operator goes on typing: the conversation is brought up to
+  // date under their hands, and no key is lost (keys typed across the update were, when the
+  // page was drawn anew).
+  const typing = admin.keyboard.type('ly, typed while the visitor writes', { delay: 50 });
   await send(panel(visitor), `And one more thing ${stamp}`);
   await expect(admin.locator('.c-transcript')).toContainText(`And one more thing ${stamp}`);
-  await admin.keyboard.type('ly');
-  await expect(box).toHaveValue('Half a reply');
+  await typing;
+  await admin.keyboard.type('!');
+  await expect(box).toHaveValue('Half a reply, typed while the visitor writes!');
   await expect(box).toBeFocused();
   // The same for a private note, with the caret in the middle of it.
   const note = admin.getByLabel('Add a note');
   await note.click();
   await admin.keyboard.type('Check the voice');
   for (let i = 0; i < 'voice'.length; i++) await admin.keyboard.press('ArrowLeft');
+  const noting = admin.keyboard.type('in', { delay: 400 });
   await send(panel(visitor), `And the last thing ${stamp}`);
   await expect(admin.locator('.c-transcript')).toContainText(`And the last thing ${stamp}`);
-  await admin.keyboard.type('in');
+  await noting;
   await expect(note).toHaveValue('Check the invoice');
   await expect(note).toBeFocused();
   expect(errors).toEqual([]);

@@ -20,57 +20,48 @@ use super::loaded::Loaded;
 use super::reply_box::ReplyBox;
 use super::types::{ConsoleMessage, ConsultingState, ConversationDetail};
 
-/// `/admin/conversations/:id`: the transcript, reloaded when the conversation changes.
+/// `/admin/conversations/:id`: the transcript, loaded once per conversation and kept current
+/// in place (see [`Detail`]).
 #[component]
 pub fn ConversationPage() -> impl IntoView {
     let ctx = console_ctx();
     let params = use_params_map();
     let id = move || params.read().get("id").unwrap_or_default();
-    // Reload when this conversation changes (not on other conversations' events).
-    let mine = Memo::new(move |_| {
+    // This conversation's events (not other conversations', not typing notices): the feed's
+    // count when one arrives.
+    let changed = Memo::new(move |_| {
         ctx.changes.track();
         ctx.last
             .with_untracked(|e| e.as_ref().filter(|e| e.conversation_id == id()).map(|_| ctx.changes.get_untracked()))
     });
-    let version = RwSignal::new(0u64);
-    let detail = Resource::new(move || (id(), mine.get(), version.get()), |(id, _, _)| conversation(id));
-    // The operator's reply and note drafts outlive the reloads (a visitor's message, the
-    // copilot's summary, a colleague's note), not a move to another conversation.
-    let draft = RwSignal::new(String::new());
-    let note = RwSignal::new(String::new());
-    // ... and the box being typed in keeps the focus (`keep_typing`).
-    super::keep_typing::follow();
-    Effect::new(move |before: Option<String>| {
-        let now = id();
-        if before.is_some_and(|b| b != now) {
-            draft.set(String::new());
-            note.set(String::new());
-            super::keep_typing::forget();
-        }
-        now
-    });
+    let detail = Resource::new(id, conversation);
     let visitor_typing = Memo::new(move |_| {
         ctx.last.with(|e| e.as_ref().is_some_and(|e| e.conversation_id == id() && e.kind == "typing"))
     });
     view! {
         <p><A href="/admin/conversations">"← Conversations"</A></p>
         <Loaded resource=detail let:d>
-            <Detail d version visitor_typing draft note />
+            <Detail d changed visitor_typing />
         </Loaded>
     }
 }
 
+/// One conversation. Drawn once; its events (a visitor's message, a colleague's note, an
+/// assignment, the copilot's summary) and the operator's own actions fetch it again into `cur`,
+/// and only the parts that show what changed are redrawn. The reply and note boxes are never
+/// redrawn: what the operator is typing, the focus and the caret stay put (when the whole page
+/// was drawn anew, keys typed across an event were lost or taken as shortcuts).
 #[component]
-fn Detail(
-    d: ConversationDetail,
-    version: RwSignal<u64>,
-    visitor_typing: Memo<bool>,
-    draft: RwSignal<String>,
-    note: RwSignal<String>,
-) -> impl IntoView {
-    super::keep_typing::restore();
+fn Detail(d: ConversationDetail, changed: Memo<Option<u64>>, visitor_typing: Memo<bool>) -> impl IntoView {
     let id = StoredValue::new(d.item.id.clone());
+    let visitor = StoredValue::new((d.item.visitor_id.clone(), d.item.user.is_some()));
+    let cur = RwSignal::new(d);
+    let version = RwSignal::new(0u64);
     let error = RwSignal::new(None::<String>);
+    keep_current(id, cur, changed, version, error);
+    // The drafts live as long as this conversation is shown.
+    let draft = RwSignal::new(String::new());
+    let note = RwSignal::new(String::new());
     let busy = RwSignal::new(false);
     let act = move |what: &'static str| {
         if busy.get_untracked() {
@@ -101,73 +92,130 @@ fn Detail(
             version.update(|v| *v += 1);
         });
     };
-    let caps = StoredValue::new(d.capabilities.clone());
     tick_payment_countdowns();
-    let status = d.item.status.clone();
-    let can_claim = status != "closed" && d.item.claimed_by.is_none();
-    let holder = d.item.claimed_by.clone();
     let is_admin = console_ctx().me.with_value(|me| me.role == "admin");
-    // Each reply and answer can become an article, titled by the visitor's question before it.
-    let mut question: Option<String> = None;
-    let transcript = d
-        .messages
-        .into_iter()
-        .map(|m| {
-            let save = matches!(m.role.as_str(), "operator" | "assistant").then(|| SaveCtx {
-                conversation_id: d.item.id.clone(),
-                question: question.clone(),
-                bases: d.knowledge_bases.clone(),
-            });
-            if m.role == "visitor" {
-                question = Some(m.text.clone());
+    let mine = Memo::new(move |_| cur.with(|d| d.mine));
+    let head = move || {
+        cur.with(|d| {
+            let status = d.item.status.clone();
+            let can_claim = status != "closed" && d.item.claimed_by.is_none();
+            let can_close = status != "closed" && (d.mine || d.item.claimed_by.is_none());
+            view! {
+                <h1>{format!("{} · {}", who(&d.item), d.item.agent_name)}</h1>
+                {d.item.user.clone().map(|u| view! {
+                    <p class="c-hint" id="identified-user">{format!("Signed in on the website as user id {}", u.id)}</p>
+                })}
+                <A href=format!("/admin/contacts/{}", d.item.visitor_id)>"Contact"</A>
+                <Badge status=status.clone() />
+                {d.item.claimed_by.clone().map(|h| view! { <span class="c-hint">{format!("held by {h}")}</span> })}
+                <span class="c-hint">{format!("{} messages · US${:.4}", d.item.messages, d.cost_usd)}</span>
+                <span class="c-spacer"></span>
+                {can_claim.then(|| view! {
+                    <button type="button" class="c-primary" id="claim" aria-keyshortcuts="r" disabled=busy on:click=move |_| act("claim")>"Take over"</button>
+                })}
+                {d.mine.then(|| view! {
+                    <button type="button" id="release" disabled=busy on:click=move |_| act("release")>"Hand back to the bot"</button>
+                })}
+                {can_close.then(|| view! {
+                    <button type="button" id="close" aria-keyshortcuts="e" disabled=busy on:click=move |_| act("close")>"Close"</button>
+                })}
             }
-            view! { <Message m caps save /> }
         })
-        .collect_view();
+    };
+    // The summary box keeps its own state ("write again"): drawn anew only when the stored
+    // summary or whether it is shown changes.
+    let summary = Memo::new(move |_| {
+        cur.with(|d| {
+            let shown = d.summary.is_some() || matches!(d.item.status.as_str(), "waiting_human" | "human");
+            shown.then(|| d.summary.clone())
+        })
+    });
+    // Each message keeps its node (an open "tool calls", a half-written article) unless it changed.
+    let messages = Memo::new(move |_| {
+        cur.with(|d| {
+            let mut question: Option<String> = None;
+            d.messages
+                .iter()
+                .map(|m| {
+                    let save = matches!(m.role.as_str(), "operator" | "assistant").then(|| SaveCtx {
+                        conversation_id: d.item.id.clone(),
+                        question: question.clone(),
+                        bases: d.knowledge_bases.clone(),
+                    });
+                    if m.role == "visitor" {
+                        question = Some(m.text.clone());
+                    }
+                    let key = serde_json::to_string(m).unwrap_or_default();
+                    (key, m.clone(), save, d.capabilities.clone())
+                })
+                .collect::<Vec<_>>()
+        })
+    });
     view! {
-        <header class="c-conv-head">
-            <h1>{format!("{} · {}", who(&d.item), d.item.agent_name)}</h1>
-            {d.item.user.clone().map(|u| view! {
-                <p class="c-hint" id="identified-user">{format!("Signed in on the website as user id {}", u.id)}</p>
-            })}
-            <A href=format!("/admin/contacts/{}", d.item.visitor_id)>"Contact"</A>
-            <Badge status=status.clone() />
-            {holder.map(|h| view! { <span class="c-hint">{format!("held by {h}")}</span> })}
-            <span class="c-hint">{format!("{} messages · US${:.4}", d.item.messages, d.cost_usd)}</span>
-            <span class="c-spacer"></span>
-            <Show when=move || can_claim>
-                <button type="button" class="c-primary" id="claim" aria-keyshortcuts="r" disabled=busy on:click=move |_| act("claim")>"Take over"</button>
-            </Show>
-            <Show when=move || d.mine>
-                <button type="button" id="release" disabled=busy on:click=move |_| act("release")>"Hand back to the bot"</button>
-            </Show>
-            <Show when={let s = status.clone(); move || s != "closed" && (d.mine || d.item.claimed_by.is_none())}>
-                <button type="button" id="close" aria-keyshortcuts="e" disabled=busy on:click=move |_| act("close")>"Close"</button>
-            </Show>
-        </header>
+        <header class="c-conv-head">{head}</header>
         <ErrorLine error />
-        {(d.summary.is_some() || matches!(status.as_str(), "waiting_human" | "human"))
-            .then(|| view! { <HandoffSummary id=id.get_value() summary=d.summary.clone() /> })}
-        {d.rating.map(|(score, comment)| view! {
+        {move || summary.get().map(|s| view! { <HandoffSummary id=id.get_value() summary=s /> })}
+        {move || cur.with(|d| d.rating.clone()).map(|(score, comment)| view! {
             <p class="c-card c-rating" id="conversation-rating">
                 {format!("The visitor rated this conversation {score} of 5")}
                 {comment.map(|c| format!(": “{c}”"))}
             </p>
         })}
-        {d.consulting.map(|state| view! { <Consulting state /> })}
+        {move || cur.with(|d| d.consulting.clone()).map(|state| view! { <Consulting state /> })}
         <ol class="c-transcript" aria-label="Transcript">
-            {transcript}
+            <For each=move || messages.get() key=|(key, ..)| key.clone() let:((_, m, save, caps))>
+                <Message m caps=StoredValue::new(caps) save />
+            </For>
         </ol>
         <Show when=move || visitor_typing.get()>
             <p class="c-typing" aria-live="polite">"The visitor is typing…"</p>
         </Show>
-        <Show when=move || d.mine>
+        <Show when=move || mine.get()>
             <ReplyBox id=id.get_value() version text=draft />
         </Show>
-        <InboxPanel id=id.get_value() assignee_id=d.item.assignee_id.clone() labels_on=d.item.labels.clone()
-            notes=d.notes.clone() version body=note />
-        {is_admin.then(|| view! { <VisitorData visitor_id=d.item.visitor_id.clone() identified=d.item.user.is_some() /> })}
+        <InboxPanel id=id.get_value() current=cur version body=note />
+        {is_admin.then(|| {
+            let (visitor_id, identified) = visitor.get_value();
+            view! { <VisitorData visitor_id identified /> }
+        })}
     }
+}
+
+/// Fetches the conversation again into `cur` on each of its events (`changed`) and each action
+/// of the operator's (`version`), browser only; an answer overtaken by a newer request is dropped.
+fn keep_current(
+    id: StoredValue<String>,
+    cur: RwSignal<ConversationDetail>,
+    changed: Memo<Option<u64>>,
+    version: RwSignal<u64>,
+    error: RwSignal<Option<String>>,
+) {
+    let asked = StoredValue::new(0u64);
+    Effect::new(move |before: Option<(Option<u64>, u64)>| {
+        let now = (changed.get(), version.get());
+        let event = now.0.is_some() && before.is_some_and(|b| b.0 != now.0);
+        let acted = before.is_some_and(|b| b.1 != now.1);
+        if event || acted {
+            let n = asked.get_value() + 1;
+            asked.set_value(n);
+            leptos::task::spawn_local(async move {
+                let Some(id) = id.try_get_value() else { return };
+                let fresh = conversation(id).await;
+                if asked.try_get_value() != Some(n) {
+                    return;
+                }
+                match fresh {
+                    Ok(d) => {
+                        cur.try_set(d);
+                    }
+                    Err(e) => {
+                        error.try_set(Some(format!("This conversation could not be brought up to date: {e}")));
+                    }
+                }
+            });
+        }
+        now
+    });
 }
 
 /// Payment countdowns in the transcript move once a second, as in the visitor's panel (in the
@@ -241,6 +289,7 @@ fn Consulting(state: ConsultingState) -> impl IntoView {
 }
 
 /// What "Save as article" under a message needs.
+#[derive(Clone, PartialEq)]
 struct SaveCtx {
     conversation_id: String,
     question: Option<String>,

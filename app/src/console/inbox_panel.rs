@@ -8,7 +8,7 @@ use super::api::inbox::{add_note, assign, colleagues, inbox_counts, labels, set_
 use super::fields::ErrorLine;
 use super::layout::console_ctx;
 use super::lists::query;
-use super::types::{Colleague, LabelTag, NoteItem};
+use super::types::{Colleague, ConversationDetail, LabelTag};
 
 /// The views, in the order the tabs show them.
 pub const VIEWS: &[(&str, &str)] =
@@ -60,9 +60,8 @@ pub fn LabelChip(label: LabelTag) -> impl IntoView {
 #[component]
 pub fn InboxPanel(
     id: String,
-    assignee_id: Option<String>,
-    labels_on: Vec<LabelTag>,
-    notes: Vec<NoteItem>,
+    /// The conversation as last fetched (its assignee, labels and notes follow it).
+    current: RwSignal<ConversationDetail>,
     version: RwSignal<u64>,
     /// The note being written (kept by the page across reloads).
     body: RwSignal<String>,
@@ -90,8 +89,10 @@ pub fn InboxPanel(
         let to = event_target_value(&ev);
         run(Box::pin(async move { assign(id.get_value(), Some(to)).await.map_err(|e| e.to_string()) }));
     };
-    let on_ids: Vec<String> = labels_on.iter().map(|l| l.id.clone()).collect();
-    let chosen = RwSignal::new(on_ids);
+    let on_ids = Memo::new(move |_| current.with(|d| d.item.labels.iter().map(|l| l.id.clone()).collect::<Vec<_>>()));
+    let chosen = RwSignal::new(on_ids.get_untracked());
+    // Another operator's change to the labels shows here.
+    Effect::new(move |_| chosen.set(on_ids.get()));
     let toggle = move |label: String| {
         chosen.update(|c| {
             if let Some(at) = c.iter().position(|l| *l == label) {
@@ -112,16 +113,18 @@ pub fn InboxPanel(
             add_note(id.get_value(), text, mentions).await.map(|_| body.set(String::new())).map_err(|e| e.to_string())
         }));
     };
-    let assignee = StoredValue::new(assignee_id.unwrap_or_default());
+    let assignee = Memo::new(move |_| current.with(|d| d.item.assignee_id.clone().unwrap_or_default()));
+    let notes = Memo::new(move |_| current.with(|d| d.notes.clone()));
     view! {
         <section class="c-card c-inbox" aria-label="Assignment, labels and notes">
             <label for="assignee">"Assigned to"</label>
             <select id="assignee" disabled=busy on:change=on_assign>
-                <option value="" selected=move || assignee.get_value().is_empty()>"Nobody"</option>
+                <option value="" selected=assignee.get_untracked().is_empty() prop:selected=move || assignee.get().is_empty()>"Nobody"</option>
                 <Transition>
                     {move || people.get().and_then(Result::ok).unwrap_or_default().into_iter().map(|p| {
-                        let selected = assignee.get_value() == p.id;
-                        view! { <option value=p.id.clone() selected=selected>{format!("{} · {} · {}/{}", p.name, p.presence, p.open, p.max_open)}</option> }
+                        let pid = p.id.clone();
+                        let selected = assignee.get_untracked() == p.id;
+                        view! { <option value=p.id.clone() selected=selected prop:selected=move || assignee.get() == pid>{format!("{} · {} · {}/{}", p.name, p.presence, p.open, p.max_open)}</option> }
                     }).collect_view()}
                 </Transition>
             </select>
@@ -141,9 +144,9 @@ pub fn InboxPanel(
             <h2>"Private notes"</h2>
             <p class="c-hint">"Only operators see notes: never the visitor, the model or a webhook. Write @Name to tell a colleague."</p>
             <ol class="c-notes">
-                {notes.into_iter().map(|n| view! {
+                <For each=move || notes.get() key=|n| n.id.clone() let:n>
                     <li class="c-msg c-msg-note"><span class="c-tag">"Private note"</span>" "<strong>{n.author}</strong>": "{n.body}</li>
-                }).collect_view()}
+                </For>
             </ol>
             <form class="c-note-box" on:submit=send_note>
                 <label for="note">"Add a note"</label>

@@ -24,7 +24,6 @@ pub mod identity;
 pub mod inbox_admin;
 pub mod inbox_list;
 pub mod inbox_panel;
-pub mod keep_typing;
 pub mod knowledge;
 pub mod layout;
 pub mod lists;

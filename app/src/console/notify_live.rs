@@ -4,8 +4,10 @@
 //! in the console and allowed desktop notifications. The browser side is the small script
 //! `/admin/console-notify.js` (no audio file, no extra wasm).
 
+#[cfg(feature = "hydrate")]
 use leptos::prelude::*;
 
+#[cfg(feature = "hydrate")]
 use super::api::notify::unread_count;
 use super::layout::ConsoleCtx;
 
@@ -50,20 +52,35 @@ fn set_title_count(count: i64) {
 }
 
 /// Keeps the unread count (the tab title) current and tells the user of new notifications.
+///
+/// Fetched in a task of its own on each feed event, not through a resource: a resource read
+/// here would hold the console's outer `<Suspense>` on every event, which takes the whole page
+/// out of the document and puts it back (the focused box lost the focus, and the operator's next
+/// keys went to the page).
 pub fn watch_notifications(ctx: ConsoleCtx) {
-    // Browser only (nothing to serialize into the page).
-    let unread = LocalResource::new(move || {
-        ctx.changes.track();
-        unread_count()
-    });
     #[cfg(feature = "hydrate")]
     {
+        let unread = RwSignal::new(None);
+        let asked = StoredValue::new(0u64);
+        Effect::new(move |_| {
+            ctx.changes.track();
+            let n = asked.get_value() + 1;
+            asked.set_value(n);
+            leptos::task::spawn_local(async move {
+                let answer = unread_count().await;
+                if let Ok(view) = answer
+                    && asked.try_get_value() == Some(n)
+                {
+                    unread.try_set(Some(view));
+                }
+            });
+        });
         let last = StoredValue::new(None::<i64>);
         let path = leptos_router::hooks::use_location().pathname;
         Effect::new(move |_| {
             // A page's own title replaces ours on navigation: put the count back after it.
             path.track();
-            let Some(Ok(view)) = unread.get() else { return };
+            let Some(view) = unread.get() else { return };
             set_timeout(move || set_title_count(view.count), std::time::Duration::from_millis(50));
             let before = last.get_value();
             last.set_value(Some(view.count));
@@ -75,5 +92,5 @@ pub fn watch_notifications(ctx: ConsoleCtx) {
         });
     }
     #[cfg(not(feature = "hydrate"))]
-    let _ = unread;
+    let _ = ctx;
 }
