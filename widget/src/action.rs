@@ -69,6 +69,8 @@ actions! {
     Lead = "lead",
     /// Form: the code mailed to confirm the visitor's address.
     EmailCode = "email-code",
+    /// Form: a form the model asked for (with `data-form`, its id).
+    Form = "form",
     /// Form: what was missing after a thumbs down.
     RateComment = "rate-comment",
     /// Form: the stars and comment for a closed conversation.

@@ -78,7 +78,7 @@ pub async fn demo_agents(
         key: HELP_AGENT_KEY.into(),
         name: "Parley Help Center".into(),
         vertical: "help_center".into(),
-        capabilities: vec!["ticket_escalation".into(), "quick_replies".into()],
+        capabilities: vec!["ticket_escalation".into(), "quick_replies".into(), "forms".into()],
         system_prompt: HELP_PROMPT.into(),
         greeting: "Hi! I'm the help-center assistant. Ask me anything — or ask for a person at any time.".into(),
         theme_color: "#4f46e5".into(),

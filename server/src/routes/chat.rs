@@ -61,6 +61,7 @@ async fn send(
             attachments: &body.attachments,
             page_context,
             address: Some(ip),
+            form: body.form.as_ref(),
         })
         .await?;
     // The page the visitor writes from, for the return link of a reply mailed after they left

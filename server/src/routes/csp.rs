@@ -109,7 +109,7 @@ fn policy(nonce: &str, frame_ancestors: Option<&str>, live_reload: bool) -> Stri
     let connect = if live_reload { "'self' blob: ws: wss:" } else { "'self' blob:" };
     let mut policy = format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
-         style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src {connect}; \
+         style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https:; connect-src {connect}; \
          font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'"
     );
     if let Some(ancestors) = frame_ancestors {

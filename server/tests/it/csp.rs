@@ -58,7 +58,8 @@ fn assert_policy(csp: &str) -> String {
     for directive in [
         "default-src 'self'",
         "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data: blob:",
+        // (https: for a choice card's image, an owner tool's own address.)
+        "img-src 'self' data: blob: https:",
         "connect-src 'self' blob:",
         "object-src 'none'",
         "base-uri 'none'",

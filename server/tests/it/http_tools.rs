@@ -222,8 +222,14 @@ async fn console_error(app: &TestApp, conversation: &str, tool: &str) -> String 
 async fn an_owner_tool_shows_blocks_it_returns_once_checked() {
     let receiver = Receiver::start().await;
     let app = TestApp::builder().with_users(&[ADMIN]).config(|c| c.allow_private_endpoints = true).spawn().await;
-    app.insert_agent(agent("shop", openai_provider(&app.fake)).capabilities(&["orders", "quick_replies", "news"]))
-        .await;
+    app.insert_agent(agent("shop", openai_provider(&app.fake)).capabilities(&[
+        "orders",
+        "quick_replies",
+        "news",
+        "cards",
+        "forms",
+    ]))
+    .await;
     let mut admin = app.signed_in(&ADMIN).await;
     let saved = save(
         &mut admin,
@@ -258,10 +264,32 @@ async fn an_owner_tool_shows_blocks_it_returns_once_checked() {
     let stored = parley_engine::store::messages::list(app.db(), &conversation).await.unwrap();
     assert_eq!(stored.last().unwrap().blocks.len(), 1, "the block is kept with the answer");
 
+    // A choice card and a form: shown; the model is told the form's id (its answers come back
+    // under it).
+    let reply = json!({"parley_blocks": [
+        {"type": "choice_card", "title": "Oak chair", "text": "In stock", "image_url": "https://shop.example/chair.png",
+         "buttons": [{"label": "Buy", "url": "https://shop.example/buy"}, {"label": "Other colours", "message": "Show me other colours"}]},
+        {"type": "form", "title": "Delivery", "fields": [{"name": "zip", "label": "Postcode", "type": "text", "required": true}]}
+    ]});
+    app.fake.push_tool_call("free_slots", json!({ "reply": reply }));
+    app.fake.push_content("Here it is.");
+    let events = app.send(&token, "shop", Some(&conversation), "Show me the chair").await;
+    let shown: Vec<&Block> =
+        events.iter().filter_map(|(_, e)| if let StreamEvent::Block(b) = e { Some(&b.block) } else { None }).collect();
+    let [Block::ChoiceCard(card), Block::Form(form)] = shown.as_slice() else { panic!("{shown:?}") };
+    assert_eq!(card.buttons[1].message.as_deref(), Some("Show me other colours"));
+    assert_eq!(card.fallback_text, "Oak chair — In stock — Buy: https://shop.example/buy");
+    assert_eq!(form.fields[0].name, "zip");
+    let result = tool_results(&app.fake.requests().pop().unwrap()).pop().unwrap();
+    assert_eq!(result, json!({"shown_to_visitor": ["choice_card", "form"], "form_ids": [form.form_id]}));
+
     // A block the agent may not show (a payment) and a wrong one: nothing is shown, the model reads why.
     for bad in [
         json!([{"type": "payment_qr", "order_id": "o1"}]),
         json!([{"type": "quick_replies", "replies": ["ok"]}, {"type": "news_card", "title": "News", "url": "http://shop.example/n"}]),
+        json!([{"type": "choice_card", "title": "Chair", "buttons": [{"label": "Buy", "url": "javascript:alert(1)"}]}]),
+        json!([{"type": "choice_card", "title": "Chair", "image_url": "http://shop.example/c.png", "buttons": [{"label": "Buy", "message": "buy"}]}]),
+        json!([{"type": "form", "fields": [{"name": "zip", "label": "Postcode", "type": "text", "onsubmit": "x"}]}]),
     ] {
         app.fake.push_tool_call("free_slots", json!({ "reply": {"slots": 0, "parley_blocks": bad} }));
         app.fake.push_content("None free, sorry.");

@@ -27,6 +27,7 @@ mod csp;
 mod durability;
 mod engage;
 mod experts;
+mod forms;
 mod guards;
 mod hours;
 mod http_tools;

@@ -27,6 +27,7 @@ fn turn(conversation: &str, new: Option<(&str, &str)>, n: u32, slot: Option<&str
         slot_token: slot.map(str::to_owned),
         tell_assignee: false,
         attributes: None,
+        visitor_blocks: String::new(),
     }
 }
 

@@ -131,6 +131,10 @@ pub struct SendMessage {
     /// the panel): a reply mailed to a visitor who left links back to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_url: Option<String>,
+    /// The message submits a form shown under an answer of this conversation (`message` is then
+    /// ignored: the server writes the message from the answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<crate::FormSubmission>,
 }
 
 /// Largest page context (`Parley.setContext`), in bytes of JSON.

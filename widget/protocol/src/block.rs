@@ -14,6 +14,11 @@ pub enum Block {
     NewsCard(NewsCard),
     Citations(Citations),
     QuickReplies(QuickReplies),
+    ChoiceCard(ChoiceCard),
+    /// Fields the visitor fills in (see [`crate::Form`]).
+    Form(crate::Form),
+    /// A submitted form, on the visitor's message.
+    FormAnswers(crate::FormAnswers),
     /// A block type this build has no variant for (a newer server); kept only for its fallback.
     Unknown(UnknownBlock),
 }
@@ -111,6 +116,32 @@ pub struct QuickReplies {
     pub fallback_text: String,
 }
 
+/// A card with an image, a title, a text and buttons (`choice_card`): each button opens an
+/// address or sends a message as the visitor's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceCard {
+    /// An `https://` image above the card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_alt: Option<String>,
+    pub title: String,
+    #[serde(default)]
+    pub text: String,
+    pub buttons: Vec<CardButton>,
+    pub fallback_text: String,
+}
+
+/// A card's button: opens `url` (https) or sends `message`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CardButton {
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// A block of a type this build does not know.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnknownBlock {
@@ -127,6 +158,9 @@ impl Block {
             Block::NewsCard(_) => "news_card",
             Block::Citations(_) => "citations",
             Block::QuickReplies(_) => "quick_replies",
+            Block::ChoiceCard(_) => "choice_card",
+            Block::Form(_) => "form",
+            Block::FormAnswers(_) => "form_answers",
             Block::Unknown(u) => &u.kind,
         }
     }
@@ -148,6 +182,8 @@ impl Block {
             Block::NewsCard(_) => Some("news"),
             Block::Citations(_) => Some("knowledge_search"),
             Block::QuickReplies(_) => Some("quick_replies"),
+            Block::ChoiceCard(_) => Some("cards"),
+            Block::Form(_) | Block::FormAnswers(_) => Some("forms"),
             Block::Unknown(_) => None,
         }
     }
@@ -160,6 +196,9 @@ impl Block {
             Block::NewsCard(b) => Some(&b.fallback_text),
             Block::Citations(b) => Some(&b.fallback_text),
             Block::QuickReplies(b) => Some(&b.fallback_text),
+            Block::ChoiceCard(b) => Some(&b.fallback_text),
+            Block::Form(b) => Some(&b.fallback_text),
+            Block::FormAnswers(b) => Some(&b.fallback_text),
             Block::Unknown(u) => u.fallback_text.as_deref(),
         }
     }
@@ -173,6 +212,9 @@ impl Serialize for Block {
             Block::NewsCard(b) => to_map(b),
             Block::Citations(b) => to_map(b),
             Block::QuickReplies(b) => to_map(b),
+            Block::ChoiceCard(b) => to_map(b),
+            Block::Form(b) => to_map(b),
+            Block::FormAnswers(b) => to_map(b),
             Block::Unknown(u) => {
                 let mut m = Map::new();
                 if let Some(text) = &u.fallback_text {
@@ -212,6 +254,9 @@ impl<'de> Deserialize<'de> for Block {
             "news_card" => serde_json::from_value(value.clone()).map(Block::NewsCard),
             "citations" => serde_json::from_value(value.clone()).map(Block::Citations),
             "quick_replies" => serde_json::from_value(value.clone()).map(Block::QuickReplies),
+            "choice_card" => serde_json::from_value(value.clone()).map(Block::ChoiceCard),
+            "form" => serde_json::from_value(value.clone()).map(Block::Form),
+            "form_answers" => serde_json::from_value(value.clone()).map(Block::FormAnswers),
             _ => return Ok(unknown(kind, &value)),
         };
         // A known type in a shape this build does not understand is treated like an unknown one:
@@ -247,6 +292,9 @@ impl<'de> Deserialize<'de> for Block {
             "news_card" => from_value(value).map(Block::NewsCard).ok(),
             "citations" => from_value(value).map(Block::Citations).ok(),
             "quick_replies" => from_value(value).map(Block::QuickReplies).ok(),
+            "choice_card" => from_value(value).map(Block::ChoiceCard).ok(),
+            "form" => from_value(value).map(Block::Form).ok(),
+            "form_answers" => from_value(value).map(Block::FormAnswers).ok(),
             _ => None,
         };
         Ok(known.unwrap_or_else(|| Block::Unknown(UnknownBlock { fallback_text: field("fallback_text"), kind })))

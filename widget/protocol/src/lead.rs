@@ -84,7 +84,7 @@ pub fn validate_lead(form: &LeadForm) -> Vec<(&'static str, &'static str)> {
     lead_problems(form).into_iter().map(|p| (p.field(), p.english())).collect()
 }
 
-fn looks_like_email(s: &str) -> bool {
+pub(crate) fn looks_like_email(s: &str) -> bool {
     if s.len() > 254 || s.chars().any(char::is_whitespace) {
         return false;
     }
@@ -100,7 +100,7 @@ fn looks_like_email(s: &str) -> bool {
     }
 }
 
-fn looks_like_phone(s: &str) -> bool {
+pub(crate) fn looks_like_phone(s: &str) -> bool {
     let digits = s.chars().filter(char::is_ascii_digit).count();
     (6..=20).contains(&digits)
         && s.chars().all(|c| c.is_ascii_digit() || matches!(c, '+' | ' ' | '-' | '(' | ')' | '.'))

@@ -14,6 +14,7 @@ mod block;
 mod codes;
 mod engage;
 mod event;
+mod form;
 mod lead;
 mod look;
 
@@ -22,5 +23,6 @@ pub use block::*;
 pub use codes::*;
 pub use engage::*;
 pub use event::*;
+pub use form::*;
 pub use lead::*;
 pub use look::*;

@@ -7,8 +7,10 @@
 //! does live in the page that shows it: a click on `[data-pw="escalate"]` (the panel opens its
 //! lead form) and the payment countdown ([`tick_countdowns`], once a second).
 
+mod card;
 mod citations;
 mod escalation_button;
+mod form;
 mod news_card;
 mod payment_qr;
 mod quick_replies;
@@ -59,6 +61,9 @@ pub fn render(block: &Block, ctx: &BlockCtx) -> Html {
         Block::NewsCard(b) => news_card::render(b, ctx),
         Block::Citations(b) => citations::render(b, ctx),
         Block::QuickReplies(b) => quick_replies::render(b, ctx),
+        Block::ChoiceCard(b) => card::render(b, ctx),
+        Block::Form(b) => form::render(b, ctx),
+        Block::FormAnswers(b) => form::render_answers(b, ctx),
         Block::Unknown(_) => Html::new(),
     }
 }

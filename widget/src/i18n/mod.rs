@@ -10,7 +10,7 @@
 //! cost the panel's bundle next to nothing. The bundle need carry English only: a page in another
 //! language can bring its catalogue as JSON ([`Labels::from_map`]).
 
-use crate::protocol::{LanguageSetting, LeadProblem, StreamCode};
+use crate::protocol::{FormProblem, LanguageSetting, LeadProblem, StreamCode};
 
 mod catalogues;
 mod format;
@@ -226,6 +226,12 @@ catalogue! {
     starters,
     /// The quick replies under an answer, as a group.
     quick_replies,
+    /// A form under an answer without a title of its own (and its sent answers).
+    form,
+    /// A required field of such a form left empty.
+    form_missing,
+    /// Any other wrong answer in such a form (an email address, a phone number, a date…).
+    form_invalid,
     lead_title,
     lead_name,
     lead_email,
@@ -315,6 +321,16 @@ impl Labels {
             LeadProblem::BadEmail => self.lead_bad_email,
             LeadProblem::BadPhone => self.lead_bad_phone,
             LeadProblem::MessageTooLong => self.lead_message_too_long,
+        }
+    }
+
+    /// What a form's field says when its answer is wrong.
+    pub fn form_problem(&self, problem: FormProblem) -> &'static str {
+        match problem {
+            FormProblem::Missing => self.form_missing,
+            FormProblem::BadEmail => self.lead_bad_email,
+            FormProblem::BadPhone => self.lead_bad_phone,
+            _ => self.form_invalid,
         }
     }
 

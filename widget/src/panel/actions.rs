@@ -138,6 +138,15 @@ impl Panel {
 
     /// Sends the visitor's message and streams the answer in.
     pub fn send(self, text: String) {
+        self.send_with(text, None);
+    }
+
+    /// Sends a form's answers (`text` is what the server writes from them) and streams the answer in.
+    pub fn send_form(self, text: String, form: crate::protocol::FormSubmission) {
+        self.send_with(text, Some(form));
+    }
+
+    fn send_with(self, text: String, form: Option<crate::protocol::FormSubmission>) {
         let text = text.trim().to_owned();
         // Images may go without words.
         if text.is_empty() && self.pending.with(Vec::is_empty) {
@@ -193,6 +202,7 @@ impl Panel {
                     attachments,
                     context: self.page_context.get(),
                     page_url: page_url.clone(),
+                    form: form.clone(),
                 };
                 let body = crate::json::to_string(&body);
                 let result =

@@ -109,6 +109,7 @@ impl Ui {
                 // A submit button (its form's `submit` does the work), or a click inside a form.
                 Action::SendRating
                 | Action::Compose
+                | Action::Form
                 | Action::Lead
                 | Action::EmailCode
                 | Action::RateComment
@@ -122,6 +123,11 @@ impl Ui {
             let Some(action) = dom::action(&form) else { return };
             match action {
                 Action::Compose => self.submit(),
+                Action::Form => {
+                    if let Some(view) = view_of(self, &ev) {
+                        super::form::submit(p, &view, &form);
+                    }
+                }
                 Action::Lead => lead_form::submit(p, form.clone()),
                 Action::EmailCode => {
                     let code = form.query_selector("input").ok().flatten().map(|i| value(&i));

@@ -11,6 +11,7 @@ pub mod client;
 mod dom;
 mod events;
 mod follow;
+mod form;
 mod host;
 mod identity;
 mod lead_form;

@@ -10,11 +10,11 @@
 //! verbatim. The turn makes that call ([`Compaction`]) before answering; the messages stay in the
 //! database, the summary is stored on the conversation.
 
-use parley_protocol::{MessageStatus, Role};
+use parley_protocol::{Block, FormAnswers, MessageStatus, Role};
 use serde_json::Value;
 
 use super::experts::{Expert, coordinator_instructions};
-use super::provider::ModelMessage;
+use super::provider::{ModelMessage, ModelToolCall};
 use crate::store::agents::Agent;
 use crate::store::memories::{self, Memory};
 use crate::store::messages::{self, Message};
@@ -40,6 +40,8 @@ pub struct Loaded {
     pub user: Option<(Option<String>, Option<String>)>,
     /// What the host page says about itself for this turn (`Parley.setContext`), as JSON.
     pub page_context: Option<String>,
+    /// This turn's message submits a form: its answers (the model reads them as a tool result).
+    pub form_answers: Option<FormAnswers>,
 }
 
 /// Older turns to summarise before the turn's first call.
@@ -142,7 +144,43 @@ fn known_facts(loaded: &Loaded) -> Option<String> {
     Some(s)
 }
 
-fn from_message(m: &Message) -> Option<ModelMessage> {
+/// A submitted form as the model reads it: its `form_answers` call and the call's result (the
+/// values by field name), never the visitor's free text.
+pub fn form_turn(answers: &FormAnswers) -> [ModelMessage; 2] {
+    let call_id = format!("form_{}", answers.form_id);
+    let values: serde_json::Map<String, Value> =
+        answers.answers.iter().map(|a| (a.name.clone(), Value::String(a.value.clone()))).collect();
+    [
+        ModelMessage::Assistant {
+            content: String::new(),
+            tool_calls: vec![ModelToolCall {
+                id: call_id.clone(),
+                name: "form_answers".into(),
+                arguments: serde_json::json!({ "form_id": answers.form_id }).to_string(),
+            }],
+        },
+        ModelMessage::Tool {
+            call_id,
+            content: serde_json::json!({ "form_id": answers.form_id, "submitted": true, "values": values }).to_string(),
+        },
+    ]
+}
+
+/// The submitted form a visitor's message carries.
+fn answers_of(m: &Message) -> Option<&FormAnswers> {
+    m.blocks.iter().find_map(|b| if let Block::FormAnswers(a) = b { Some(a) } else { None })
+}
+
+fn from_message(m: &Message) -> Vec<ModelMessage> {
+    if m.role == Role::Visitor
+        && let Some(answers) = answers_of(m)
+    {
+        return form_turn(answers).into();
+    }
+    one_message(m).into_iter().collect()
+}
+
+fn one_message(m: &Message) -> Option<ModelMessage> {
     if m.content.trim().is_empty() {
         return None;
     }
@@ -203,10 +241,13 @@ pub fn build(
         .history
         .iter()
         .filter(|m| !this_turn.contains(&m.id))
-        .filter_map(|m| from_message(m).map(|mm| (m, mm)))
+        .flat_map(|m| from_message(m).into_iter().map(move |mm| (m, mm)))
         .collect();
     out.extend(turns.iter().map(|(_, mm)| mm.clone()));
-    out.push(ModelMessage::User(text.to_owned()));
+    match &loaded.form_answers {
+        Some(answers) => out.extend(form_turn(answers)),
+        None => out.push(ModelMessage::User(text.to_owned())),
+    }
 
     let tokens: usize = out.iter().map(message_tokens).sum();
     let too_long = context_window.is_some_and(|w| tokens as f64 > w as f64 * THRESHOLD);

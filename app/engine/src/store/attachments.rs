@@ -149,6 +149,7 @@ mod tests {
     #[test]
     fn link_statement_names_each_upload() {
         let mut turn = NewTurn {
+            visitor_blocks: String::new(),
             conversation_id: "c1".into(),
             new_conversation: None,
             visitor_message_id: "m1".into(),

@@ -85,6 +85,8 @@ pub struct NewTurn {
     /// What the host page set with `Parley.setContext`, kept on the visitor row (its id, the JSON)
     /// for the contact page (issue 43, part 5).
     pub attributes: Option<(String, String)>,
+    /// The visitor message's blocks as stored JSON (`[]`; a submitted form's answers).
+    pub visitor_blocks: String,
 }
 
 const ROWS_PER_INSERT: usize = 200;
@@ -124,7 +126,7 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
             Arg::from(&t.conversation_id),
             Arg::from("visitor"),
             Arg::from(&t.text),
-            Arg::from("[]"),
+            Arg::from(if t.visitor_blocks.is_empty() { "[]" } else { t.visitor_blocks.as_str() }),
             Arg::from("complete"),
             Arg::from(&t.client_message_id),
             Arg::MaybeText(None),
@@ -193,6 +195,20 @@ pub async fn by_client_id(
     let sql = format!("SELECT {COLUMNS} FROM messages WHERE reply_to = $1 ORDER BY created_at LIMIT 1");
     let reply: Option<Row> = sqlx::query_as(&sql).bind(&visitor.id).fetch_optional(&mut *db.read().await?).await?;
     Ok(Some((visitor, reply.map(Message::from))))
+}
+
+/// The blocks of a conversation's messages by `role` that hold forms or their answers (their JSON
+/// names a `form_id`), oldest first.
+pub async fn form_blocks(db: &Db, conversation_id: &str, role: Role) -> Result<Vec<Block>, DbError> {
+    let rows: Vec<String> = sqlx::query_scalar(
+        "SELECT blocks FROM messages WHERE conversation_id = $1 AND role = $2 AND blocks LIKE '%\"form_id\"%' \
+         ORDER BY created_at",
+    )
+    .bind(conversation_id)
+    .bind(role.as_str())
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    Ok(rows.iter().flat_map(|json| from_json_text::<Vec<Block>>(json)).collect())
 }
 
 /// Like [`by_client_id`], across all of a visitor's conversations (a retried first message).

@@ -39,6 +39,7 @@ use parley_engine::store::mcp_tokens::Module;
 pub const VISITOR_BOUND: &[(&str, &str)] = &[
     ("escalate_to_human", "shows a contact button in the widget; an MCP client has no widget"),
     ("offer_quick_replies", "shows answer buttons in the widget; an MCP client has no widget"),
+    ("ask_form", "shows a form in the widget; an MCP client has no widget"),
     ("generate_payment", "creates a payment order for a visitor's conversation"),
     ("save_user_memory", "stores a memory about the widget visitor"),
     ("get_user_context", "reads the widget visitor's memories"),

@@ -5,6 +5,7 @@
 
 mod operator;
 pub use operator::SendPause;
+mod form;
 mod rating;
 mod send;
 pub use send::SendRequest;
@@ -43,7 +44,8 @@ pub enum ChatError {
     #[error("{1}")]
     Invalid(ApiCode, String),
     #[error("invalid form")]
-    InvalidForm(Vec<(&'static str, &'static str)>),
+    /// Fields to correct: `(field, what is wrong)`.
+    InvalidForm(Vec<(String, String)>),
     #[error(transparent)]
     Db(#[from] DbError),
     /// The visitor's message could not be committed.
@@ -155,7 +157,9 @@ impl Engine {
         let conv = self.own_conversation(visitor, conversation_id).await?;
         let problems = validate_lead(form);
         if !problems.is_empty() {
-            return Err(ChatError::InvalidForm(problems));
+            return Err(ChatError::InvalidForm(
+                problems.into_iter().map(|(f, m)| (f.to_owned(), m.to_owned())).collect(),
+            ));
         }
         let id = leads::submit(self.db(), &conv.agent_id, &conv.id, &visitor.id, form, self.now_ms()).await?;
         self.wake_outbox();

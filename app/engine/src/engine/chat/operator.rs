@@ -17,7 +17,6 @@ use super::{ChatError, Started};
 use crate::store::agents::Agent;
 use crate::store::conversations;
 use crate::store::messages::NewTurn;
-use crate::store::visitors::Visitor;
 
 /// A test's hold on the next send to an existing conversation, after it read the conversation's
 /// status and before it takes the slot ([`Engine::pause_next_send`]).
@@ -59,7 +58,7 @@ impl Engine {
     pub(super) async fn to_operator(
         &self,
         agent: Arc<Agent>,
-        visitor: &Visitor,
+        visitor_blocks: String,
         conversation_id: &str,
         lease: Lease,
         visitor_message_id: String,
@@ -89,6 +88,7 @@ impl Engine {
             slot_token: None,
             tell_assignee: true,
             attributes: None,
+            visitor_blocks,
         };
         let committed = self.0.writer.begin_turn(stored).await;
         if committed.is_ok() {
@@ -98,7 +98,6 @@ impl Engine {
         committed?;
         self.0.writer.release(lease);
         self.console(ConsoleEvent::message(conversation_id, &agent.id));
-        let _ = visitor;
         Ok(Started {
             conversation_id: conversation_id.to_owned(),
             message_id: String::new(),

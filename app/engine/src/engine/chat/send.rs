@@ -45,6 +45,9 @@ pub struct SendRequest<'a> {
     /// The sender's address (`None`: not known, as in tests that call the engine directly): the
     /// daily cap of every visitor from it counts this turn.
     pub address: Option<std::net::IpAddr>,
+    /// The message submits a form shown under an answer of this conversation: `text` is then
+    /// written from the answers (see `super::form`).
+    pub form: Option<&'a parley_protocol::FormSubmission>,
 }
 
 /// Where a send goes once checked: an earlier answer's stream (a retried send), or on, into this
@@ -82,9 +85,26 @@ impl Engine {
     /// [`Self::start_turn`].
     pub async fn send(&self, req: SendRequest<'_>) -> Result<Started, ChatError> {
         let text = self.check_send(&req)?;
+        let (form, form_text) = match req.form {
+            Some(submission) => {
+                let (answers, text) = self.form_answers(&req, submission).await?;
+                (Some(answers), text)
+            }
+            None => (None, String::new()),
+        };
+        let text = if form.is_some() { form_text.as_str() } else { text };
         let existing = match self.resolve_send(&req, text).await? {
             Resolved::Resume(started) => return Ok(started),
             Resolved::Go(existing) => existing,
+        };
+        let (form, blocks) = match form {
+            Some(answers) => {
+                let conversation = existing.as_ref().map(|c| c.id.as_str()).unwrap_or_default();
+                self.form_not_answered(conversation, &answers.form_id).await?;
+                let blocks = crate::store::to_json_text(&[parley_protocol::Block::FormAnswers(answers.clone())]);
+                (Some(answers), blocks)
+            }
+            None => (None, String::new()),
         };
         // Refused images leave nothing stored.
         let images = self.images_for_send(&req.agent, req.visitor, req.attachments, text).await?;
@@ -93,9 +113,9 @@ impl Engine {
         let visitor_message_id = new_id();
         if existing.as_ref().is_some_and(|c| c.status == ConversationStatus::Human) {
             // A person handles this conversation: the message is for them; the model stays silent.
-            let (agent, visitor, cmid) = (req.agent.clone(), req.visitor, req.client_message_id);
+            let (agent, cmid) = (req.agent.clone(), req.client_message_id);
             return self
-                .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, cmid, images.ids)
+                .to_operator(agent, blocks, &conversation_id, lease, visitor_message_id, text, cmid, images.ids)
                 .await;
         }
         self.paused_send(&conversation_id).await;
@@ -104,15 +124,17 @@ impl Engine {
             // A person claimed it after its status was read: the message is theirs after all.
             let Claimed { conversation_id, visitor_message_id, lease, .. } = claimed;
             lease.end_turn();
-            let (agent, visitor, cmid) = (req.agent.clone(), req.visitor, req.client_message_id);
+            let (agent, cmid) = (req.agent.clone(), req.client_message_id);
             return self
-                .to_operator(agent, visitor, &conversation_id, lease, visitor_message_id, text, cmid, images.ids)
+                .to_operator(agent, blocks, &conversation_id, lease, visitor_message_id, text, cmid, images.ids)
                 .await;
         }
         // Someone is asked for (the status `waiting_human`): their assignee hears of the message.
         let waiting = existing.as_ref().is_some_and(|c| c.status == ConversationStatus::WaitingHuman);
-        let mut committed = self.commit_turn(&req, &claimed, text, images.ids, (existing.is_some(), waiting)).await?;
+        let mut committed =
+            self.commit_turn(&req, &claimed, (text, blocks), images.ids, (existing.is_some(), waiting)).await?;
         committed.images = images.images;
+        committed.known.form_answers = form;
         self.start_turn(req, claimed, committed, text).await
     }
 
@@ -127,6 +149,8 @@ impl Engine {
             return Err(ChatError::Unavailable);
         }
         let text = match check_text(req.text, parley_protocol::MAX_MESSAGE_CHARS) {
+            // A form's message is written from its answers.
+            _ if req.form.is_some() => "",
             Err(ChatError::Invalid(ApiCode::EmptyMessage, _)) if !req.attachments.is_empty() => "",
             other => other?,
         };
@@ -223,7 +247,7 @@ impl Engine {
         &self,
         req: &SendRequest<'_>,
         claimed: &Claimed,
-        text: &str,
+        (text, visitor_blocks): (&str, String),
         attachments: Vec<String>,
         (existing, waiting): (bool, bool),
     ) -> Result<Committed, ChatError> {
@@ -254,6 +278,7 @@ impl Engine {
             slot_token: claimed.slot_token.clone(),
             tell_assignee: waiting,
             attributes: req.page_context.clone().map(|json| (req.visitor.id.clone(), json)),
+            visitor_blocks,
         };
         let earlier = existing.then_some(conversation_id.as_str());
         let known = async {

@@ -98,6 +98,7 @@ impl Engine {
                 attachments: &[],
                 page_context: None,
                 address: None,
+                form: None,
             })
             .await
             .map_err(|e| match e {

@@ -8,6 +8,7 @@ pub use async_trait::async_trait;
 /// The "talk to a person" block, also offered when a turn ends at a limit.
 pub use escalate_to_human::escalation_block as handoff_block;
 
+pub mod ask_form;
 pub mod check_off_topic;
 pub mod collect_assessment_info;
 pub mod effect;

@@ -1,16 +1,16 @@
 //! Blocks an owner's HTTP tool may return (issue 44, part 3): a JSON answer with a list
 //! `parley_blocks` shows them under the answer, like Parley's own tools' blocks. Only display
-//! blocks are taken (`quick_replies`, `news_card`; payments, escalation and sources stay the
+//! blocks are taken (`quick_replies`, `news_card`, `choice_card`, `form`; payments, escalation and sources stay the
 //! server's), each checked like the built-in tool that makes it and only when the agent has the
-//! capability that renders it (`quick_replies`, `news`). All or nothing: one wrong block and none is shown; the model reads why.
+//! capability that renders it (`quick_replies`, `news`, `cards`, `forms`). All or nothing: one wrong block and none is shown; the model reads why.
 
-use parley_protocol::{Block, NewsCard, QuickReplies};
+use parley_protocol::{Block, CardButton, ChoiceCard, NewsCard, QuickReplies};
 use serde_json::{Value, json};
 
 /// At most this many blocks from one call.
 pub const MAX_OWNER_BLOCKS: usize = 3;
 /// The blocks an owner's tool may show.
-pub const OWNER_BLOCK_KINDS: [&str; 2] = ["quick_replies", "news_card"];
+pub const OWNER_BLOCK_KINDS: [&str; 4] = ["quick_replies", "news_card", "choice_card", "form"];
 
 /// Takes `parley_blocks` out of a tool's JSON answer: the blocks to show, and the answer the model
 /// reads (with `shown_to_visitor`, or `blocks_refused` and the reason).
@@ -19,6 +19,14 @@ pub fn take(result: &mut Value, capabilities: &[String]) -> Vec<Block> {
     match check(&list, capabilities) {
         Ok(blocks) => {
             result["shown_to_visitor"] = json!(blocks.iter().map(Block::kind).collect::<Vec<_>>());
+            // A form's answers come back later under its id.
+            let forms: Vec<&str> = blocks
+                .iter()
+                .filter_map(|b| if let Block::Form(f) = b { Some(f.form_id.as_str()) } else { None })
+                .collect();
+            if !forms.is_empty() {
+                result["form_ids"] = json!(forms);
+            }
             blocks
         }
         Err(why) => {
@@ -78,6 +86,8 @@ fn block(kind: &str, item: &Value) -> Result<Block, String> {
             let fallback_text = if fallback.is_empty() { replies.join(" · ") } else { fallback };
             Ok(Block::QuickReplies(QuickReplies { replies, fallback_text }))
         }
+        "choice_card" => card(item, fallback),
+        "form" => super::ask_form::form(item, crate::store::new_id()).map(Block::Form).map_err(|e| e.to_string()),
         _ => {
             let title = text(item, "title", 200, true)?;
             let summary = text(item, "summary", 1000, false)?;
@@ -98,12 +108,57 @@ fn block(kind: &str, item: &Value) -> Result<Block, String> {
     }
 }
 
+/// A `choice_card`: a title, an optional text and https image, 1 to 3 buttons each with either an
+/// https `url` or a `message`.
+fn card(item: &Value, fallback: String) -> Result<Block, String> {
+    let title = text(item, "title", 80, true)?;
+    let body = text(item, "text", 500, false)?;
+    let image_url = Some(text(item, "image_url", 2000, false)?).filter(|u| !u.is_empty());
+    if image_url.as_deref().is_some_and(|u| !u.starts_with("https://")) {
+        return Err("`image_url` must be an https:// address".into());
+    }
+    let image_alt = Some(text(item, "image_alt", 200, false)?).filter(|a| !a.is_empty());
+    let list = item.get("buttons").and_then(Value::as_array).ok_or("`buttons` must be a list")?;
+    if list.is_empty() || list.len() > 3 {
+        return Err("a card has 1 to 3 buttons".into());
+    }
+    let buttons = list
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let label = text(b, "label", 40, true).map_err(|e| format!("button {i}: {e}"))?;
+            let url = Some(text(b, "url", 2000, false)?).filter(|u| !u.is_empty());
+            let message = Some(text(b, "message", 200, false)?).filter(|m| !m.is_empty());
+            match (&url, &message) {
+                (Some(u), None) if !u.starts_with("https://") => {
+                    Err(format!("button {i}: `url` must be an https:// address"))
+                }
+                (Some(_), None) | (None, Some(_)) => Ok(CardButton { label, url, message }),
+                _ => Err(format!("button {i}: give either `url` or `message`")),
+            }
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let fallback_text = if fallback.is_empty() {
+        let links: Vec<String> =
+            buttons.iter().filter_map(|b| b.url.as_ref().map(|u| format!("{}: {u}", b.label))).collect();
+        [title.as_str(), body.as_str(), &links.join(" · ")]
+            .iter()
+            .filter(|t| !t.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" — ")
+    } else {
+        fallback
+    };
+    Ok(Block::ChoiceCard(ChoiceCard { image_url, image_alt, title, text: body, buttons, fallback_text }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn caps() -> Vec<String> {
-        vec!["quick_replies".into(), "news".into()]
+        vec!["quick_replies".into(), "news".into(), "cards".into(), "forms".into()]
     }
 
     #[test]
@@ -138,6 +193,14 @@ mod tests {
             ),
             (json!({"type": "quick_replies"}), "must be a list"),
             (json!([{"type": "news_card"}]), "`title` is missing"),
+            (json!([{"type": "choice_card", "title": "x", "buttons": []}]), "1 to 3 buttons"),
+            (json!([{"type": "choice_card", "title": "x", "buttons": [{"label": "a"}]}]), "either `url` or `message`"),
+            (
+                json!([{"type": "choice_card", "title": "x", "buttons": [{"label": "a", "url": "https://a", "message": "m"}]}]),
+                "either `url` or `message`",
+            ),
+            (json!([{"type": "choice_card", "title": "x", "buttons": [{"label": "a", "url": "ftp://a"}]}]), "https"),
+            (json!([{"type": "form", "fields": [{"name": "a", "label": "A", "type": "select"}]}]), "block 0 (form)"),
         ] {
             let mut result = json!({"parley_blocks": blocks});
             assert!(take(&mut result, &caps()).is_empty());

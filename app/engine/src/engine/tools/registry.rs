@@ -124,6 +124,7 @@ pub fn builtin_tools(http: &reqwest::Client) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(escalate_to_human::EscalateToHuman),
         Arc::new(offer_quick_replies::OfferQuickReplies),
+        Arc::new(ask_form::AskForm),
         Arc::new(search_knowledge::SearchKnowledge),
         Arc::new(check_off_topic::CheckOffTopic),
         Arc::new(collect_assessment_info::CollectAssessmentInfo),
@@ -295,7 +296,7 @@ mod tests {
     fn builtin_names_pass_sep_986_and_openai_rules() {
         let registry = Registry::builtin(&reqwest::Client::new());
         let all = registry.catalogue();
-        assert_eq!(all.len(), 12);
+        assert_eq!(all.len(), 13);
         for (name, _) in all {
             assert!(names::check(name).is_ok());
             assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "{name}");

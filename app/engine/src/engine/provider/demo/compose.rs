@@ -51,6 +51,24 @@ pub fn from_result(name: &str, result: &Value, zh: bool) -> String {
             "Here is what I can help with: tap a topic below, or type your own question."
         }
         .to_owned(),
+        "ask_form" => if zh {
+            "好的，请填写下方的表格，我会为您安排。"
+        } else {
+            "Happy to arrange that: please fill in the form below."
+        }
+        .to_owned(),
+        "form_answers" => {
+            let values: Vec<String> = result
+                .get("values")
+                .and_then(Value::as_object)
+                .map(|m| m.iter().map(|(k, v)| format!("{k}: {}", v.as_str().unwrap_or_default())).collect())
+                .unwrap_or_default();
+            if zh {
+                format!("谢谢！我收到了您的信息（{}），我们会按此与您联系。", values.join("；"))
+            } else {
+                format!("Thank you! I have your details ({}) and we will be in touch as arranged.", values.join("; "))
+            }
+        }
         "search_knowledge" => {
             if result.get("success") == Some(&Value::Bool(false)) {
                 return "知识库暂时无法检索。一般来说，各入境计划的具体要求以香港入境事务处最新公布为准，建议您稍后再问我，或直接查阅入境处网站。".into();

@@ -252,6 +252,29 @@ fn timezone(lower: &str) -> &'static str {
 /// The visitor asks what the assistant can do: the demo offers topics as quick replies.
 const MENU: &[&str] = &["what can you help", "what can you do", "show me the options", "你能帮我什么", "你可以做什么"];
 
+/// The visitor wants a call or a visit arranged: the demo asks for the details with a form.
+const BOOK: &[&str] =
+    &["book a call", "call me back", "call back", "book a visit", "book an appointment", "预约", "回电"];
+
+/// The booking form the demo shows (in the visitor's language).
+fn booking_form(text: &str) -> Value {
+    if crate::lang::Lang::of(text).is_zh() {
+        json!({"title": "预约回电", "fields": [
+            {"name": "name", "label": "姓名", "type": "text", "required": true},
+            {"name": "email", "label": "邮箱", "type": "email", "required": true},
+            {"name": "topic", "label": "事项", "type": "select", "options": ["咨询", "售后", "账单"], "required": true},
+            {"name": "day", "label": "希望的日期", "type": "date"}
+        ], "submit_label": "提交"})
+    } else {
+        json!({"title": "Book a call", "fields": [
+            {"name": "name", "label": "Your name", "type": "text", "required": true},
+            {"name": "email", "label": "Email", "type": "email", "required": true},
+            {"name": "topic", "label": "Topic", "type": "select", "options": ["Sales", "Support", "Billing"], "required": true},
+            {"name": "day", "label": "Preferred day", "type": "date"}
+        ], "submit_label": "Book the call"})
+    }
+}
+
 /// The rules, most specific first.
 pub const INTENTS: &[Intent] = &[
     Intent {
@@ -267,6 +290,7 @@ pub const INTENTS: &[Intent] = &[
             crate::lang::Lang::En => json!({"replies": ["Opening hours", "Shipping", "Talk to a person"]}),
         },
     },
+    Intent { tool: "ask_form", applies: |t| any(t, BOOK), arguments: booking_form },
     Intent {
         tool: "collect_assessment_info",
         applies: |t| {
