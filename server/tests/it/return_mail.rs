@@ -9,6 +9,7 @@
 use leptos::server_fn::ServerFn;
 use parley_app::console::api::conversations as c;
 use parley_server::config::MailArgs;
+use parley_server::fake_openai::Reply;
 use serde_json::{Value, json};
 
 use crate::harness::fixtures::OLIVE;
@@ -162,6 +163,16 @@ async fn a_reply_reaches_a_visitor_who_left_and_their_mail_answer_comes_back() {
     let second_reply_to = second["reply_to"].as_str().unwrap().to_owned();
     assert_ne!(second_reply_to, reply_to, "each mail has its own reply address");
     assert_eq!(olive.call(c::Release::PATH, &[("id", &conv)]).await.0, 200);
+    // While an answer is being written the mail cannot go in: 451 (the sending server tries
+    // again), the address stays good, and the mail sent again goes in.
+    app.fake.push(Reply::Delayed(std::time::Duration::from_secs(4), Box::new(Reply::text("Still looking."))));
+    let writing = app.send_raw(&visitor, json!({"agent": "shop", "conversation_id": conv, "message": "Hello?"}));
+    let (writing, busy) = tokio::join!(writing, async {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        smtp_send(smtp, "ada@example.com", &second_reply_to, "Re", "Where is the invoice?").await
+    });
+    assert_eq!((busy["refused"].as_i64(), busy["at"].as_str()), (Some(451), Some("data")), "{busy}");
+    assert_eq!(crate::harness::text(&read_events(writing).await), "Still looking.");
     app.fake.push_content("Your invoice is in your account.");
     let r = smtp_send(smtp, "ada@example.com", &second_reply_to, "Re", "Where is the invoice?").await;
     assert_eq!(r, json!({"sent": true}));

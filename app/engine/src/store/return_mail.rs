@@ -200,6 +200,16 @@ pub async fn reply_target(db: &Db, token: &str, now: i64) -> Result<Option<(Stri
     .await
 }
 
+/// Gives back a reply address used at `used_at` whose mail could not be taken after all.
+pub async fn unuse_reply(db: &Db, token: &str, used_at: i64) -> Result<(), DbError> {
+    sqlx::query("UPDATE return_tokens SET used_at = NULL WHERE token_hash = $1 AND purpose = 'reply' AND used_at = $2")
+        .bind(hash_token(token))
+        .bind(used_at)
+        .execute(db.writer())
+        .await?;
+    Ok(())
+}
+
 /// Uses a reply token: its conversation and visitor, once; `None` when it is unknown, expired or
 /// used before (at the same moment, exactly one caller gets it).
 pub async fn use_reply(db: &Db, token: &str, now: i64) -> Result<Option<(String, String)>, DbError> {

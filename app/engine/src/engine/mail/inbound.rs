@@ -30,6 +30,10 @@ pub enum InboundError {
     Empty,
     #[error("the conversation cannot take the message: {0}")]
     Chat(String),
+    /// The conversation cannot take it now (an answer is being written, the server is stopping
+    /// or its database is away): the sending server tries again later.
+    #[error("the conversation cannot take the message now: {0}")]
+    Later(String),
     #[error(transparent)]
     Db(#[from] DbError),
 }
@@ -37,7 +41,7 @@ pub enum InboundError {
 impl InboundError {
     /// A refusal for good (SMTP 5xx), or a fault worth trying again (4xx).
     pub fn is_permanent(&self) -> bool {
-        !matches!(self, InboundError::Db(_))
+        !matches!(self, InboundError::Db(_) | InboundError::Later(_))
     }
 }
 
@@ -100,11 +104,21 @@ impl Engine {
                 address: None,
                 form: None,
             })
-            .await
-            .map_err(|e| match e {
-                ChatError::Db(e) => InboundError::Db(e),
-                other => InboundError::Chat(other.to_string()),
-            })?;
+            .await;
+        let started = match started {
+            Ok(started) => started,
+            Err(e) => {
+                // Nothing was taken: the address takes the mail sent again.
+                returns::unuse_reply(self.db(), token, now).await?;
+                return Err(match e {
+                    ChatError::Db(e) => InboundError::Db(e),
+                    e @ (ChatError::Busy | ChatError::Unavailable | ChatError::Storage(_)) => {
+                        InboundError::Later(e.to_string())
+                    }
+                    other => InboundError::Chat(other.to_string()),
+                });
+            }
+        };
         // The answer (if the agent answers) is written whatever happens to this stream; it is
         // mailed back once done (the conversation is pending, with the visitor's mail noted).
         drop(started.events);
