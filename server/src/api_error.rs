@@ -38,8 +38,8 @@ pub fn status_of(code: &ApiCode) -> StatusCode {
         MessageTooLong | BodyTooLarge | AttachmentTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         JsonRequired | UnsupportedImage => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         BadLastEventId | MalformedJson | UnreadableBody | EmptyAttachment | BadMcpSetting => StatusCode::BAD_REQUEST,
-        EmptyMessage | BadClientMessageId | InvalidForm | InvalidBody | ImagesNotSupported | TooManyAttachments
-        | OrderMismatch => StatusCode::UNPROCESSABLE_ENTITY,
+        EmptyMessage | BadClientMessageId | InvalidForm | PrechatRequired | InvalidBody | ImagesNotSupported
+        | TooManyAttachments | OrderMismatch => StatusCode::UNPROCESSABLE_ENTITY,
         TooManyWaitingImages | RateLimited => StatusCode::TOO_MANY_REQUESTS,
         Internal | Other(_) => StatusCode::INTERNAL_SERVER_ERROR,
         Unavailable => StatusCode::SERVICE_UNAVAILABLE,

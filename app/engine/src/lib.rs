@@ -30,7 +30,14 @@ pub fn public_config(engine: &Engine, agent: &Agent) -> PublicAgentConfig {
         name: agent.name.clone(),
         greeting: agent.greeting.clone(),
         theme: agent.theme.clone(),
-        capabilities: agent.capabilities.clone(),
+        capabilities: {
+            // The pre-chat form is drawn like the model's forms.
+            let mut caps = agent.capabilities.clone();
+            if agent.prechat.form().is_some() && !caps.iter().any(|c| c == "forms") {
+                caps.push("forms".into());
+            }
+            caps
+        },
         demo_model: agent.provider.kind == ProviderKind::Demo || agent.provider.base_url.is_none(),
         max_message_chars: MAX_MESSAGE_CHARS,
         accepts_images: engine.accepts_images(agent),
@@ -39,6 +46,7 @@ pub fn public_config(engine: &Engine, agent: &Agent) -> PublicAgentConfig {
         starters: agent.starters.clone(),
         availability: None,
         mail_transcripts: engine.mail_enabled(),
+        prechat: agent.prechat.form(),
     }
 }
 

@@ -13,6 +13,8 @@ const POSITIONS: &[(&str, &str)] = &[("right", "Bottom right"), ("left", "Bottom
 const SCHEMES: &[(&str, &str)] =
     &[("light", "Light"), ("dark", "Dark"), ("auto", "As the visitor's system (prefers-color-scheme)")];
 
+const ASK: &[(&str, &str)] = &[("off", "Not asked"), ("optional", "Optional"), ("required", "Required")];
+
 const ICONS: &[(&str, &str)] =
     &[("chat", "Speech bubble"), ("help", "Question mark"), ("sparkle", "Sparkle"), ("none", "None (label only)")];
 
@@ -66,6 +68,15 @@ pub fn LookFields(f: RwSignal<AgentForm>, starters: RwSignal<String>, errors: Er
         <TextInput id="a-height" label="Panel height (400 to 800 px)" field="panel_height"
             value=bind!(f.panel_height) errors kind="number" inputmode="numeric" />
         {view! { <LookPreview f starters /> }.into_any()}
+    </fieldset>
+    <fieldset>
+        <legend>"Pre-chat form"</legend>
+        <p class="c-hint">"Asked before the first message when it asks for anything; the model reads the answers, and an email address given here is where replies go once the visitor has left."</p>
+        <TextInput id="a-prechat-title" label="Pre-chat form: title" field="prechat_title" value=bind!(f.prechat_title) errors
+            placeholder="e.g. Before we start" />
+        <SelectField id="a-prechat-name" label="Pre-chat form: name" field="prechat_name" value=bind!(f.prechat_name) errors options=ASK />
+        <SelectField id="a-prechat-email" label="Pre-chat form: email" field="prechat_email" value=bind!(f.prechat_email) errors options=ASK />
+        <SelectField id="a-prechat-phone" label="Pre-chat form: phone" field="prechat_phone" value=bind!(f.prechat_phone) errors options=ASK />
     </fieldset>
     }
 }

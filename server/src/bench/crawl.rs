@@ -155,6 +155,7 @@ pub async fn run(args: CrawlBenchArgs) -> anyhow::Result<()> {
         language: Default::default(),
         placeholder: String::new(),
         starters: Vec::new(),
+        prechat: Default::default(),
         allowed_origins: Vec::new(),
         domain: Default::default(),
     };

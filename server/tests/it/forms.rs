@@ -3,6 +3,7 @@
 //! and change nothing) and reach the model as the result of a `form_answers` call — through the
 //! fake OpenAI upstream over real HTTP (the exact shape) and through the offline demo model.
 
+use crate::harness::fixtures::{agent, openai_provider};
 use crate::harness::*;
 use parley_engine::store::messages;
 use parley_protocol::{Block, Form, StreamEvent};
@@ -188,4 +189,68 @@ async fn the_demo_model_books_a_call_with_a_form() {
     assert_eq!(r.status(), 200);
     let answer = text(&read_events(r).await);
     assert!(answer.contains("Thank you! I have your details") && answer.contains("day: 2027-01-15"), "{answer}");
+}
+
+#[tokio::test]
+async fn an_agents_pre_chat_form_comes_before_the_first_message_and_reaches_the_model_as_a_tool_result() {
+    use parley_protocol::{Ask, Prechat};
+    let app = spawn_app().await;
+    let prechat =
+        Prechat { title: "Before we start".into(), name: Ask::Required, email: Ask::Optional, phone: Ask::Off };
+    let stored = app.insert_agent(agent("pre", openai_provider(&app.fake)).capabilities(&[]).prechat(prechat)).await;
+    // The panel is told the form (and may draw forms for it).
+    let config = parley_engine::public_config(app.engine(), &stored);
+    let form = config.prechat.expect("a pre-chat form");
+    assert_eq!((form.form_id.as_str(), form.title.as_str()), ("prechat", "Before we start"));
+    let fields: Vec<(&str, bool)> = form.fields.iter().map(|f| (f.name.as_str(), f.required)).collect();
+    assert_eq!(fields, [("name", true), ("email", false)]);
+    assert!(config.capabilities.iter().any(|c| c == "forms"));
+
+    let token = app.visitor("pre").await;
+    // A first message without it, or with it wrong: refused, nothing stored.
+    let r = app.send_raw(&token, json!({"agent": "pre", "message": "Hello"})).await;
+    assert_eq!(r.status(), 422);
+    assert_eq!(r.json::<Value>().await.unwrap()["error"], "prechat_required");
+    let answer = |values: &[(&str, &str)]| {
+        let values: Vec<Value> = values.iter().map(|(n, v)| json!({"name": n, "value": v})).collect();
+        json!({"agent": "pre", "message": "", "form": {"form_id": "prechat", "values": values}})
+    };
+    let r = app.send_raw(&token, answer(&[("email", "ann@example.com")])).await;
+    assert_eq!(refusal(r).await, (422, "invalid_form".into(), "name".into()));
+    let r = app.send_raw(&token, answer(&[("name", "Ann"), ("phone", "123456")])).await;
+    assert_eq!(refusal(r).await, (422, "invalid_form".into(), "phone".into()));
+    assert_eq!(app.count("conversations").await, 0);
+    assert!(app.fake.requests().is_empty());
+
+    // Filled in: the conversation starts; the model reads the answers as a tool result.
+    app.fake.push_content("Hello Ann, how can I help?");
+    let r = app.send_raw(&token, answer(&[("name", " Ann "), ("email", "ann@example.com")])).await;
+    assert_eq!(r.status(), 200);
+    let events = read_events(r).await;
+    assert_eq!(text(&events), "Hello Ann, how can I help?");
+    let conv = conversation_id(&events);
+    let sent = app.fake.requests()[0]["messages"].as_array().unwrap().clone();
+    assert!(!sent.iter().any(|m| m["role"] == "user"), "no free text: {sent:?}");
+    let result: Value = serde_json::from_str(sent.last().unwrap()["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        result,
+        json!({"form_id": "prechat", "submitted": true, "values": {"name": "Ann", "email": "ann@example.com"}})
+    );
+    let all = messages::list(app.db(), &conv).await.unwrap();
+    assert_eq!(all[0].content, "Name: Ann\nEmail: ann@example.com");
+
+    // Then messages go as usual; the pre-chat form is not answered again in a conversation.
+    app.fake.push_content("Sure.");
+    assert_eq!(text(&app.send(&token, "pre", Some(&conv), "Where is my order?").await), "Sure.");
+    let mut again = answer(&[("name", "Bob")]);
+    again["conversation_id"] = json!(conv);
+    assert_eq!(refusal(app.send_raw(&token, again).await).await, (422, "invalid_form".into(), "form_id".into()));
+
+    // The address given is where replies go once the visitor has left.
+    let visitor: String = sqlx::query_scalar("SELECT visitor_id FROM conversations WHERE id = $1")
+        .bind(&conv)
+        .fetch_one(app.db().pool())
+        .await
+        .unwrap();
+    assert_eq!(messages::latest_form_email(app.db(), &visitor).await.unwrap().as_deref(), Some("ann@example.com"));
 }

@@ -40,6 +40,9 @@ pub struct PublicAgentConfig {
     /// The server sends mail: a visitor whose address is known may have the transcript mailed.
     #[serde(default)]
     pub mail_transcripts: bool,
+    /// The agent's pre-chat form, filled in before the first message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prechat: Option<crate::Form>,
 }
 
 /// Outside business hours: nobody is in until `reopens_at`.

@@ -84,6 +84,8 @@ codes! {
         BadLastEventId = "bad_last_event_id",
         /// The lead form has field errors (see `fields`).
         InvalidForm = "invalid_form",
+        /// The agent asks for its pre-chat form before the first message.
+        PrechatRequired = "prechat_required",
         JsonRequired = "json_required",
         MalformedJson = "malformed_json",
         InvalidBody = "invalid_body",

@@ -76,6 +76,76 @@ pub struct Form {
     pub fallback_text: String,
 }
 
+/// The form id of an agent's pre-chat form (asked before the first message).
+pub const PRECHAT_FORM_ID: &str = "prechat";
+
+/// How a pre-chat form asks for one detail.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ask {
+    #[default]
+    Off,
+    Optional,
+    Required,
+}
+
+impl Ask {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ask::Off => "off",
+            Ask::Optional => "optional",
+            Ask::Required => "required",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Ask> {
+        [Ask::Off, Ask::Optional, Ask::Required].into_iter().find(|a| a.as_str() == s.trim())
+    }
+}
+
+/// An agent's pre-chat form: asked before the first message when it asks for anything (its
+/// title and the visitor's name, email address and phone number, each off, optional or required).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prechat {
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub name: Ask,
+    #[serde(default)]
+    pub email: Ask,
+    #[serde(default)]
+    pub phone: Ask,
+}
+
+impl Prechat {
+    /// The form it shows (`None`: it asks for nothing). The labels are English; the panel shows
+    /// its own words for these three fields.
+    pub fn form(&self) -> Option<Form> {
+        let fields: Vec<FormField> = [
+            ("name", "Name", FieldKind::Text, self.name),
+            ("email", "Email", FieldKind::Email, self.email),
+            ("phone", "Phone", FieldKind::Phone, self.phone),
+        ]
+        .into_iter()
+        .filter(|(.., ask)| *ask != Ask::Off)
+        .map(|(name, label, kind, ask)| FormField {
+            name: name.into(),
+            label: label.into(),
+            kind,
+            required: ask == Ask::Required,
+            options: Vec::new(),
+        })
+        .collect();
+        (!fields.is_empty()).then(|| Form {
+            form_id: PRECHAT_FORM_ID.into(),
+            title: self.title.trim().to_owned(),
+            fallback_text: "Please tell us who you are before we start.".into(),
+            fields,
+            submit_label: None,
+        })
+    }
+}
+
 /// One answer of a submitted form.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FormAnswer {

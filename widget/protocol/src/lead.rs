@@ -84,7 +84,7 @@ pub fn validate_lead(form: &LeadForm) -> Vec<(&'static str, &'static str)> {
     lead_problems(form).into_iter().map(|p| (p.field(), p.english())).collect()
 }
 
-pub(crate) fn looks_like_email(s: &str) -> bool {
+pub fn looks_like_email(s: &str) -> bool {
     if s.len() > 254 || s.chars().any(char::is_whitespace) {
         return false;
     }

@@ -232,6 +232,8 @@ catalogue! {
     form_missing,
     /// Any other wrong answer in such a form (an email address, a phone number, a date…).
     form_invalid,
+    /// The visitor wrote before filling in the agent's pre-chat form.
+    prechat_first,
     lead_title,
     lead_name,
     lead_email,

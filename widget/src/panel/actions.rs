@@ -148,6 +148,11 @@ impl Panel {
 
     fn send_with(self, text: String, form: Option<crate::protocol::FormSubmission>) {
         let text = text.trim().to_owned();
+        // The agent's pre-chat form comes first.
+        if form.is_none() && self.prechat_pending() {
+            self.notice.set(Some(self.labels.prechat_first.to_owned()));
+            return;
+        }
         // Images may go without words.
         if text.is_empty() && self.pending.with(Vec::is_empty) {
             return;

@@ -29,6 +29,11 @@ impl Ui {
         if nothing || p.busy.get() || p.current.with(Option::is_some) {
             return;
         }
+        // The agent's pre-chat form comes first (what was typed stays in the box).
+        if p.prechat_pending() {
+            p.notice.set(Some(p.labels.prechat_first.to_owned()));
+            return;
+        }
         dom::set_value(&self.input, "");
         p.send(text);
         super::scroll_to_bottom();

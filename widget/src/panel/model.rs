@@ -160,6 +160,9 @@ pub struct Panel {
     pub mail_transcripts: bool,
     next_key: Sig<u64>,
     greeting: Sig<String>,
+    /// The agent's pre-chat form (in the panel's words), shown under the greeting until a
+    /// conversation starts.
+    pub prechat: Option<&'static crate::protocol::Form>,
     /// The host page shows the panel (a page of its own always does).
     pub shown: Sig<bool>,
     /// The visitor has read the conversation up to this sequence number.
@@ -208,6 +211,7 @@ impl Panel {
             mail_transcripts: config.mail_transcripts,
             next_key: Sig::new(1),
             greeting: Sig::new(config.greeting.clone()),
+            prechat: config.prechat.as_ref().map(|f| &*Box::leak(Box::new(prechat_words(f, words.labels)))),
             shown: Sig::new(false),
             read_seq: Sig::new(0),
             unread: Sig::new(0),
@@ -227,6 +231,9 @@ impl Panel {
     /// Back to an empty conversation with only the greeting.
     pub fn clear(&self) {
         let greeting = Msg::new(0, "greeting".into(), Role::Assistant, self.greeting.get(), MessageStatus::Complete);
+        if let Some(form) = self.prechat {
+            greeting.blocks.set(vec![crate::protocol::Block::Form(form.clone())]);
+        }
         self.messages.set(vec![greeting]);
         self.conversation.set(None);
         self.last_seq.set_value(0);
@@ -253,6 +260,11 @@ impl Panel {
             self.greeting.set_value(text);
             self.clear();
         }
+    }
+
+    /// The pre-chat form is still to be filled in (no conversation yet).
+    pub fn prechat_pending(&self) -> bool {
+        self.prechat.is_some() && self.conversation.with(Option::is_none)
     }
 
     /// Adds the visitor's own message at once, known by the id the send gives it
@@ -418,4 +430,18 @@ mod tests {
         ]));
         assert_eq!(panel.question_to_retry(last_key(&panel)), None);
     }
+}
+
+/// The pre-chat form with the panel's own words for the details it asks for.
+fn prechat_words(form: &crate::protocol::Form, labels: &crate::i18n::Labels) -> crate::protocol::Form {
+    let mut form = form.clone();
+    for f in &mut form.fields {
+        match f.name.as_str() {
+            "name" => f.label = labels.lead_name.to_owned(),
+            "email" => f.label = labels.lead_email.to_owned(),
+            "phone" => f.label = labels.lead_phone.to_owned(),
+            _ => {}
+        }
+    }
+    form
 }

@@ -84,6 +84,8 @@ pub struct Agent {
     pub placeholder: String,
     /// Questions offered as chips before the first message.
     pub starters: Vec<String>,
+    /// The form filled in before the first message (asks for nothing: none).
+    pub prechat: parley_protocol::Prechat,
     /// Origins allowed to embed the widget; empty means any.
     pub allowed_origins: Vec<String>,
     pub limits: AgentLimits,
@@ -182,6 +184,7 @@ pub struct NewAgent {
     pub language: LanguageSetting,
     pub placeholder: String,
     pub starters: Vec<String>,
+    pub prechat: parley_protocol::Prechat,
     pub allowed_origins: Vec<String>,
     pub domain: Domain,
 }

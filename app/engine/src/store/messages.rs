@@ -211,6 +211,22 @@ pub async fn form_blocks(db: &Db, conversation_id: &str, role: Role) -> Result<V
     Ok(rows.iter().flat_map(|json| from_json_text::<Vec<Block>>(json)).collect())
 }
 
+/// The newest email address a visitor gave in a form (any field whose answer is one).
+pub async fn latest_form_email(db: &Db, visitor_id: &str) -> Result<Option<String>, DbError> {
+    let rows: Vec<String> = sqlx::query_scalar(
+        "SELECT m.blocks FROM messages m JOIN conversations c ON c.id = m.conversation_id \
+         WHERE c.visitor_id = $1 AND m.role = 'visitor' AND m.blocks LIKE '%\"form_id\"%' \
+         ORDER BY m.created_at DESC LIMIT 20",
+    )
+    .bind(visitor_id)
+    .fetch_all(&mut *db.read().await?)
+    .await?;
+    Ok(rows.iter().flat_map(|json| from_json_text::<Vec<Block>>(json)).find_map(|b| match b {
+        Block::FormAnswers(a) => a.answers.into_iter().map(|x| x.value).find(|v| parley_protocol::looks_like_email(v)),
+        _ => None,
+    }))
+}
+
 /// Like [`by_client_id`], across all of a visitor's conversations (a retried first message).
 pub async fn by_visitor_client_id(
     db: &Db,

@@ -23,6 +23,7 @@ pub fn agent(capabilities: &[&str], enabled_tools: Option<&[&str]>) -> Agent {
         language: Default::default(),
         placeholder: String::new(),
         starters: Vec::new(),
+        prechat: Default::default(),
         allowed_origins: vec![],
         limits: AgentLimits::default(),
         identity: super::agents::IdentitySettings::default(),
@@ -59,6 +60,7 @@ pub async fn db_with_agent() -> (Db, Agent, tempfile::TempDir) {
         language: parley_protocol::LanguageSetting::ZhHans,
         placeholder: String::new(),
         starters: Vec::new(),
+        prechat: Default::default(),
         allowed_origins: vec![],
         domain: agents::Domain::parse(&agents::DomainText {
             services: crate::demo_data::IMMIGRATION_SERVICES.into(),

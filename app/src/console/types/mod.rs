@@ -166,6 +166,15 @@ pub struct AgentForm {
     /// Empty: the panel's own.
     pub placeholder: String,
     pub starters: Vec<String>,
+    /// The pre-chat form: its title, and `off`, `optional` or `required` for each detail.
+    #[serde(default)]
+    pub prechat_title: String,
+    #[serde(default)]
+    pub prechat_name: String,
+    #[serde(default)]
+    pub prechat_email: String,
+    #[serde(default)]
+    pub prechat_phone: String,
     pub allowed_origins: Vec<String>,
     pub budget_usd: f64,
     /// Tool hops per turn; empty: the mode's default.

@@ -46,6 +46,7 @@ pub fn agent(key: &str, provider: ProviderConfig) -> AgentFixture {
         language: Default::default(),
         placeholder: String::new(),
         starters: Vec::new(),
+        prechat: Default::default(),
         allowed_origins: Vec::new(),
         // The demo immigration agent's services, sites and reference news: the categories and
         // prices the consulting tools' tests use (`.domain(Domain::default())` for none).
@@ -59,6 +60,12 @@ pub struct AgentFixture(NewAgent);
 impl AgentFixture {
     pub fn capabilities(mut self, capabilities: &[&str]) -> Self {
         self.0.capabilities = capabilities.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Its pre-chat form.
+    pub fn prechat(mut self, prechat: parley_protocol::Prechat) -> Self {
+        self.0.prechat = prechat;
         self
     }
 

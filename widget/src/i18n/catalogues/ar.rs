@@ -23,6 +23,7 @@ pub const AR: Labels = Labels {
     form: "نموذج",
     form_missing: "يرجى ملء هذا الحقل.",
     form_invalid: "يرجى التحقق من هذه الإجابة.",
+    prechat_first: "يرجى ملء النموذج أعلاه أولاً.",
     lead_title: "التحدث إلى موظف",
     lead_name: "الاسم",
     lead_email: "البريد الإلكتروني",

@@ -22,6 +22,7 @@ pub const DE: Labels = Labels {
     form: "Formular",
     form_missing: "Bitte füllen Sie dieses Feld aus.",
     form_invalid: "Bitte prüfen Sie diese Angabe.",
+    prechat_first: "Bitte füllen Sie zuerst das Formular oben aus.",
     lead_title: "Mit unserem Team sprechen",
     lead_name: "Ihr Name",
     lead_email: "E-Mail",

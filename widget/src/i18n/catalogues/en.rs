@@ -22,6 +22,7 @@ pub const EN: Labels = Labels {
     form: "Form",
     form_missing: "Please fill this in.",
     form_invalid: "Please check this answer.",
+    prechat_first: "Please fill in the form above first.",
     lead_title: "Talk to a person",
     lead_name: "Name",
     lead_email: "Email",

@@ -22,6 +22,7 @@ pub const ES: Labels = Labels {
     form: "Formulario",
     form_missing: "Rellena este campo.",
     form_invalid: "Revisa esta respuesta.",
+    prechat_first: "Primero rellena el formulario de arriba.",
     lead_title: "Hablar con una persona",
     lead_name: "Nombre",
     lead_email: "Correo electrónico",

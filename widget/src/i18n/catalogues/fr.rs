@@ -23,6 +23,7 @@ pub const FR: Labels = Labels {
     form: "Formulaire",
     form_missing: "Veuillez remplir ce champ.",
     form_invalid: "Veuillez vérifier cette réponse.",
+    prechat_first: "Veuillez d'abord remplir le formulaire ci-dessus.",
     lead_title: "Parler à un conseiller",
     lead_name: "Nom",
     lead_email: "Adresse e-mail",

@@ -22,6 +22,7 @@ pub const ID: Labels = Labels {
     form: "Formulir",
     form_missing: "Harap isi kolom ini.",
     form_invalid: "Harap periksa jawaban ini.",
+    prechat_first: "Harap isi formulir di atas terlebih dahulu.",
     lead_title: "Bicara dengan petugas",
     lead_name: "Nama",
     lead_email: "Email",

@@ -22,6 +22,7 @@ pub const JA: Labels = Labels {
     form: "フォーム",
     form_missing: "この項目を入力してください。",
     form_invalid: "この回答を確認してください。",
+    prechat_first: "先に上のフォームに入力してください。",
     lead_title: "担当者に相談する",
     lead_name: "お名前",
     lead_email: "メールアドレス",

@@ -22,6 +22,7 @@ pub const KO: Labels = Labels {
     form: "양식",
     form_missing: "이 항목을 입력해 주세요.",
     form_invalid: "이 답변을 확인해 주세요.",
+    prechat_first: "먼저 위의 양식을 작성해 주세요.",
     lead_title: "상담원과 대화하기",
     lead_name: "이름",
     lead_email: "이메일",

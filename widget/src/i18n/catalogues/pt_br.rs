@@ -22,6 +22,7 @@ pub const PT_BR: Labels = Labels {
     form: "Formulário",
     form_missing: "Preencha este campo.",
     form_invalid: "Verifique esta resposta.",
+    prechat_first: "Preencha primeiro o formulário acima.",
     lead_title: "Falar com um atendente",
     lead_name: "Nome",
     lead_email: "E-mail",

@@ -23,6 +23,7 @@ pub const TH: Labels = Labels {
     form: "แบบฟอร์ม",
     form_missing: "กรุณากรอกช่องนี้",
     form_invalid: "กรุณาตรวจสอบคำตอบนี้",
+    prechat_first: "กรุณากรอกแบบฟอร์มด้านบนก่อน",
     lead_title: "คุยกับเจ้าหน้าที่",
     lead_name: "ชื่อ",
     lead_email: "อีเมล",

@@ -22,6 +22,7 @@ pub const VI: Labels = Labels {
     form: "Biểu mẫu",
     form_missing: "Vui lòng điền vào mục này.",
     form_invalid: "Vui lòng kiểm tra câu trả lời này.",
+    prechat_first: "Vui lòng điền biểu mẫu phía trên trước.",
     lead_title: "Trò chuyện với nhân viên",
     lead_name: "Họ và tên",
     lead_email: "Email",

@@ -2,7 +2,7 @@
 //! form as this conversation stored it — a form it never showed, a field the form does not have
 //! or a wrong value is refused and nothing is stored — and answered once.
 
-use parley_protocol::{Block, FormAnswers, FormSubmission, Role, answers_text};
+use parley_protocol::{Block, FormAnswers, FormSubmission, PRECHAT_FORM_ID, Role, answers_text};
 
 use super::super::Engine;
 use super::ChatError;
@@ -21,6 +21,15 @@ impl Engine {
         req: &SendRequest<'_>,
         submission: &FormSubmission,
     ) -> Result<(FormAnswers, String), ChatError> {
+        if submission.form_id == PRECHAT_FORM_ID {
+            // The agent's pre-chat form: the first message of a conversation.
+            let form = req.agent.prechat.form().filter(|_| req.conversation_id.is_none());
+            let form = form.ok_or_else(|| refused("form_id", "is not a form of this conversation"))?;
+            let answers =
+                form.check(&submission.values).map_err(|(field, problem)| refused(&field, problem.english()))?;
+            let text = answers_text(&answers);
+            return Ok((FormAnswers { form_id: form.form_id, answers, fallback_text: text.clone() }, text));
+        }
         let Some(id) = req.conversation_id else {
             return Err(refused("form_id", "is not a form of this conversation"));
         };

@@ -154,6 +154,13 @@ impl Engine {
             Err(ChatError::Invalid(ApiCode::EmptyMessage, _)) if !req.attachments.is_empty() => "",
             other => other?,
         };
+        // An agent with a pre-chat form starts each conversation with it.
+        if req.conversation_id.is_none() && req.form.is_none() && req.agent.prechat.form().is_some() {
+            return Err(ChatError::Invalid(
+                ApiCode::PrechatRequired,
+                "Please fill in the form above before the first message.".into(),
+            ));
+        }
         if let Some(id) = req.client_message_id
             && (id.is_empty() || id.len() > 100)
         {

@@ -163,5 +163,9 @@ pub(super) async fn address_of(engine: &Engine, visitor_id: &str) -> Result<Opti
     {
         return Ok(Some((email, true)));
     }
-    Ok(crate::store::leads::latest_email(engine.db(), visitor_id).await?.map(|e| (e, false)))
+    if let Some(email) = crate::store::leads::latest_email(engine.db(), visitor_id).await? {
+        return Ok(Some((email, false)));
+    }
+    // Else the newest address they gave in a form (the pre-chat form, one the model asked for).
+    Ok(messages::latest_form_email(engine.db(), visitor_id).await?.map(|e| (e, false)))
 }

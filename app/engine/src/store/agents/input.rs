@@ -63,6 +63,12 @@ pub struct AgentInput {
     pub placeholder: String,
     /// Questions offered as chips before the first message; blank ones are dropped.
     pub starters: Vec<String>,
+    /// The pre-chat form's title, and `off`, `optional` or `required` for the visitor's name,
+    /// email address and phone number (empty: off).
+    pub prechat_title: String,
+    pub prechat_name: String,
+    pub prechat_email: String,
+    pub prechat_phone: String,
     /// Origins that may embed the agent; empty: any.
     pub allowed_origins: Vec<String>,
     /// Its services, official sites and reference news, one per line.
@@ -119,6 +125,7 @@ impl NewAgent {
             let message = format!("A starter question has at most {MAX_STARTER_CHARS} characters.");
             errors.0.push(FieldError::new("starters", message));
         }
+        let prechat = prechat(input, &mut errors.0);
         let origins = errors.one(AllowedOrigins::parse(&input.allowed_origins));
         let domain = errors.all(Domain::parse(&input.domain));
         let (Some(key), Some(can), Some(model), Some(theme), Some(language), Some(origins), Some(domain)) =
@@ -143,10 +150,35 @@ impl NewAgent {
             language,
             placeholder: placeholder.to_owned(),
             starters,
+            prechat,
             allowed_origins: origins.into_inner(),
             domain,
         })
     }
+}
+
+/// The pre-chat form as typed; a wrong choice or too long a title is named by its field.
+fn prechat(input: &AgentInput, errors: &mut Vec<FieldError>) -> parley_protocol::Prechat {
+    use parley_protocol::{Ask, MAX_FORM_LABEL_CHARS};
+    let mut ask = |field: &'static str, text: &str| {
+        if text.trim().is_empty() {
+            return Ask::Off;
+        }
+        Ask::parse(text).unwrap_or_else(|| {
+            errors.push(FieldError::new(field, "Off, optional or required."));
+            Ask::Off
+        })
+    };
+    let (name, email, phone) = (
+        ask("prechat_name", &input.prechat_name),
+        ask("prechat_email", &input.prechat_email),
+        ask("prechat_phone", &input.prechat_phone),
+    );
+    let title = input.prechat_title.trim();
+    if title.chars().count() > MAX_FORM_LABEL_CHARS {
+        errors.push(FieldError::new("prechat_title", format!("At most {MAX_FORM_LABEL_CHARS} characters.")));
+    }
+    parley_protocol::Prechat { title: title.to_owned(), name, email, phone }
 }
 
 /// The `max_tokens` an agent may set: what every provider takes.

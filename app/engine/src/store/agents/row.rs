@@ -28,6 +28,8 @@ pub(super) struct LookColumn {
     placeholder: String,
     #[serde(default)]
     starters: Vec<String>,
+    #[serde(default)]
+    prechat: parley_protocol::Prechat,
 }
 
 impl LookColumn {
@@ -42,6 +44,7 @@ impl LookColumn {
             height: Some(t.height),
             placeholder: new.placeholder.clone(),
             starters: new.starters.clone(),
+            prechat: new.prechat.clone(),
         }
     }
 }
@@ -116,6 +119,7 @@ impl AgentRow {
             language: LanguageSetting::parse(&r.language).unwrap_or_default(),
             placeholder: look.placeholder,
             starters: look.starters,
+            prechat: look.prechat,
             allowed_origins: from_json_text(&r.allowed_origins),
             limits: AgentLimits {
                 budget_usd: r.budget_usd,
