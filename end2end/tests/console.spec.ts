@@ -149,7 +149,7 @@ test('an administrator edits an agent with field errors, copies the embed snippe
   await page.getByRole('link', { name: 'Agents', exact: true }).click();
   await page.getByRole('link', { name: 'New agent' }).click();
   await expect(page.getByRole('heading', { name: 'New agent' })).toBeVisible();
-  await page.getByLabel('Name').fill('Shop helper');
+  await page.getByLabel('Name', { exact: true }).fill('Shop helper');
   await page.getByLabel('Public key (in the embed snippet)').fill('Bad Key!');
   await page.getByLabel('Allowed origins (one per line; none: no website can embed it yet; * for any)').fill('https://shop.example.com/path');
   await page.getByRole('button', { name: 'Save' }).click();
@@ -164,7 +164,7 @@ test('an administrator edits an agent with field errors, copies the embed snippe
   await page.getByLabel('escalate_to_human').check();
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page).toHaveURL(/\/admin\/agents\/[0-9a-f-]+$/);
-  await expect(page.getByLabel('Name')).toHaveValue('Shop helper');
+  await expect(page.getByLabel('Name', { exact: true })).toHaveValue('Shop helper');
   await expect(page.getByLabel('API key')).toHaveValue('');
   await expect(page.getByLabel('ticket_escalation')).toBeChecked();
   await expect(page.getByLabel('knowledge_search')).toBeChecked();

@@ -23,7 +23,7 @@ async function signIn(browser: Browser): Promise<Page> {
 async function setCoordinator(admin: Page, on: boolean): Promise<void> {
   await admin.goto(`${APP_URL}/admin/agents`);
   await admin.getByRole('link', { name: '香港移民顾问' }).click();
-  await expect(admin.getByLabel('Name')).toHaveValue('香港移民顾问');
+  await expect(admin.getByLabel('Name', { exact: true })).toHaveValue('香港移民顾问');
   const box = admin.getByLabel('expert_team', { exact: true });
   if (on) await box.check();
   else await box.uncheck();
