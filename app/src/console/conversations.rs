@@ -95,32 +95,47 @@ fn Detail(d: ConversationDetail, changed: Memo<Option<u64>>, visitor_typing: Mem
     tick_payment_countdowns();
     let is_admin = console_ctx().me.with_value(|me| me.role == "admin");
     let mine = Memo::new(move |_| cur.with(|d| d.mine));
-    let head = move || {
+    // The header is drawn anew only when what it shows changes (a button with the focus stays
+    // put when a message comes); the counts follow on their own.
+    let head_data = Memo::new(move |_| {
         cur.with(|d| {
-            let status = d.item.status.clone();
-            let can_claim = status != "closed" && d.item.claimed_by.is_none();
-            let can_close = status != "closed" && (d.mine || d.item.claimed_by.is_none());
-            view! {
-                <h1>{format!("{} · {}", who(&d.item), d.item.agent_name)}</h1>
-                {d.item.user.clone().map(|u| view! {
-                    <p class="c-hint" id="identified-user">{format!("Signed in on the website as user id {}", u.id)}</p>
-                })}
-                <A href=format!("/admin/contacts/{}", d.item.visitor_id)>"Contact"</A>
-                <Badge status=status.clone() />
-                {d.item.claimed_by.clone().map(|h| view! { <span class="c-hint">{format!("held by {h}")}</span> })}
-                <span class="c-hint">{format!("{} messages · US${:.4}", d.item.messages, d.cost_usd)}</span>
-                <span class="c-spacer"></span>
-                {can_claim.then(|| view! {
-                    <button type="button" class="c-primary" id="claim" aria-keyshortcuts="r" disabled=busy on:click=move |_| act("claim")>"Take over"</button>
-                })}
-                {d.mine.then(|| view! {
-                    <button type="button" id="release" disabled=busy on:click=move |_| act("release")>"Hand back to the bot"</button>
-                })}
-                {can_close.then(|| view! {
-                    <button type="button" id="close" aria-keyshortcuts="e" disabled=busy on:click=move |_| act("close")>"Close"</button>
-                })}
-            }
+            let i = &d.item;
+            let title = format!("{} · {}", who(i), i.agent_name);
+            (
+                title,
+                i.user.as_ref().map(|u| u.id.clone()),
+                i.visitor_id.clone(),
+                i.status.clone(),
+                i.claimed_by.clone(),
+                d.mine,
+            )
         })
+    });
+    let counts = move || cur.with(|d| format!("{} messages · US${:.4}", d.item.messages, d.cost_usd));
+    let head = move || {
+        let (title, user, visitor_id, status, holder, mine) = head_data.get();
+        let can_claim = status != "closed" && holder.is_none();
+        let can_close = status != "closed" && (mine || holder.is_none());
+        view! {
+            <h1>{title}</h1>
+            {user.map(|id| view! {
+                <p class="c-hint" id="identified-user">{format!("Signed in on the website as user id {id}")}</p>
+            })}
+            <A href=format!("/admin/contacts/{visitor_id}")>"Contact"</A>
+            <Badge status=status.clone() />
+            {holder.map(|h| view! { <span class="c-hint">{format!("held by {h}")}</span> })}
+            <span class="c-hint">{counts}</span>
+            <span class="c-spacer"></span>
+            {can_claim.then(|| view! {
+                <button type="button" class="c-primary" id="claim" aria-keyshortcuts="r" disabled=busy on:click=move |_| act("claim")>"Take over"</button>
+            })}
+            {mine.then(|| view! {
+                <button type="button" id="release" disabled=busy on:click=move |_| act("release")>"Hand back to the bot"</button>
+            })}
+            {can_close.then(|| view! {
+                <button type="button" id="close" aria-keyshortcuts="e" disabled=busy on:click=move |_| act("close")>"Close"</button>
+            })}
+        }
     };
     // The summary box keeps its own state ("write again"): drawn anew only when the stored
     // summary or whether it is shown changes.
@@ -181,8 +196,9 @@ fn Detail(d: ConversationDetail, changed: Memo<Option<u64>>, visitor_typing: Mem
     }
 }
 
-/// Fetches the conversation again into `cur` on each of its events (`changed`) and each action
-/// of the operator's (`version`), browser only; an answer overtaken by a newer request is dropped.
+/// Fetches the conversation again into `cur` once it is shown, on each of its events (`changed`)
+/// and each action of the operator's (`version`), browser only; an answer overtaken by a newer
+/// request is dropped.
 fn keep_current(
     id: StoredValue<String>,
     cur: RwSignal<ConversationDetail>,
@@ -195,7 +211,11 @@ fn keep_current(
         let now = (changed.get(), version.get());
         let event = now.0.is_some() && before.is_some_and(|b| b.0 != now.0);
         let acted = before.is_some_and(|b| b.1 != now.1);
-        if event || acted {
+        // Once when shown, too: an event that came while the page was being loaded (after its
+        // request, before this) would otherwise be missed — the copilot's summary written
+        // right after a hand-over was.
+        let shown = before.is_none();
+        if shown || event || acted {
             let n = asked.get_value() + 1;
             asked.set_value(n);
             leptos::task::spawn_local(async move {
@@ -205,9 +225,11 @@ fn keep_current(
                     return;
                 }
                 match fresh {
-                    Ok(d) => {
+                    // (Unchanged, nothing is drawn again.)
+                    Ok(d) if cur.try_with_untracked(|c| *c != d).unwrap_or(false) => {
                         cur.try_set(d);
                     }
+                    Ok(_) => {}
                     Err(e) => {
                         error.try_set(Some(format!("This conversation could not be brought up to date: {e}")));
                     }
