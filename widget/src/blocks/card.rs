@@ -52,20 +52,12 @@ pub fn render(card: &ChoiceCard, _ctx: &BlockCtx) -> Html {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
     use crate::protocol::CardButton;
 
     #[test]
     fn a_card_shows_its_image_text_links_and_message_buttons_escaped() {
         let caps = ["cards".to_owned()];
-        let ctx = BlockCtx {
-            capabilities: &caps,
-            labels: Lang::En.labels(),
-            lang: Lang::En,
-            lead_submitted: false,
-            away: false,
-            now_ms: 0,
-        };
+        let ctx = super::super::tests::ctx(&caps);
         let button = |label: &str, url: Option<&str>, message: Option<&str>| CardButton {
             label: label.into(),
             url: url.map(str::to_owned),

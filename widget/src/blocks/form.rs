@@ -68,20 +68,12 @@ pub fn render_answers(answers: &FormAnswers, ctx: &BlockCtx) -> Html {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
     use crate::protocol::{FormAnswer, FormField};
 
     #[test]
     fn fields_become_labelled_controls_with_their_text_escaped() {
         let caps = ["forms".to_owned()];
-        let ctx = BlockCtx {
-            capabilities: &caps,
-            labels: Lang::En.labels(),
-            lang: Lang::En,
-            lead_submitted: false,
-            away: false,
-            now_ms: 0,
-        };
+        let ctx = super::super::tests::ctx(&caps);
         let field = |name: &str, kind, options: &[&str]| FormField {
             name: name.into(),
             label: format!("<b>{name}</b>"),

@@ -80,8 +80,8 @@ mod tests {
     use super::*;
     use crate::protocol::{EscalationButton, UnknownBlock};
 
-    /// English, at the epoch, nothing sent yet, with these capabilities.
-    fn ctx(capabilities: &[String]) -> BlockCtx<'_> {
+    /// English, at the epoch, nothing sent yet, with these capabilities (the renderers' tests).
+    pub(super) fn ctx(capabilities: &[String]) -> BlockCtx<'_> {
         let lang = Lang::En;
         BlockCtx { capabilities, labels: lang.labels(), lang, lead_submitted: false, away: false, now_ms: 0 }
     }

@@ -34,19 +34,11 @@ pub fn render(block: &QuickReplies, ctx: &BlockCtx) -> Html {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
 
     #[test]
     fn replies_are_buttons_with_their_text_escaped_trimmed_and_capped() {
         let caps = ["quick_replies".to_owned()];
-        let ctx = BlockCtx {
-            capabilities: &caps,
-            labels: Lang::En.labels(),
-            lang: Lang::En,
-            lead_submitted: false,
-            away: false,
-            now_ms: 0,
-        };
+        let ctx = super::super::tests::ctx(&caps);
         let mut replies: Vec<String> = (1..=8).map(|i| format!("Option {i}")).collect();
         replies[0] = "  <b>\"Yes\"</b>  ".into();
         replies[1] = " ".into();

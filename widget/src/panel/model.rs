@@ -343,6 +343,20 @@ impl Panel {
     }
 }
 
+/// The pre-chat form with the panel's own words for the details it asks for.
+fn prechat_words(form: &crate::protocol::Form, labels: &crate::i18n::Labels) -> crate::protocol::Form {
+    let mut form = form.clone();
+    for f in &mut form.fields {
+        match f.name.as_str() {
+            "name" => f.label = labels.lead_name.to_owned(),
+            "email" => f.label = labels.lead_email.to_owned(),
+            "phone" => f.label = labels.lead_phone.to_owned(),
+            _ => {}
+        }
+    }
+    form
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,18 +444,4 @@ mod tests {
         ]));
         assert_eq!(panel.question_to_retry(last_key(&panel)), None);
     }
-}
-
-/// The pre-chat form with the panel's own words for the details it asks for.
-fn prechat_words(form: &crate::protocol::Form, labels: &crate::i18n::Labels) -> crate::protocol::Form {
-    let mut form = form.clone();
-    for f in &mut form.fields {
-        match f.name.as_str() {
-            "name" => f.label = labels.lead_name.to_owned(),
-            "email" => f.label = labels.lead_email.to_owned(),
-            "phone" => f.label = labels.lead_phone.to_owned(),
-            _ => {}
-        }
-    }
-    form
 }
