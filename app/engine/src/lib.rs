@@ -33,7 +33,7 @@ pub fn public_config(engine: &Engine, agent: &Agent) -> PublicAgentConfig {
         capabilities: {
             // The pre-chat form is drawn like the model's forms.
             let mut caps = agent.capabilities.clone();
-            if agent.prechat.form().is_some() && !caps.iter().any(|c| c == "forms") {
+            if agent.prechat.is_on() && !caps.iter().any(|c| c == "forms") {
                 caps.push("forms".into());
             }
             caps

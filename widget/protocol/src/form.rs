@@ -118,6 +118,11 @@ pub struct Prechat {
 }
 
 impl Prechat {
+    /// It asks for something (its form is shown).
+    pub fn is_on(&self) -> bool {
+        [self.name, self.email, self.phone].iter().any(|a| *a != Ask::Off)
+    }
+
     /// The form it shows (`None`: it asks for nothing). The labels are English; the panel shows
     /// its own words for these three fields.
     pub fn form(&self) -> Option<Form> {

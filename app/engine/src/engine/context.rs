@@ -171,13 +171,15 @@ fn answers_of(m: &Message) -> Option<&FormAnswers> {
     m.blocks.iter().find_map(|b| if let Block::FormAnswers(a) = b { Some(a) } else { None })
 }
 
-fn from_message(m: &Message) -> Vec<ModelMessage> {
+/// A stored message as the model reads it: one message, or a form's call and result (no
+/// allocation: this runs over the history on every turn).
+fn from_message(m: &Message) -> [Option<ModelMessage>; 2] {
     if m.role == Role::Visitor
         && let Some(answers) = answers_of(m)
     {
-        return form_turn(answers).into();
+        return form_turn(answers).map(Some);
     }
-    one_message(m).into_iter().collect()
+    [one_message(m), None]
 }
 
 fn one_message(m: &Message) -> Option<ModelMessage> {
@@ -241,7 +243,7 @@ pub fn build(
         .history
         .iter()
         .filter(|m| !this_turn.contains(&m.id))
-        .flat_map(|m| from_message(m).into_iter().map(move |mm| (m, mm)))
+        .flat_map(|m| from_message(m).into_iter().flatten().map(move |mm| (m, mm)))
         .collect();
     out.extend(turns.iter().map(|(_, mm)| mm.clone()));
     match &loaded.form_answers {

@@ -21,27 +21,20 @@ impl Engine {
         req: &SendRequest<'_>,
         submission: &FormSubmission,
     ) -> Result<(FormAnswers, String), ChatError> {
-        if submission.form_id == PRECHAT_FORM_ID {
-            // The agent's pre-chat form: the first message of a conversation.
-            let form = req.agent.prechat.form().filter(|_| req.conversation_id.is_none());
-            let form = form.ok_or_else(|| refused("form_id", "is not a form of this conversation"))?;
-            let answers =
-                form.check(&submission.values).map_err(|(field, problem)| refused(&field, problem.english()))?;
-            let text = answers_text(&answers);
-            return Ok((FormAnswers { form_id: form.form_id, answers, fallback_text: text.clone() }, text));
-        }
-        let Some(id) = req.conversation_id else {
-            return Err(refused("form_id", "is not a form of this conversation"));
+        let form = match req.conversation_id {
+            // The agent's pre-chat form: only as a conversation's first message.
+            None if submission.form_id == PRECHAT_FORM_ID => req.agent.prechat.form(),
+            None => None,
+            Some(id) => {
+                let conv = self.own_conversation(req.visitor, id).await?;
+                let shown = messages::form_blocks(self.db(), &conv.id, Role::Assistant).await?;
+                shown.into_iter().find_map(|b| match b {
+                    Block::Form(f) if f.form_id == submission.form_id => Some(f),
+                    _ => None,
+                })
+            }
         };
-        let conv = self.own_conversation(req.visitor, id).await?;
-        let shown = messages::form_blocks(self.db(), &conv.id, Role::Assistant).await?;
-        let form = shown
-            .into_iter()
-            .find_map(|b| match b {
-                Block::Form(f) if f.form_id == submission.form_id => Some(f),
-                _ => None,
-            })
-            .ok_or_else(|| refused("form_id", "is not a form of this conversation"))?;
+        let form = form.ok_or_else(|| refused("form_id", "is not a form of this conversation"))?;
         let answers = form.check(&submission.values).map_err(|(field, problem)| refused(&field, problem.english()))?;
         let text = answers_text(&answers);
         let fallback_text = text.clone();

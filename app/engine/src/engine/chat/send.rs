@@ -155,7 +155,7 @@ impl Engine {
             other => other?,
         };
         // An agent with a pre-chat form starts each conversation with it.
-        if req.conversation_id.is_none() && req.form.is_none() && req.agent.prechat.form().is_some() {
+        if req.conversation_id.is_none() && req.form.is_none() && req.agent.prechat.is_on() {
             return Err(ChatError::Invalid(
                 ApiCode::PrechatRequired,
                 "Please fill in the form above before the first message.".into(),
