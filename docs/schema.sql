@@ -2,6 +2,26 @@
 -- (PostgreSQL has the same tables and columns). Generated: do not edit; a test in
 -- app/engine/src/store/schema_doc.rs checks it (PARLEY_WRITE_SCHEMA=1 rewrites it).
 
+CREATE TABLE agent_drafts (
+    agent_id TEXT PRIMARY KEY REFERENCES agents (id),
+    behaviour TEXT NOT NULL,
+    base_version BIGINT NOT NULL,
+    updated_by TEXT,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE agent_versions (
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    version BIGINT NOT NULL,
+    behaviour TEXT NOT NULL,
+    published_by TEXT,
+    published_at BIGINT NOT NULL,
+    note TEXT NOT NULL,
+    changes TEXT NOT NULL,
+    restored_from BIGINT,
+    PRIMARY KEY (agent_id, version)
+);
+
 CREATE TABLE agents (
     id TEXT PRIMARY KEY,
     public_key TEXT NOT NULL UNIQUE,
@@ -21,7 +41,7 @@ CREATE TABLE agents (
     allowed_origins TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION, language TEXT NOT NULL DEFAULT 'auto', look TEXT NOT NULL DEFAULT '{}', max_tokens BIGINT, identity_required BIGINT NOT NULL DEFAULT 0, identity_max_age_secs BIGINT NOT NULL DEFAULT 86400, retention_days BIGINT, domain TEXT NOT NULL DEFAULT '{}');
+, budget_usd DOUBLE PRECISION NOT NULL DEFAULT 0.5, max_turns BIGINT, daily_cap_usd DOUBLE PRECISION, language TEXT NOT NULL DEFAULT 'auto', look TEXT NOT NULL DEFAULT '{}', max_tokens BIGINT, identity_required BIGINT NOT NULL DEFAULT 0, identity_max_age_secs BIGINT NOT NULL DEFAULT 86400, retention_days BIGINT, domain TEXT NOT NULL DEFAULT '{}', version BIGINT NOT NULL DEFAULT 0);
 
 CREATE TABLE alerts (
     agent_id TEXT NOT NULL,
@@ -413,7 +433,7 @@ CREATE TABLE messages (
     start_seq BIGINT NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, owner TEXT);
+, owner TEXT, agent_version BIGINT);
 
 CREATE UNIQUE INDEX messages_by_client_id ON messages (client_message_id, conversation_id)
     WHERE client_message_id IS NOT NULL;

@@ -63,6 +63,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("agents/new") view=console::agents::AgentEditPage />
                     <Route path=path!("agents/:id") view=console::agents::AgentEditPage />
                     <Route path=path!("agents/:id/embed") view=console::agents::EmbedSnippetPage />
+                    <Route path=path!("agents/:id/versions") view=console::versions::AgentVersionsPage />
                     <Route path=path!("knowledge") view=console::knowledge::KnowledgePage />
                     <Route path=path!("knowledge/:base") view=console::knowledge::KnowledgeBasePage />
                     <Route path=path!("knowledge/:base/new") view=console::knowledge::ArticlePage />

@@ -100,7 +100,7 @@ pub fn AgentFormView(
 
 /// The capabilities, and the tools they allow (all, or the ones ticked).
 #[component]
-fn CapabilityFields(
+pub(super) fn CapabilityFields(
     f: RwSignal<AgentForm>,
     tools: Vec<ToolInfo>,
     limit_tools: RwSignal<bool>,

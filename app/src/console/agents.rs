@@ -35,7 +35,11 @@ pub fn AgentsPage() -> impl IntoView {
                                 })}
                             </td>
                             <td>{a.capabilities.join(", ")}</td>
-                            <td><A href=format!("/admin/agents/{}/embed", a.id)>"Embed"</A></td>
+                            <td>
+                                <A href=format!("/admin/agents/{}/embed", a.id)>"Embed"</A>
+                                " · "
+                                <A href=format!("/admin/agents/{}/versions", a.id)>"Versions"</A>
+                            </td>
                         </tr>
                     }).collect_view()}
                 </tbody>
@@ -71,7 +75,10 @@ pub fn AgentEditPage() -> impl IntoView {
     let id = move || params.read().get("id").filter(|id| id != "new");
     let data = Resource::new(id, agent_editor);
     view! {
-        <p><A href="/admin/agents">"← Agents"</A></p>
+        <p>
+            <A href="/admin/agents">"← Agents"</A>
+            {move || id().map(|id| view! { " · " <A href=format!("/admin/agents/{id}/versions")>"Versions and draft"</A> })}
+        </p>
         <Loaded resource=data let:data>
             {let AgentFormData { form, tools, unpriced, model_priced } = data;
                 view! { <AgentFormView form tools unpriced model_priced /> }}

@@ -43,4 +43,5 @@ pub mod sources;
 pub mod tokens;
 pub mod types;
 pub mod uploads;
+pub mod versions;
 pub mod webhooks;

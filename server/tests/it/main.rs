@@ -52,5 +52,6 @@ mod sources;
 mod spend;
 mod store_batches;
 mod turns;
+mod versions;
 mod webhooks;
 mod widget_assets;

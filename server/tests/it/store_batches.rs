@@ -28,6 +28,7 @@ fn turn(conversation: &str, new: Option<(&str, &str)>, n: u32, slot: Option<&str
         tell_assignee: false,
         attributes: None,
         visitor_blocks: String::new(),
+        agent_version: Some(1),
     }
 }
 

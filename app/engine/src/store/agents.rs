@@ -6,6 +6,7 @@ mod domain;
 mod fields;
 mod input;
 mod row;
+pub mod versions;
 
 use parley_protocol::{LanguageSetting, Theme};
 
@@ -93,6 +94,8 @@ pub struct Agent {
     pub identity: IdentitySettings,
     /// Its services with their prices, its official sites, its reference news.
     pub domain: Domain,
+    /// The published version of its behaviour it serves ([`versions`]; at least 1).
+    pub version: i64,
 }
 
 /// How an agent treats the host site's signed identity.
@@ -236,7 +239,8 @@ impl SaveError {
     }
 }
 
-/// Writes a new agent; [`SaveError::KeyTaken`] when its key is in use.
+/// Writes a new agent (its behaviour is version 1, recorded at its first change);
+/// [`SaveError::KeyTaken`] when its key is in use.
 pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, SaveError> {
     let id = new_id();
     let sql = "INSERT INTO agents (id, public_key, name, vertical, capabilities, enabled_tools, provider, \
@@ -253,20 +257,21 @@ pub async fn insert(db: &Db, new: &NewAgent, now: i64) -> Result<Agent, SaveErro
     Ok(by_id(db, &id).await?.ok_or(DbError::RowNotFound)?)
 }
 
-/// Replaces every editable field of an agent; `false` when there is no such agent.
-pub async fn update(db: &Db, id: &str, new: &NewAgent, now: i64) -> Result<bool, SaveError> {
+/// Replaces every editable field of an agent; `false` when there is no such agent. A change of
+/// its behaviour is recorded as the next published version, by `by` (see [`versions`]).
+pub async fn update(db: &Db, id: &str, new: &NewAgent, by: Option<&str>, now: i64) -> Result<bool, SaveError> {
     let sql = "UPDATE agents SET public_key = $2, name = $3, vertical = $4, capabilities = $5, \
          enabled_tools = $6, provider = $7, base_url = $8, api_key = $9, model = $10, \
          fallback_model = $11, system_prompt = $12, greeting = $13, theme_color = $14, \
          launcher_position = $15, allowed_origins = $16, language = $17, look = $18, domain = $19, updated_at = $20 \
          WHERE id = $1";
     let key = seal_key(db, id, new.provider.api_key.as_ref())?;
-    let done = bind_editable(sqlx::query(sql).bind(id), new, key)
-        .bind(now)
-        .execute(db.writer())
-        .await
-        .map_err(SaveError::from_db)?;
-    Ok(done.rows_affected() == 1)
+    let mut tx = db.writer().begin().await?;
+    let Some((before, stored)) = versions::current_in(&mut tx, id).await? else { return Ok(false) };
+    bind_editable(sqlx::query(sql).bind(id), new, key).bind(now).execute(&mut *tx).await.map_err(SaveError::from_db)?;
+    versions::record_saved(&mut tx, id, &before, stored, &versions::Behaviour::of_new(new), by, now).await?;
+    tx.commit().await?;
+    Ok(true)
 }
 
 /// Binds the editable columns of an agent as `$2` to `$19` (`$1` is the id), in the order

@@ -150,6 +150,7 @@ mod tests {
     fn link_statement_names_each_upload() {
         let mut turn = NewTurn {
             visitor_blocks: String::new(),
+            agent_version: None,
             conversation_id: "c1".into(),
             new_conversation: None,
             visitor_message_id: "m1".into(),

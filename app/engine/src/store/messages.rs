@@ -87,6 +87,8 @@ pub struct NewTurn {
     pub attributes: Option<(String, String)>,
     /// The visitor message's blocks as stored JSON (`[]`; a submitted form's answers).
     pub visitor_blocks: String,
+    /// The agent's published version that writes the answer (stored on the assistant message).
+    pub agent_version: Option<i64>,
 }
 
 const ROWS_PER_INSERT: usize = 200;
@@ -135,6 +137,7 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
             Arg::from(t.now),
             Arg::from(t.now),
             Arg::MaybeText(None),
+            Arg::MaybeInt(None),
         ]);
         if let Some(assistant) = &t.assistant_message_id {
             rows.push(vec![
@@ -151,13 +154,14 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
                 Arg::from(t.now + 1),
                 Arg::from(t.now + 1),
                 Arg::from(&t.owner),
+                Arg::MaybeInt(t.agent_version),
             ]);
         }
     }
     out.extend(insert_rows(
         "messages (id, conversation_id, role, content, blocks, status, client_message_id, reply_to, author, \
-         start_seq, created_at, updated_at, owner)",
-        13,
+         start_seq, created_at, updated_at, owner, agent_version)",
+        14,
         rows,
         ROWS_PER_INSERT,
     ));

@@ -13,6 +13,8 @@ pub enum Arg {
     Text(String),
     MaybeText(Option<String>),
     Int(i64),
+    /// A whole number or NULL (bound as an integer, so PostgreSQL takes it for a BIGINT column).
+    MaybeInt(Option<i64>),
     Float(f64),
 }
 
@@ -129,6 +131,7 @@ fn bind_all<'q>(
             Arg::Text(v) => query.bind(v.as_str()),
             Arg::MaybeText(v) => query.bind(v.as_deref()),
             Arg::Int(v) => query.bind(*v),
+            Arg::MaybeInt(v) => query.bind(*v),
             Arg::Float(v) => query.bind(*v),
         };
     }

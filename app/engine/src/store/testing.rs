@@ -28,6 +28,7 @@ pub fn agent(capabilities: &[&str], enabled_tools: Option<&[&str]>) -> Agent {
         limits: AgentLimits::default(),
         identity: super::agents::IdentitySettings::default(),
         domain: Default::default(),
+        version: 1,
     }
 }
 

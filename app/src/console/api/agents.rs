@@ -47,7 +47,7 @@ pub async fn tool_catalogue() -> Result<Vec<ToolInfo>, ConsoleError> {
 }
 
 #[cfg(feature = "ssr")]
-fn catalogue(state: &crate::server::state::AppState) -> Vec<ToolInfo> {
+pub(crate) fn catalogue(state: &crate::server::state::AppState) -> Vec<ToolInfo> {
     state.engine.catalogue().into_iter().map(|(name, capability)| ToolInfo { name, capability }).collect()
 }
 
@@ -190,7 +190,9 @@ pub async fn save_agent(form: AgentForm) -> Result<Saved, ConsoleError> {
     }
     let now = state.engine.now_ms();
     let written = match &existing {
-        Some(a) => agents::update(db, &a.id, &new, now).await.map(|found| found.then(|| a.id.clone())),
+        Some(a) => {
+            agents::update(db, &a.id, &new, Some(&user.email), now).await.map(|found| found.then(|| a.id.clone()))
+        }
         None => agents::insert(db, &new, now).await.map(|a| Some(a.id)),
     };
     let id = match written {

@@ -31,4 +31,5 @@ pub mod paging;
 pub mod search;
 pub mod sources;
 pub mod tokens;
+pub mod versions;
 pub mod webhooks;

@@ -12,6 +12,7 @@ mod inbox;
 mod notify;
 mod search;
 mod sources;
+mod versions;
 mod webhooks;
 
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,7 @@ pub use sources::{
     FileOutcome, PAGE_STATUSES, PageItem, PassageItem, RunItem, SCHEDULE_CHOICES, SourceItem, UPLOAD_MAX_BYTES,
     WebsiteForm,
 };
+pub use versions::{BehaviourDiff, DiffLine, DraftInfo, FieldChange, VersionItem, VersionOutcome, VersionsView};
 pub use webhooks::{AttemptItem, DeliveryItem, EndpointItem, NewEndpoint, WEBHOOK_EVENTS, WebhooksView};
 
 /// The signed-in person.

@@ -89,6 +89,7 @@ impl Engine {
             tell_assignee: true,
             attributes: None,
             visitor_blocks,
+            agent_version: None,
         };
         let committed = self.0.writer.begin_turn(stored).await;
         if committed.is_ok() {

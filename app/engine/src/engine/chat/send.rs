@@ -286,6 +286,7 @@ impl Engine {
             tell_assignee: waiting,
             attributes: req.page_context.clone().map(|json| (req.visitor.id.clone(), json)),
             visitor_blocks,
+            agent_version: Some(req.agent.version),
         };
         let earlier = existing.then_some(conversation_id.as_str());
         let known = async {

@@ -77,6 +77,7 @@ crate::store::row_struct! {
         identity_max_age_secs: i64,
         retention_days: Option<i64>,
         domain: String,
+        version: i64,
     }
 }
 
@@ -133,6 +134,7 @@ impl AgentRow {
                 retention_days: r.retention_days,
             },
             domain: from_json_text(&r.domain),
+            version: r.version.max(1),
         })
     }
 }
@@ -169,4 +171,4 @@ fn no_secret_key() -> DbError {
 
 pub(super) const COLUMNS: &str = "id, public_key, name, vertical, capabilities, enabled_tools, provider, base_url, \
     api_key, model, fallback_model, system_prompt, greeting, theme_color, launcher_position, language, look, \
-    allowed_origins, budget_usd, max_turns, daily_cap_usd, max_tokens, identity_required, identity_max_age_secs, retention_days, domain";
+    allowed_origins, budget_usd, max_turns, daily_cap_usd, max_tokens, identity_required, identity_max_age_secs, retention_days, domain, version";
