@@ -352,9 +352,10 @@ fn Message(m: ConsoleMessage, caps: StoredValue<Vec<String>>, save: Option<SaveC
         view! { <p class="c-text">{m.text.clone()}</p> }.into_any()
     };
     let status = (m.status != "done" && m.status != "complete").then(|| format!(" · {}", m.status));
+    let version = m.agent_version.map(|v| format!(" · version {v}"));
     view! {
         <li class=format!("c-msg c-msg-{}", m.role)>
-            <div class="c-msg-head"><b>{who}</b><span class="c-hint">{when(m.created_at)}{status}</span></div>
+            <div class="c-msg-head"><b>{who}</b><span class="c-hint">{when(m.created_at)}{version}{status}</span></div>
             {(!m.images.is_empty()).then(|| view! {
                 <div class="c-images">
                     {m.images.into_iter().map(|id| {

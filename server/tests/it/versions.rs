@@ -6,8 +6,8 @@
 use crate::harness::fixtures::{ADMIN, OPERATOR};
 use crate::harness::*;
 use leptos::server_fn::ServerFn;
-use parley_app::console::api::{agents as a, versions as v};
-use parley_app::console::types::{AgentForm, VersionOutcome, VersionsView};
+use parley_app::console::api::{agents as a, conversations as c, versions as v};
+use parley_app::console::types::{AgentForm, ConversationDetail, VersionOutcome, VersionsView};
 use parley_engine::store::agents::{self, versions};
 use serde_json::{Value, json};
 
@@ -145,6 +145,12 @@ async fn a_draft_reaches_visitors_only_when_published_and_restore_brings_a_versi
 
     // Each answer records the version that wrote it.
     assert_eq!(answer_versions(&app, &conv).await, [Some(1), Some(1), Some(2), Some(3)]);
+    // The console's transcript shows it (a visitor's message has none).
+    let (_, body) = b.call(c::Conversation::PATH, &[("id", &conv)]).await;
+    let detail: ConversationDetail = serde_json::from_str(&body).unwrap();
+    let shown: Vec<(&str, Option<i64>)> = detail.messages.iter().map(|m| (m.role.as_str(), m.agent_version)).collect();
+    assert_eq!(&shown[..2], [("visitor", None), ("assistant", Some(1))]);
+    assert_eq!(shown.last(), Some(&("assistant", Some(3))));
 
     // The agent form publishes at once: a changed prompt there is version 4; an unchanged save
     // records nothing.

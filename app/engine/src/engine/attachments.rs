@@ -358,6 +358,7 @@ mod tests {
             author: None,
             start_seq: 0,
             created_at: 0,
+            agent_version: None,
         }
     }
 

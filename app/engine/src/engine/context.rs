@@ -344,6 +344,7 @@ mod tests {
             author: None,
             start_seq: 0,
             created_at: i as i64 * 10,
+            agent_version: None,
         }
     }
 

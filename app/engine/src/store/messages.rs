@@ -18,6 +18,9 @@ pub struct Message {
     pub author: Option<String>,
     pub start_seq: u64,
     pub created_at: i64,
+    /// The agent's published version that wrote an assistant message (`None`: a person's, or
+    /// from before versions).
+    pub agent_version: Option<i64>,
 }
 
 crate::store::row_struct! {
@@ -33,6 +36,7 @@ crate::store::row_struct! {
         author: Option<String>,
         start_seq: i64,
         created_at: i64,
+        agent_version: Option<i64>,
     }
 }
 
@@ -50,12 +54,13 @@ impl From<Row> for Message {
             author: r.author,
             start_seq: u64::try_from(r.start_seq).unwrap_or(0),
             created_at: r.created_at,
+            agent_version: r.agent_version,
         }
     }
 }
 
 const COLUMNS: &str = "id, conversation_id, role, content, blocks, status, client_message_id, reply_to, \
-    author, start_seq, created_at";
+    author, start_seq, created_at, agent_version";
 
 /// A visitor turn to store before the model is called: the visitor's message, the assistant's
 /// placeholder (unless a person handles the conversation) and, for a first message, the

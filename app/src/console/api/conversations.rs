@@ -178,6 +178,7 @@ pub async fn conversation(id: String) -> Result<ConversationDetail, ConsoleError
             author: m.author,
             status: m.status.as_str().into(),
             created_at: m.created_at,
+            agent_version: m.agent_version,
             images,
             blocks: m.blocks,
             tools,

@@ -84,6 +84,9 @@ pub struct ConsoleMessage {
     /// The visitor's rating of this answer (1 or -1) and their comment.
     #[serde(default)]
     pub rating: Option<(i64, Option<String>)>,
+    /// The agent's version that wrote an assistant message.
+    #[serde(default)]
+    pub agent_version: Option<i64>,
 }
 
 /// A conversation with everything that happened in it.
