@@ -56,6 +56,28 @@ test('a pre-chat form: chosen by the owner, filled in before the first message',
   await page.locator('textarea.pw-input').fill('And my order?');
   await page.locator('button.pw-send').click();
   await expect(page.locator('.pw-msg.pw-visitor .pw-bubble').last()).toHaveText('And my order?');
+  await expect(page.locator('.pw-msg.pw-assistant').last()).toHaveAttribute('data-status', 'complete', {
+    timeout: 30_000,
+  });
+
+  // A person closes the conversation: the next message starts a new one, with the form first
+  // (what was typed stays in the box).
+  const conversation = await page.evaluate((k) => localStorage.getItem(`parley:v1:${k}:conversation`), key);
+  await admin.goto(`${APP_URL}/admin/conversations/${conversation}`);
+  admin.once('dialog', (d) => d.accept());
+  await admin.getByRole('button', { name: 'Close', exact: true }).click();
+  await expect(page.locator('.pw-msg.pw-system').last()).toBeVisible({ timeout: 15_000 });
+  await page.locator('textarea.pw-input').fill('Back again');
+  await page.locator('button.pw-send').click();
+  await expect(page.locator('.pw-notice[role="status"]')).toHaveText('Please fill in the form above first.');
+  await expect(form).toBeVisible();
+  await expect(page.locator('textarea.pw-input')).toHaveValue('Back again');
+  await form.getByLabel('Name').fill('Ann');
+  await form.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('.pw-msg.pw-visitor .pw-bubble')).toContainText('Name: Ann');
+  await expect
+    .poll(() => page.evaluate((k) => localStorage.getItem(`parley:v1:${k}:conversation`), key))
+    .not.toBe(conversation);
   expect(errors).toEqual([]);
   await admin.context().close();
   await page.context().close();

@@ -150,7 +150,7 @@ impl Panel {
         let text = text.trim().to_owned();
         // The agent's pre-chat form comes first.
         if form.is_none() && self.prechat_pending() {
-            self.notice.set(Some(self.labels.prechat_first.to_owned()));
+            self.ask_prechat_first();
             return;
         }
         // Images may go without words.
@@ -259,7 +259,12 @@ impl Panel {
             Err(ClientError::Api { status: 409, error })
                 if error.error == ApiCode::ConversationClosed && attempts < 3 =>
             {
-                // A closed conversation: this message starts a new one.
+                // A closed conversation: this message starts a new one — after the pre-chat
+                // form, when the agent has one (the panel did not know it was closed).
+                if self.prechat.is_some() {
+                    self.ask_prechat_first();
+                    return Attempt::Done;
+                }
                 storage::remove(&self.agent.get(), "conversation");
                 self.conversation.set(None);
                 self.human.set(None);

@@ -31,7 +31,7 @@ impl Ui {
         }
         // The agent's pre-chat form comes first (what was typed stays in the box).
         if p.prechat_pending() {
-            p.notice.set(Some(p.labels.prechat_first.to_owned()));
+            p.ask_prechat_first();
             return;
         }
         dom::set_value(&self.input, "");

@@ -262,9 +262,19 @@ impl Panel {
         }
     }
 
-    /// The pre-chat form is still to be filled in (no conversation yet).
+    /// The pre-chat form is still to be filled in: no conversation yet, or a person closed the
+    /// last one (the next message starts a new conversation, which starts with the form).
     pub fn prechat_pending(&self) -> bool {
-        self.prechat.is_some() && self.conversation.with(Option::is_none)
+        self.prechat.is_some() && (self.conversation.with(Option::is_none) || self.closed.get())
+    }
+
+    /// Says that the pre-chat form comes first, showing it again when a person closed the
+    /// conversation (the old one is put away, as "New conversation" does).
+    pub(super) fn ask_prechat_first(&self) {
+        if self.conversation.with(Option::is_some) {
+            self.forget_conversation();
+        }
+        self.notice.set(Some(self.labels.prechat_first.to_owned()));
     }
 
     /// Adds the visitor's own message at once, known by the id the send gives it
