@@ -41,6 +41,7 @@ pub mod source_page;
 pub mod source_run;
 pub mod sources;
 pub mod tokens;
+mod transcript;
 pub mod types;
 pub mod uploads;
 pub mod versions;

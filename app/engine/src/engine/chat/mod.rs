@@ -7,6 +7,7 @@ mod operator;
 pub use operator::SendPause;
 mod form;
 mod rating;
+mod resolve;
 mod send;
 pub use send::SendRequest;
 mod transcript;

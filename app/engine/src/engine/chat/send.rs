@@ -8,8 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use parley_protocol::{
-    ApiCode, AttachmentRef, ConversationStatus, MessageEnd, MessageStart, MessageStatus, Role, StreamEvent,
-    VisitorMessage,
+    AttachmentRef, ConversationStatus, MessageEnd, MessageStart, MessageStatus, Role, StreamEvent, VisitorMessage,
 };
 
 use super::super::Engine;
@@ -22,10 +21,10 @@ use super::super::provider::ModelImage;
 use super::super::replay::{self, Until};
 use super::super::tools::ToolContext;
 use super::super::turn::{Turn, TurnLimits};
-use super::{ChatError, Started, check_text};
+use super::resolve::Resolved;
+use super::{ChatError, Started};
 use crate::store::agents::Agent;
-use crate::store::conversations::Conversation;
-use crate::store::messages::{self, Message, NewTurn};
+use crate::store::messages::NewTurn;
 use crate::store::new_id;
 use crate::store::visitors::Visitor;
 
@@ -48,13 +47,6 @@ pub struct SendRequest<'a> {
     /// The message submits a form shown under an answer of this conversation: `text` is then
     /// written from the answers (see `super::form`).
     pub form: Option<&'a parley_protocol::FormSubmission>,
-}
-
-/// Where a send goes once checked: an earlier answer's stream (a retried send), or on, into this
-/// conversation (`None`: a new one).
-enum Resolved {
-    Resume(Started),
-    Go(Option<Conversation>),
 }
 
 /// A turn that holds its conversation: its ids, the lease, the stop token.
@@ -136,82 +128,6 @@ impl Engine {
         committed.images = images.images;
         committed.known.form_answers = form;
         self.start_turn(req, claimed, committed, text).await
-    }
-
-    /// The checks that need nothing stored: the visitor's agent, the service up, the text, the
-    /// client's id. Gives the text to store (trimmed; empty only with images).
-    fn check_send<'a>(&self, req: &SendRequest<'a>) -> Result<&'a str, ChatError> {
-        if req.visitor.agent_id != req.agent.id {
-            return Err(ChatError::NotFound);
-        }
-        // Shutting down, or the database is away: the visitor is told to try again (503).
-        if self.shutdown_state().is_draining() || self.writer_outage() {
-            return Err(ChatError::Unavailable);
-        }
-        let text = match check_text(req.text, parley_protocol::MAX_MESSAGE_CHARS) {
-            // A form's message is written from its answers.
-            _ if req.form.is_some() => "",
-            Err(ChatError::Invalid(ApiCode::EmptyMessage, _)) if !req.attachments.is_empty() => "",
-            other => other?,
-        };
-        // An agent with a pre-chat form starts each conversation with it.
-        if req.conversation_id.is_none() && req.form.is_none() && req.agent.prechat.is_on() {
-            return Err(ChatError::Invalid(
-                ApiCode::PrechatRequired,
-                "Please fill in the form above before the first message.".into(),
-            ));
-        }
-        if let Some(id) = req.client_message_id
-            && (id.is_empty() || id.len() > 100)
-        {
-            return Err(ChatError::Invalid(
-                ApiCode::BadClientMessageId,
-                "client_message_id must be 1 to 100 characters.".into(),
-            ));
-        }
-        Ok(text)
-    }
-
-    /// The conversation the message goes to: the visitor's own, open, of this agent; or the
-    /// stream of the answer a retried send already started (the same `client_message_id` with
-    /// the same text: the id reused for another message is refused, not answered with the old
-    /// answer).
-    async fn resolve_send(&self, req: &SendRequest<'_>, text: &str) -> Result<Resolved, ChatError> {
-        let same = |stored: &messages::Message| {
-            if stored.content == text {
-                Ok(())
-            } else {
-                Err(ChatError::Invalid(
-                    ApiCode::BadClientMessageId,
-                    "client_message_id was used for another message; use a new one for each message.".into(),
-                ))
-            }
-        };
-        let Some(id) = req.conversation_id else {
-            // A retried first message: the client never learnt the conversation's id.
-            if let Some(cid) = req.client_message_id
-                && let Some((visitor_msg, reply)) =
-                    messages::by_visitor_client_id(self.db(), &req.visitor.id, cid).await?
-            {
-                same(&visitor_msg)?;
-                return Ok(Resolved::Resume(self.resume_reply(&visitor_msg.conversation_id, reply).await?));
-            }
-            return Ok(Resolved::Go(None));
-        };
-        let conv = self.own_conversation(req.visitor, id).await?;
-        if conv.agent_id != req.agent.id {
-            return Err(ChatError::NotFound);
-        }
-        if conv.status == ConversationStatus::Closed {
-            return Err(ChatError::Closed);
-        }
-        if let Some(cid) = req.client_message_id
-            && let Some((visitor_msg, reply)) = messages::by_client_id(self.db(), &conv.id, cid).await?
-        {
-            same(&visitor_msg)?;
-            return Ok(Resolved::Resume(self.resume_reply(&conv.id, reply).await?));
-        }
-        Ok(Resolved::Go(Some(conv)))
     }
 
     /// One turn at a time across processes (replicas): the conversation's slot first (a new
@@ -382,31 +298,5 @@ impl Engine {
             address: address.map(crate::net::address_group).unwrap_or_default(),
             fallback_model: self.settings().fallbacks.for_provider(&agent.provider),
         }
-    }
-
-    /// The stream of an earlier reply (a retried send).
-    async fn resume_reply(&self, conversation_id: &str, reply: Option<Message>) -> Result<Started, ChatError> {
-        let lease = self.hub().lease(conversation_id, false).await?;
-        let Some(reply) = reply else {
-            let events = replay::open(
-                self.db().clone(),
-                lease.clone(),
-                lease.last_seq(),
-                Until::MessageEnd(String::new()),
-                true,
-            )
-            .await?;
-            return Ok(Started {
-                conversation_id: conversation_id.to_owned(),
-                message_id: String::new(),
-                events: Box::pin(events),
-            });
-        };
-        let live = lease.active_turn().as_deref() == Some(reply.id.as_str());
-        let finished = reply.status != MessageStatus::Streaming && !live;
-        let after = reply.start_seq.saturating_sub(1);
-        let events =
-            replay::open(self.db().clone(), lease, after, Until::MessageEnd(reply.id.clone()), finished).await?;
-        Ok(Started { conversation_id: conversation_id.to_owned(), message_id: reply.id, events: Box::pin(events) })
     }
 }
