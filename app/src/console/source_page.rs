@@ -125,28 +125,17 @@ fn Pages(source_id: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
     let status = Signal::derive(move || q.read().get("status").unwrap_or_default());
     let page = move || page_param(&q.read());
     let tick = RwSignal::new(0u64);
-    // A read under way: the poll below waits for it instead of starting another (each new read
-    // replaces the one before; reads slower than the poll never landed).
-    let reading = RwSignal::new(false);
     let list = Resource::new(
         move || (source_id.get(), status.get(), page(), version.get(), tick.get()),
-        move |(id, s, p, _, _)| async move {
-            reading.set(true);
-            let answer = source_pages(id, s, p).await;
-            reading.set(false);
-            answer
-        },
+        |(id, s, p, _, _)| source_pages(id, s, p),
     );
     // A list that shows pages still queued reads itself again every 2 seconds until none is: the
     // end of a run is not always seen by the progress above (a run shorter than its first poll;
     // under load the list was seen left with the queue of a finished run).
     Effect::new(move |_| {
         let poll = move || {
-            let waiting = !reading.get_untracked()
-                && list
-                    .get_untracked()
-                    .and_then(Result::ok)
-                    .is_some_and(|l| l.items.iter().any(|p| p.status == "queued"));
+            let waiting =
+                list.get_untracked().and_then(Result::ok).is_some_and(|l| l.items.iter().any(|p| p.status == "queued"));
             if waiting {
                 tick.update(|t| *t += 1);
             }
