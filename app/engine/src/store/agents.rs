@@ -2,6 +2,7 @@
 //! becomes a [`NewAgent`] only through [`NewAgent::parse`] (in [`input`]); a key another agent
 //! uses is refused by the database's unique constraint when the agent is written.
 
+mod behaviour;
 mod domain;
 mod fields;
 mod input;
