@@ -12,7 +12,7 @@ use super::api::sources::{
 use super::fields::{ErrorLine, FormStatus, Notice};
 use super::layout::confirm;
 use super::lists::{Pager, page_param, query, when};
-use super::loaded::Loaded;
+use super::loaded::{Failure, Loaded};
 use super::source_run::{RunProgress, SourceActions};
 use super::sources::{WebsiteFields, settle};
 use super::types::{PAGE_STATUSES, PageItem, PassageItem, SourceItem, WebsiteForm};
@@ -161,13 +161,22 @@ fn Pages(source_id: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
             </select>
         </form>
         <ErrorLine error />
-        <Loaded resource=list let:p>
-            <table class="c-table" id="pages" aria-labelledby="pages-title">
-                <thead><tr><th>"Page"</th><th>"Title"</th><th>"Status"</th><th>"Reason"</th><th>"Fetched (UTC)"</th><th>"Actions"</th></tr></thead>
-                <tbody>{p.items.into_iter().map(|item| view! { <PageRow item shown version error /> }).collect_view()}</tbody>
-            </table>
-            <Pager base=format!("/admin/sources/{}{}", source_id.get_untracked(), query(&[("status", &status.get_untracked())])) page=p.page per_page=p.per_page total=p.total />
-        </Loaded>
+        // Read with `get` (as the run's progress above is), not through `Loaded` (a `Suspend`
+        // that awaits the list and subscribes only once it resolved): the view follows every
+        // list that lands, the same one the poll looks at. Under load the awaited form was seen
+        // left on an earlier read (a run's first queue) after the crawl and a filter change.
+        <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
+            {move || list.get().map(|answer| match answer {
+                Ok(p) => view! {
+                    <table class="c-table" id="pages" aria-labelledby="pages-title">
+                        <thead><tr><th>"Page"</th><th>"Title"</th><th>"Status"</th><th>"Reason"</th><th>"Fetched (UTC)"</th><th>"Actions"</th></tr></thead>
+                        <tbody>{p.items.into_iter().map(|item| view! { <PageRow item shown version error /> }).collect_view()}</tbody>
+                    </table>
+                    <Pager base=format!("/admin/sources/{}{}", source_id.get_untracked(), query(&[("status", &status.get_untracked())])) page=p.page per_page=p.per_page total=p.total />
+                }.into_any(),
+                Err(e) => view! { <Failure error=e /> }.into_any(),
+            })}
+        </Transition>
         <Passages shown />
     }
 }
