@@ -54,6 +54,56 @@ CREATE TABLE alerts (
 
 CREATE INDEX alerts_by_time ON alerts (created_at);
 
+CREATE TABLE answer_test_results (
+    run_id TEXT NOT NULL REFERENCES answer_test_runs (id),
+    test_id TEXT NOT NULL,
+    position BIGINT NOT NULL,
+    name TEXT NOT NULL,
+    turns TEXT NOT NULL,
+    passed BIGINT NOT NULL,
+    answer TEXT NOT NULL,
+    status TEXT NOT NULL,
+    tool_calls TEXT NOT NULL,
+    sources TEXT NOT NULL,
+    handed_over BIGINT NOT NULL,
+    cost_usd DOUBLE PRECISION NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    checks TEXT NOT NULL,
+    error TEXT,
+    PRIMARY KEY (run_id, test_id)
+);
+
+CREATE TABLE answer_test_runs (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    target TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    total BIGINT NOT NULL,
+    done BIGINT NOT NULL,
+    passed BIGINT NOT NULL,
+    cost_usd DOUBLE PRECISION NOT NULL,
+    started_by TEXT,
+    started_at BIGINT NOT NULL,
+    finished_at BIGINT,
+    process TEXT NOT NULL,
+    error TEXT
+);
+
+CREATE INDEX answer_test_runs_by_agent ON answer_test_runs (agent_id, started_at);
+
+CREATE TABLE answer_tests (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL REFERENCES agents (id),
+    name TEXT NOT NULL,
+    turns TEXT NOT NULL,
+    checks TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE INDEX answer_tests_by_agent ON answer_tests (agent_id, created_at);
+
 CREATE TABLE articles (
     id TEXT PRIMARY KEY,
     knowledge_base_id TEXT NOT NULL REFERENCES knowledge_bases (id) ON DELETE CASCADE,
@@ -158,7 +208,7 @@ CREATE TABLE conversations (
     lead_submitted BIGINT NOT NULL DEFAULT 0,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT, slot_process TEXT, slot_token TEXT, team_id TEXT, assignee_id TEXT, assigned_at BIGINT, handoff_summary TEXT, handoff_summary_model TEXT, handoff_summary_at BIGINT, page_url TEXT, visitor_here BIGINT NOT NULL DEFAULT 0, visitor_left_at BIGINT, return_pending_since BIGINT, return_mailed_upto BIGINT NOT NULL DEFAULT 0, mail_in_at BIGINT);
+, claimed_by TEXT, claimed_at BIGINT, consulting_state TEXT, summary TEXT, summary_until BIGINT, assessment TEXT, slot_process TEXT, slot_token TEXT, team_id TEXT, assignee_id TEXT, assigned_at BIGINT, handoff_summary TEXT, handoff_summary_model TEXT, handoff_summary_at BIGINT, page_url TEXT, visitor_here BIGINT NOT NULL DEFAULT 0, visitor_left_at BIGINT, return_pending_since BIGINT, return_mailed_upto BIGINT NOT NULL DEFAULT 0, mail_in_at BIGINT, trial BIGINT NOT NULL DEFAULT 0);
 
 CREATE INDEX conversations_by_agent ON conversations (agent_id, updated_at);
 

@@ -64,6 +64,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("agents/:id") view=console::agents::AgentEditPage />
                     <Route path=path!("agents/:id/embed") view=console::agents::EmbedSnippetPage />
                     <Route path=path!("agents/:id/versions") view=console::versions::AgentVersionsPage />
+                    <Route path=path!("agents/:id/tests") view=console::answer_tests::AgentTestsPage />
+                    <Route path=path!("agents/:id/tests/:run") view=console::answer_tests::AgentTestRunPage />
                     <Route path=path!("knowledge") view=console::knowledge::KnowledgePage />
                     <Route path=path!("knowledge/:base") view=console::knowledge::KnowledgeBasePage />
                     <Route path=path!("knowledge/:base/new") view=console::knowledge::ArticlePage />

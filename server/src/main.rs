@@ -56,6 +56,9 @@ enum Command {
     /// Crawl a website into an agent's knowledge base (a website source, added or synced again),
     /// with a progress bar.
     Crawl(cli::sources::Crawl),
+    /// Run an agent's answer tests (as published, or its draft with `--draft`); fails when a case
+    /// fails.
+    TestAgent(cli::answer_tests::TestAgent),
     /// Add news items from a JSON array (category, title, summary, date, source, url).
     ImportNews(ImportNews),
     /// Measure added time-to-first-token and concurrent streams against a fake upstream.
@@ -134,6 +137,7 @@ async fn main() -> anyhow::Result<()> {
         Command::BenchCrawl(args) => parley_server::bench::crawl::run(args).await,
         Command::ImportKnowledge(args) => cli::content::import_knowledge(cli.config, args).await,
         Command::Crawl(args) => cli::sources::crawl(cli.config, args).await,
+        Command::TestAgent(args) => cli::answer_tests::test_agent(cli.config, args).await,
         Command::ImportNews(args) => cli::content::import_news(&cli.config, args).await,
         Command::McpToken(command) => cli::mcp::mcp_token(&cli.config, command).await,
         Command::McpStdio(args) => cli::mcp::mcp_stdio(cli.config, args).await,

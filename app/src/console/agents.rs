@@ -39,6 +39,8 @@ pub fn AgentsPage() -> impl IntoView {
                                 <A href=format!("/admin/agents/{}/embed", a.id)>"Embed"</A>
                                 " · "
                                 <A href=format!("/admin/agents/{}/versions", a.id)>"Versions"</A>
+                                " · "
+                                <A href=format!("/admin/agents/{}/tests", a.id)>"Tests"</A>
                             </td>
                         </tr>
                     }).collect_view()}
@@ -77,7 +79,10 @@ pub fn AgentEditPage() -> impl IntoView {
     view! {
         <p>
             <A href="/admin/agents">"← Agents"</A>
-            {move || id().map(|id| view! { " · " <A href=format!("/admin/agents/{id}/versions")>"Versions and draft"</A> })}
+            {move || id().map(|id| view! {
+                " · " <A href=format!("/admin/agents/{id}/versions")>"Versions and draft"</A>
+                " · " <A href=format!("/admin/agents/{id}/tests")>"Answer tests"</A>
+            })}
         </p>
         <Loaded resource=data let:data>
             {let AgentFormData { form, tools, unpriced, model_priced } = data;

@@ -6,6 +6,7 @@
 pub mod agent_form;
 pub mod agent_look;
 pub mod agents;
+pub mod answer_tests;
 pub mod answers;
 pub mod api;
 pub mod audit;
@@ -33,6 +34,7 @@ pub mod look_preview;
 pub mod models;
 pub mod notifications;
 mod notify_live;
+mod preview;
 pub mod records;
 mod reply_box;
 pub mod search;

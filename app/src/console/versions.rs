@@ -13,10 +13,11 @@ use super::error::ConsoleError;
 use super::fields::{Errors, TextArea, TextInput, bind};
 use super::lists::when;
 use super::loaded::Loaded;
-use super::types::{BehaviourDiff, VersionItem, VersionOutcome, VersionsView};
+use super::preview::TryIt;
+use super::types::{BehaviourDiff, DiffLine, FieldError, VersionItem, VersionOutcome, VersionsView};
 
 /// The outcome line shared by the page's actions: `(done, sentence)`.
-type Outcome = RwSignal<Option<(bool, String)>>;
+pub(super) type Outcome = RwSignal<Option<(bool, String)>>;
 
 #[component]
 pub fn AgentVersionsPage() -> impl IntoView {
@@ -26,34 +27,50 @@ pub fn AgentVersionsPage() -> impl IntoView {
     let data = Resource::new(move || (id(), reload.get()), |(id, _)| agent_versions(id));
     let outcome: Outcome = RwSignal::new(None);
     view! {
-        <p><A href=move || format!("/admin/agents/{}", id())>"← Agent"</A></p>
+        <p>
+            <A href=move || format!("/admin/agents/{}", id())>"← Agent"</A>
+            " · "
+            <A href=move || format!("/admin/agents/{}/tests", id())>"Answer tests"</A>
+        </p>
         <Loaded resource=data let:data>
             <Versions data reload outcome />
         </Loaded>
     }
 }
 
-/// Runs an action and shows how it went; a done action reloads the page's data.
-fn act(
+/// What an action's answer says: done or not, the sentence, the fields to correct.
+pub(super) trait Said {
+    fn said(self) -> (bool, String, Vec<FieldError>);
+}
+
+impl Said for VersionOutcome {
+    fn said(self) -> (bool, String, Vec<FieldError>) {
+        (self.ok, self.message, self.errors)
+    }
+}
+
+/// Runs an action and shows how it went (the versions and the answer-tests pages); a done action
+/// moves `reload` on.
+pub(super) fn act<O: Said + 'static>(
     outcome: Outcome,
     errors: Option<Errors>,
     reload: RwSignal<u32>,
-    call: impl std::future::Future<Output = Result<VersionOutcome, ConsoleError>> + 'static,
+    call: impl std::future::Future<Output = Result<O, ConsoleError>> + 'static,
 ) {
     leptos::task::spawn_local(async move {
-        match call.await {
-            Ok(o) if !o.errors.is_empty() => {
+        match call.await.map(Said::said) {
+            Ok((_, _, wrong)) if !wrong.is_empty() => {
                 if let Some(errors) = errors {
-                    errors.set(o.errors);
+                    errors.set(wrong);
                 }
                 outcome.set(Some((false, "Please correct the fields marked below.".into())));
             }
-            Ok(o) => {
+            Ok((ok, message, _)) => {
                 if let Some(errors) = errors {
                     errors.set(vec![]);
                 }
-                outcome.set(Some((o.ok, o.message)));
-                if o.ok {
+                outcome.set(Some((ok, message)));
+                if ok {
                     reload.update(|n| *n += 1);
                 }
             }
@@ -157,6 +174,7 @@ fn Versions(data: VersionsView, reload: RwSignal<u32>, outcome: Outcome) -> impl
             </form>
         </section>
         {compare}
+        <TryIt id has_draft published />
         <section class="c-card" aria-labelledby="v-history-h">
             <h2 id="v-history-h">"Published versions"</h2>
             <ol class="c-versions" id="v-history" reversed=true>
@@ -221,14 +239,22 @@ fn DiffView(diff: BehaviourDiff, #[prop(into)] before: String, #[prop(into)] aft
     let lines = (!prompt.is_empty()).then(|| {
         view! {
             <p>"System prompt, line by line (+ added, − removed):"</p>
-            <pre class="c-diff">
-                {prompt.into_iter().map(|l| match l.kind.as_str() {
-                    "added" => view! { <ins class="c-diff-add">{format!("+ {}\n", l.text)}</ins> }.into_any(),
-                    "removed" => view! { <del class="c-diff-del">{format!("− {}\n", l.text)}</del> }.into_any(),
-                    _ => view! { <span>{format!("  {}\n", l.text)}</span> }.into_any(),
-                }).collect_view()}
-            </pre>
+            <DiffLines lines=prompt />
         }
     });
     view! { {table} {lines} }
+}
+
+/// Lines of two texts compared: added and removed marked (`+` / `−`, `<ins>` / `<del>`).
+#[component]
+pub(super) fn DiffLines(lines: Vec<DiffLine>) -> impl IntoView {
+    view! {
+        <pre class="c-diff">
+            {lines.into_iter().map(|l| match l.kind.as_str() {
+                "added" => view! { <ins class="c-diff-add">{format!("+ {}\n", l.text)}</ins> }.into_any(),
+                "removed" => view! { <del class="c-diff-del">{format!("− {}\n", l.text)}</del> }.into_any(),
+                _ => view! { <span>{format!("  {}\n", l.text)}</span> }.into_any(),
+            }).collect_view()}
+        </pre>
+    }
 }

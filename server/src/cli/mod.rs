@@ -1,6 +1,7 @@
 //! The subcommands other than `serve`, `bench` and `fake-upstream`: one file per group.
 
 pub mod accounts;
+pub mod answer_tests;
 pub mod content;
 pub mod mcp;
 pub mod people;

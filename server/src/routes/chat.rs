@@ -62,6 +62,7 @@ async fn send(
             page_context,
             address: Some(ip),
             form: body.form.as_ref(),
+            trial: false,
         })
         .await?;
     // The page the visitor writes from, for the return link of a reply mailed after they left

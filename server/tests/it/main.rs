@@ -5,6 +5,7 @@
 mod harness;
 
 mod abuse;
+mod answer_tests;
 mod answers;
 mod anthropic;
 mod api_access;

@@ -29,6 +29,7 @@ fn turn(conversation: &str, new: Option<(&str, &str)>, n: u32, slot: Option<&str
         attributes: None,
         visitor_blocks: String::new(),
         agent_version: Some(1),
+        trial: false,
     }
 }
 

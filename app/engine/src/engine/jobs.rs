@@ -35,6 +35,8 @@ pub enum Job {
     MailDigests,
     /// Replies to visitors who left go to them by mail (`engine/mail/return_mail.rs`).
     ReturnMail,
+    /// Trial conversations (previews, answer tests) untouched for an hour are deleted.
+    DeleteIdleTrials,
 }
 
 impl Job {
@@ -52,6 +54,7 @@ impl Job {
             Job::IndexSearch => "index_search",
             Job::MailDigests => "mail_digests",
             Job::ReturnMail => "return_mail",
+            Job::DeleteIdleTrials => "delete_idle_trials",
         }
     }
 
@@ -67,6 +70,7 @@ impl Job {
             | Job::DeleteExpiredSessions
             | Job::DeleteUnsentImages
             | Job::Retention
+            | Job::DeleteIdleTrials
             | Job::PruneOutboxes => Duration::from_secs(3_600),
             Job::DailySummary => Duration::from_secs(86_400),
             Job::AssignQueue | Job::MailDigests => Duration::from_secs(9),
@@ -83,6 +87,7 @@ impl Job {
             | Job::DeleteUnsentImages
             | Job::Retention
             | Job::DailySummary
+            | Job::DeleteIdleTrials
             | Job::PruneOutboxes => Duration::from_secs(60),
         }
     }
@@ -121,6 +126,13 @@ impl Engine {
         self.every(Job::MailDigests, |engine| async move {
             if let Err(e) = engine.send_digests().await {
                 tracing::warn!(error = %e, "could not send the notification digests");
+            }
+        });
+        self.every(Job::DeleteIdleTrials, |engine| async move {
+            match engine.delete_idle_trials().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, "deleted idle trial conversations"),
+                Err(e) => tracing::warn!(error = %e, "could not delete idle trial conversations"),
             }
         });
         self.every(Job::ReturnMail, |engine| async move {

@@ -1,6 +1,7 @@
 //! The engine: everything that answers a visitor. Providers, tools, the turn loop, live channels
 //! and the stream writer, behind one cloneable [`Engine`] handle.
 
+pub mod answer_tests;
 pub mod answers;
 pub mod attachments;
 pub mod budget;
@@ -141,6 +142,9 @@ pub struct Services {
 struct Inner {
     db: Db,
     services: Arc<Services>,
+    /// The services of trial turns (answer tests, the draft's preview): the same knowledge, and
+    /// payments in the sandbox without webhooks whatever the server's provider.
+    trial_services: Arc<Services>,
     console: console::ConsoleFeed,
     clock: Arc<dyn Clock>,
     http: reqwest::Client,
@@ -175,6 +179,8 @@ struct Inner {
     sources: Arc<sources::Runner>,
     /// Visitors' open event streams per conversation on this process (see [`mail::Here`]).
     presence: mail::Presence,
+    /// The answer-test runs this process runs.
+    answer_runs: answer_tests::AnswerRuns,
 }
 
 /// The engine handle; cheap to clone.
@@ -220,8 +226,14 @@ impl Engine {
         });
         let relay = relay::for_db(&db, &process_id);
         let mail = settings.mail.clone();
+        let trial_services = Arc::new(Services {
+            knowledge: services.knowledge.clone(),
+            payments: payments::Payments::sandbox(services.payments.links.clone(), None),
+            public_url: services.public_url.clone(),
+        });
         Engine(Arc::new(Inner {
             services: Arc::new(services),
+            trial_services,
             console: console::feed(),
             hub: Hub::new(db.clone(), replicas),
             agents: TtlCache::new(settings.cache_ttl),
@@ -246,6 +258,7 @@ impl Engine {
             send_pause: chat::SendPause::default(),
             sources: sources::runner(),
             presence: mail::Presence::default(),
+            answer_runs: answer_tests::AnswerRuns::default(),
         }))
     }
 

@@ -151,6 +151,7 @@ mod tests {
         let mut turn = NewTurn {
             visitor_blocks: String::new(),
             agent_version: None,
+            trial: false,
             conversation_id: "c1".into(),
             new_conversation: None,
             visitor_message_id: "m1".into(),

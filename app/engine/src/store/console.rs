@@ -126,7 +126,7 @@ pub async fn conversations(
     limit: i64,
 ) -> Result<(Vec<ConversationRow>, i64), DbError> {
     let filters = format!(
-        "WHERE ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.status = $2) \
+        "WHERE c.trial = 0 AND ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.status = $2) \
          AND ($3 IS NULL OR eu.subject = $3) AND ($5 IS NULL OR c.team_id = $5) \
          AND ($6 IS NULL OR EXISTS (SELECT 1 FROM conversation_labels cl WHERE cl.conversation_id = c.id AND cl.label_id = $6)) \
          AND ($7 IS NULL OR c.created_at >= $7) AND ($8 IS NULL OR c.created_at < $8) AND {} \
@@ -192,7 +192,7 @@ pub async fn inbox_counts(db: &Db, me: &str, visible_to: Option<&str>) -> Result
          COALESCE(SUM(CASE WHEN c.assignee_id IS NULL THEN 1 ELSE 0 END), 0), \
          COALESCE(SUM(CASE WHEN c.team_id IN (SELECT tm.team_id FROM team_members tm WHERE tm.user_id = $1) \
              THEN 1 ELSE 0 END), 0), \
-         COUNT(*) FROM conversations c WHERE c.status IN ('waiting_human','human') AND {}",
+         COUNT(*) FROM conversations c WHERE c.trial = 0 AND c.status IN ('waiting_human','human') AND {}",
         visible(2)
     );
     let (mine, unassigned, my_teams, all): (i64, i64, i64, i64) =
@@ -252,8 +252,12 @@ pub async fn counts(db: &Db, today: i64) -> Result<Counts, DbError> {
     let mut held = db.read().await?;
     let conn = &mut *held;
     Ok(Counts {
-        conversations_today: count(conn, "SELECT COUNT(*) FROM conversations WHERE created_at >= $1", Some(today))
-            .await?,
+        conversations_today: count(
+            conn,
+            "SELECT COUNT(*) FROM conversations WHERE trial = 0 AND created_at >= $1",
+            Some(today),
+        )
+        .await?,
         messages_today: count(conn, "SELECT COUNT(*) FROM messages WHERE created_at >= $1", Some(today)).await?,
         leads_waiting: count(conn, "SELECT COUNT(*) FROM leads WHERE status = 'new'", None).await?,
         orders_paid: count(conn, "SELECT COUNT(*) FROM orders WHERE status = 'paid'", None).await?,
@@ -335,7 +339,7 @@ pub async fn orders(
 pub async fn day_figures(db: &Db, from: i64, to: i64) -> Result<Vec<crate::mail_text::DayFigures>, DbError> {
     let rows: Vec<(String, i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT a.name, \
-         (SELECT COUNT(*) FROM conversations c WHERE c.agent_id = a.id AND c.created_at >= $1 AND c.created_at < $2), \
+         (SELECT COUNT(*) FROM conversations c WHERE c.agent_id = a.id AND c.trial = 0 AND c.created_at >= $1 AND c.created_at < $2), \
          (SELECT COUNT(*) FROM leads l WHERE l.agent_id = a.id AND l.created_at >= $1 AND l.created_at < $2), \
          (SELECT COUNT(*) FROM conversations c WHERE c.agent_id = a.id AND c.status = 'waiting_human'), \
          (SELECT COUNT(*) FROM orders o WHERE o.agent_id = a.id AND o.status = 'paid' AND o.paid_at >= $1 AND o.paid_at < $2), \

@@ -200,3 +200,29 @@ pub async fn unclaim(db: &Db, id: &str, status: ConversationStatus, by: Option<&
     tx.commit().await?;
     Ok(())
 }
+
+/// The conversation is a trial (an answer test, the draft's preview; migration 0045): nothing
+/// about it reaches webhooks, mail or people.
+pub async fn is_trial(tx: &mut sqlx::Transaction<'_, sqlx::Any>, id: &str) -> Result<bool, DbError> {
+    let trial: Option<i64> =
+        sqlx::query_scalar("SELECT trial FROM conversations WHERE id = $1").bind(id).fetch_optional(&mut **tx).await?;
+    Ok(trial.unwrap_or(0) != 0)
+}
+
+/// The agent and visitor of the trial conversation `id` (`None`: no such trial).
+pub async fn trial_of(db: &Db, id: &str) -> Result<Option<(String, String)>, DbError> {
+    sqlx::query_as("SELECT agent_id, visitor_id FROM conversations WHERE id = $1 AND trial = 1")
+        .bind(id)
+        .fetch_optional(&mut *db.read().await?)
+        .await
+}
+
+/// The visitors of trial conversations last touched before `cutoff` (Unix ms).
+pub async fn idle_trial_visitors(db: &Db, cutoff: i64) -> Result<Vec<String>, DbError> {
+    sqlx::query_scalar(
+        "SELECT DISTINCT visitor_id FROM conversations WHERE trial = 1 AND updated_at < $1 ORDER BY visitor_id LIMIT 500",
+    )
+    .bind(cutoff)
+    .fetch_all(&mut *db.read().await?)
+    .await
+}

@@ -94,6 +94,8 @@ pub struct NewTurn {
     pub visitor_blocks: String,
     /// The agent's published version that writes the answer (stored on the assistant message).
     pub agent_version: Option<i64>,
+    /// A new conversation is a trial (an answer test, the draft's preview): see migration 0045.
+    pub trial: bool,
 }
 
 const ROWS_PER_INSERT: usize = 200;
@@ -115,13 +117,14 @@ pub fn insert_turn_stmts(turns: &[NewTurn]) -> Vec<Stmt> {
                 Arg::from(t.now),
                 Arg::from(slot_process),
                 Arg::from(&t.slot_token),
+                Arg::from(i64::from(t.trial)),
             ])
         })
         .collect();
     let mut out = insert_rows(
         "conversations (id, agent_id, visitor_id, status, lead_submitted, created_at, updated_at, slot_process, \
-         slot_token)",
-        9,
+         slot_token, trial)",
+        10,
         conversations,
         ROWS_PER_INSERT,
     );

@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod alerts;
+pub mod answer_tests;
 pub mod assignment;
 pub mod attachments;
 pub mod audit;

@@ -232,7 +232,7 @@ fn matching(n: usize, visible: usize) -> String {
     }
     format!(
         "FROM {from} CROSS JOIN search_docs d CROSS JOIN conversations c \
-         WHERE {cond} AND d.id = t1.doc_id AND c.id = d.conversation_id AND {}",
+         WHERE {cond} AND d.id = t1.doc_id AND c.id = d.conversation_id AND c.trial = 0 AND {}",
         super::console::visible(visible)
     )
 }

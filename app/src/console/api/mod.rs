@@ -6,6 +6,7 @@
 #[cfg(feature = "ssr")]
 pub mod access;
 pub mod agents;
+pub mod answer_tests;
 pub mod answers;
 pub mod audit;
 pub mod auth;

@@ -115,7 +115,7 @@ pub async fn restore_agent_version(id: String, version: i64) -> Result<VersionOu
 }
 
 #[cfg(feature = "ssr")]
-mod ssr {
+pub(super) mod ssr {
     use parley_engine::store::agents::versions::{self, Behaviour, PublishError, Version};
 
     use crate::console::error::ConsoleError;
@@ -165,16 +165,21 @@ mod ssr {
         let prompt = if before.system_prompt == after.system_prompt {
             Vec::new()
         } else {
-            versions::diff_lines(&before.system_prompt, &after.system_prompt)
-                .into_iter()
-                .map(|l| match l {
-                    versions::DiffLine::Same(text) => DiffLine { kind: "same".into(), text },
-                    versions::DiffLine::Added(text) => DiffLine { kind: "added".into(), text },
-                    versions::DiffLine::Removed(text) => DiffLine { kind: "removed".into(), text },
-                })
-                .collect()
+            text_diff(&before.system_prompt, &after.system_prompt)
         };
         BehaviourDiff { fields, prompt }
+    }
+
+    /// Two texts compared line by line (also the answer tests' answers).
+    pub(in crate::console::api) fn text_diff(before: &str, after: &str) -> Vec<DiffLine> {
+        versions::diff_lines(before, after)
+            .into_iter()
+            .map(|l| match l {
+                versions::DiffLine::Same(text) => DiffLine { kind: "same".into(), text },
+                versions::DiffLine::Added(text) => DiffLine { kind: "added".into(), text },
+                versions::DiffLine::Removed(text) => DiffLine { kind: "removed".into(), text },
+            })
+            .collect()
     }
 
     /// After a publish or a restore: the cached agents forgotten, the audit log told, the outcome

@@ -1,5 +1,6 @@
 //! What the console's server functions send to the browser.
 
+mod answer_tests;
 mod answers;
 mod contacts;
 mod conversations;
@@ -17,6 +18,10 @@ mod webhooks;
 
 use serde::{Deserialize, Serialize};
 
+pub use answer_tests::{
+    CHECK_KINDS, CaseCompare, CaseForm, CaseOutcome, CheckForm, CheckLine, PreviewReply, TestOutcome, TestRunItem,
+    TestRunView, TestsView,
+};
 pub use answers::{SavedReplyItem, UnansweredGroup};
 pub use contacts::{
     BrowserItem, ContactConversationItem, ContactDetail, ContactItem, ContactLeadItem, ContactOrderItem,

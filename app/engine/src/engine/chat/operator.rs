@@ -90,6 +90,7 @@ impl Engine {
             attributes: None,
             visitor_blocks,
             agent_version: None,
+            trial: false,
         };
         let committed = self.0.writer.begin_turn(stored).await;
         if committed.is_ok() {

@@ -35,8 +35,8 @@ impl Engine {
             Err(ChatError::Invalid(ApiCode::EmptyMessage, _)) if !req.attachments.is_empty() => "",
             other => other?,
         };
-        // An agent with a pre-chat form starts each conversation with it.
-        if req.conversation_id.is_none() && req.form.is_none() && req.agent.prechat.is_on() {
+        // An agent with a pre-chat form starts each conversation with it (a trial tries answers).
+        if req.conversation_id.is_none() && req.form.is_none() && req.agent.prechat.is_on() && !req.trial {
             return Err(ChatError::Invalid(
                 ApiCode::PrechatRequired,
                 "Please fill in the form above before the first message.".into(),

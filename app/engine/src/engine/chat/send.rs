@@ -47,6 +47,9 @@ pub struct SendRequest<'a> {
     /// The message submits a form shown under an answer of this conversation: `text` is then
     /// written from the answers (see `super::form`).
     pub form: Option<&'a parley_protocol::FormSubmission>,
+    /// A trial (an answer test, the draft's preview; see `super::super::answer_tests`): a new
+    /// conversation is stored as one, and its tools get the trial services (sandbox payments).
+    pub trial: bool,
 }
 
 /// A turn that holds its conversation: its ids, the lease, the stop token.
@@ -203,6 +206,7 @@ impl Engine {
             attributes: req.page_context.clone().map(|json| (req.visitor.id.clone(), json)),
             visitor_blocks,
             agent_version: Some(req.agent.version),
+            trial: req.trial,
         };
         let earlier = existing.then_some(conversation_id.as_str());
         let known = async {
@@ -223,7 +227,10 @@ impl Engine {
         let conversation: Arc<str> = Arc::from(conversation_id.as_str());
         self.0.writer.event(&conversation, visitor_frame);
         self.0.writer.event(&conversation, start.clone());
-        self.console(ConsoleEvent::message(conversation_id, &req.agent.id));
+        if !req.trial {
+            // A trial is for no one's inbox.
+            self.console(ConsoleEvent::message(conversation_id, &req.agent.id));
+        }
         Ok(Committed { start_seq: start.seq, known, sent, images: Vec::new() })
     }
 
@@ -261,7 +268,7 @@ impl Engine {
             message_id: message_id.clone(),
             clock: self.clock().clone(),
             http: self.0.http.clone(),
-            services: self.0.services.clone(),
+            services: if req.trial { self.0.trial_services.clone() } else { self.0.services.clone() },
         };
         let turn = Turn {
             writer: self.0.writer.clone(),

@@ -103,6 +103,7 @@ impl Engine {
                 page_context: None,
                 address: None,
                 form: None,
+                trial: false,
             })
             .await;
         let started = match started {

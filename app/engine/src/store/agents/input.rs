@@ -96,7 +96,7 @@ impl NewAgent {
             model: &input.model,
             fallback_model: &input.fallback_model,
         }));
-        if input.system_prompt.chars().count() > 20_000 {
+        if input.system_prompt.chars().count() > super::behaviour::MAX_PROMPT_CHARS {
             errors.0.push(FieldError::new("system_prompt", "At most 20,000 characters."));
         }
         if input.greeting.chars().count() > 500 {

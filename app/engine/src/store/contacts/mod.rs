@@ -128,7 +128,7 @@ pub async fn page(
     let like = "LIKE $3 ESCAPE '\\'";
     let filters = format!(
         "WHERE v.acts_as IS NULL AND v.merged_into IS NULL AND ($1 IS NULL OR v.agent_id = $1) \
-         AND (EXISTS (SELECT 1 FROM conversations c WHERE c.visitor_id = v.id) OR v.contact_at IS NOT NULL \
+         AND (EXISTS (SELECT 1 FROM conversations c WHERE c.visitor_id = v.id AND c.trial = 0) OR v.contact_at IS NOT NULL \
               OR eu.id IS NOT NULL) \
          AND ($2 IS NULL OR v.id = $2 OR eu.subject = $2 OR LOWER(v.contact_name) {like} \
               OR LOWER(v.contact_email) {like} OR v.contact_phone {like} OR LOWER(eu.name) {like} \

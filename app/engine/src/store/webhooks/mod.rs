@@ -185,6 +185,12 @@ pub async fn emit(
     now: i64,
 ) -> Result<u64, DbError> {
     debug_assert!(EVENTS.contains(&event), "unknown webhook event {event}");
+    // A trial conversation (an answer test, the draft's preview) tells no one (migration 0045).
+    if let Some(conversation) = conversation_id
+        && super::conversations::is_trial(tx, conversation).await?
+    {
+        return Ok(0);
+    }
     let mut data = data;
     // Every event about a conversation carries its labels (by name), read here, in one place.
     if let (Some(conversation), Value::Object(map)) = (conversation_id, &mut data)
