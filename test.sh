@@ -52,7 +52,7 @@ fi
 mkdir -p target/logs
 say "building the browser bundles in the background (log: target/logs/bundles.log)"
 (
-  nice -n 10 timeout 25m .ci/build-app.sh --browser-only \
+  nice -n 10 timeout 40m .ci/build-app.sh --browser-only \
     && nice -n 10 timeout 15m .ci/build-widget.sh
 ) >target/logs/bundles.log 2>&1 &
 bundles=$!
