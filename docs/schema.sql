@@ -270,6 +270,8 @@ CREATE TABLE events (
     PRIMARY KEY (conversation_id, seq)
 );
 
+CREATE INDEX events_handoffs ON events (conversation_id) WHERE name = 'handoff';
+
 CREATE TABLE experts (
     name TEXT PRIMARY KEY,
     -- What the coordinator reads about when to call the expert (the tool's description).
@@ -483,7 +485,7 @@ CREATE TABLE messages (
     start_seq BIGINT NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
-, owner TEXT, agent_version BIGINT);
+, owner TEXT, agent_version BIGINT, author_id TEXT);
 
 CREATE UNIQUE INDEX messages_by_client_id ON messages (client_message_id, conversation_id)
     WHERE client_message_id IS NOT NULL;
@@ -570,6 +572,8 @@ CREATE TABLE orders (
 
 CREATE INDEX orders_by_agent ON orders (agent_id, created_at);
 
+CREATE INDEX orders_by_time ON orders (created_at);
+
 CREATE INDEX orders_by_visitor ON orders (visitor_id, created_at);
 
 CREATE INDEX orders_pending ON orders (expires_at) WHERE status = 'pending';
@@ -640,7 +644,71 @@ CREATE TABLE ratings (
 
 CREATE INDEX ratings_by_agent ON ratings (agent_id, updated_at);
 
+CREATE INDEX ratings_by_updated ON ratings (updated_at);
+
 CREATE UNIQUE INDEX ratings_one_per_target ON ratings (conversation_id, message_id);
+
+CREATE TABLE report_conversations (
+    conversation_id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL,
+    team_id TEXT,
+    -- The person behind the visitor (a merged contact's survivor).
+    person_id TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    -- The agent's version of the first answer (NULL: none yet).
+    version BIGINT,
+    messages BIGINT NOT NULL,
+    -- 1 when at least one assistant answer completed.
+    answered BIGINT NOT NULL,
+    closed BIGINT NOT NULL,
+    -- The last message of anyone, and the last visitor message with no reply after it.
+    last_activity_at BIGINT NOT NULL,
+    unreplied_since BIGINT,
+    handed_over_at BIGINT,
+    -- asked, low_confidence, business_rule (NULL: never handed over).
+    handover_reason TEXT,
+    first_response_at BIGINT,
+    first_response_by TEXT,
+    -- First response and resolution times counting only the agent's business hours (= the
+    -- wall-clock figure when it has none).
+    first_response_business_ms BIGINT,
+    closed_by_person_at BIGINT,
+    resolution_business_ms BIGINT,
+    -- 1 when an answer got a thumbs down or the conversation a rating of 1 or 2.
+    rated_down BIGINT NOT NULL,
+    thumbs_up BIGINT NOT NULL,
+    thumbs_down BIGINT NOT NULL,
+    -- The conversation's rating, 1 to 5.
+    csat BIGINT,
+    spend_usd DOUBLE PRECISION NOT NULL,
+    refreshed_at BIGINT NOT NULL
+);
+
+CREATE INDEX report_conversations_by_agent ON report_conversations (agent_id, created_at);
+
+CREATE INDEX report_conversations_by_created ON report_conversations (created_at, agent_id, team_id, version,
+    person_id, messages, answered, closed, last_activity_at, unreplied_since, handed_over_at, handover_reason,
+    rated_down, thumbs_up, thumbs_down, csat, spend_usd);
+
+CREATE INDEX report_conversations_handed ON report_conversations (created_at, handed_over_at, first_response_at,
+    first_response_by, first_response_business_ms, closed_by_person_at, resolution_business_ms, version, agent_id,
+    team_id) WHERE handed_over_at IS NOT NULL;
+
+CREATE INDEX report_conversations_people ON report_conversations (created_at, person_id, version, agent_id, team_id);
+
+CREATE TABLE report_handlers (
+    conversation_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    first_at BIGINT NOT NULL,
+    PRIMARY KEY (conversation_id, user_id)
+);
+
+CREATE INDEX report_handlers_by_user ON report_handlers (user_id, conversation_id);
+
+CREATE TABLE report_refresh (
+    id BIGINT PRIMARY KEY,
+    upto BIGINT NOT NULL
+);
 
 CREATE TABLE return_tokens (
     token_hash TEXT PRIMARY KEY,
@@ -804,7 +872,11 @@ CREATE TABLE tool_calls (
     created_at BIGINT NOT NULL
 , parent_call_id TEXT);
 
+CREATE INDEX tool_calls_by_conversation ON tool_calls (conversation_id);
+
 CREATE INDEX tool_calls_by_message ON tool_calls (message_id);
+
+CREATE INDEX tool_calls_by_time ON tool_calls (created_at);
 
 CREATE TABLE usage_ledger (
     id TEXT PRIMARY KEY,
@@ -825,6 +897,8 @@ CREATE TABLE usage_ledger (
 CREATE INDEX usage_by_agent ON usage_ledger (agent_id, created_at);
 
 CREATE INDEX usage_by_conversation ON usage_ledger (conversation_id);
+
+CREATE INDEX usage_by_time ON usage_ledger (created_at, agent_id, model, conversation_id, cost_usd);
 
 CREATE INDEX usage_by_visitor ON usage_ledger (visitor_id, created_at);
 

@@ -66,6 +66,8 @@ enum Command {
     /// Measure the knowledge crawler on a generated site served by nginx: crawl time and memory,
     /// a re-sync with nothing changed, and search quality on the site's 30 questions.
     BenchCrawl(parley_server::bench::crawl::CrawlBenchArgs),
+    /// Measure the reports on a database filled with 100,000 conversations over 90 days.
+    BenchReports(parley_server::bench::reports::ReportBenchArgs),
     /// Manage MCP access tokens (create, list, revoke).
     #[command(subcommand)]
     McpToken(McpTokenCommand),
@@ -135,6 +137,7 @@ async fn main() -> anyhow::Result<()> {
         Command::FakeUpstream(args) => fake_upstream(args).await,
         Command::Bench(args) => parley_server::bench::run(args).await,
         Command::BenchCrawl(args) => parley_server::bench::crawl::run(args).await,
+        Command::BenchReports(args) => parley_server::bench::reports::run(args).await,
         Command::ImportKnowledge(args) => cli::content::import_knowledge(cli.config, args).await,
         Command::Crawl(args) => cli::sources::crawl(cli.config, args).await,
         Command::TestAgent(args) => cli::answer_tests::test_agent(cli.config, args).await,

@@ -176,6 +176,17 @@ impl From<parley_engine::store::DbError> for ConsoleError {
     }
 }
 
+#[cfg(feature = "ssr")]
+impl From<parley_engine::engine::reports::ReportError> for ConsoleError {
+    fn from(e: parley_engine::engine::reports::ReportError) -> Self {
+        use parley_engine::engine::reports::ReportError;
+        match e {
+            ReportError::Invalid(field, message) => ConsoleError::invalid(field, message),
+            ReportError::Db(e) => e.into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

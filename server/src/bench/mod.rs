@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 pub mod crawl;
+pub mod reports;
 mod streams;
 
 /// Flags of `parley bench`.

@@ -19,7 +19,50 @@ use super::console::{download, refused};
 use crate::api_error::ApiFailure;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/admin/leads.csv", get(leads_csv)).route("/admin/conversations.csv", get(conversations_csv))
+    Router::new()
+        .route("/admin/leads.csv", get(leads_csv))
+        .route("/admin/conversations.csv", get(conversations_csv))
+        .route("/admin/reports.csv", get(report_csv))
+        .route("/admin/reports.json", get(report_json))
+}
+
+/// The report the Reports page shows for the same query (administrators only).
+async fn report_of(
+    state: &AppState,
+    session: &Session,
+    headers: &HeaderMap,
+    q: &parley_protocol::report::ReportQuery,
+) -> Result<parley_protocol::report::Report, ApiFailure> {
+    use parley_engine::engine::reports::ReportError;
+    use parley_engine::store::users::Role;
+    authorize(&state.engine, session, headers, Some(Role::Admin)).await.map_err(refused)?;
+    state.engine.report(q).await.map_err(|e| match e {
+        ReportError::Invalid(field, message) => ApiFailure::new(ApiCode::InvalidBody, format!("{field}: {message}")),
+        ReportError::Db(e) => e.into(),
+    })
+}
+
+async fn report_csv(
+    State(state): State<AppState>,
+    session: Session,
+    headers: HeaderMap,
+    Query(q): Query<parley_protocol::report::ReportQuery>,
+) -> Result<Response, ApiFailure> {
+    let report = report_of(&state, &session, &headers, &q).await?;
+    let body = parley_engine::engine::reports::csv::to_csv(&report);
+    Ok(download("text/csv; charset=utf-8", &format!("report-{}-{}.csv", report.query.from, report.query.to), body))
+}
+
+async fn report_json(
+    State(state): State<AppState>,
+    session: Session,
+    headers: HeaderMap,
+    Query(q): Query<parley_protocol::report::ReportQuery>,
+) -> Result<Response, ApiFailure> {
+    let report = report_of(&state, &session, &headers, &q).await?;
+    let body = serde_json::to_string_pretty(&report).map_err(|_| ApiFailure::internal())?;
+    let name = format!("report-{}-{}.json", report.query.from, report.query.to);
+    Ok(download("application/json; charset=utf-8", &name, body))
 }
 
 /// Rows one conversations export holds at most (the newest first).

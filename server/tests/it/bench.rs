@@ -57,3 +57,27 @@ async fn a_benchmark_run_reports_latency_and_the_bursts_figures() {
     // Linux: the server's memory, read from /proc.
     assert!(ms("rss_before_mib") > 0.0 && ms("rss_peak_mib") > 0.0 && ms("rss_after_30s_mib") > 0.0, "{streams}");
 }
+
+#[tokio::test]
+async fn the_reports_benchmark_fills_builds_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("reports.json");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))
+        .args(["bench-reports", "--conversations", "3000", "--days", "10", "--rounds", "1"])
+        .arg("--json")
+        .arg(&json)
+        .env_remove("DATABASE_URL")
+        .env("RUST_LOG", "warn")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("run parley bench-reports");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "parley bench-reports failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("filled 3000 conversations, 12600 messages"), "{stdout}");
+    assert!(stdout.contains("roll-up built once for 3000 conversations"), "{stdout}");
+    assert!(stdout.contains("report, all agents by day, 10 days: 3000 conversations"), "{stdout}");
+    assert!(stdout.contains("report after 100 new conversations (catching up first): 3100 conversations"), "{stdout}");
+    let figures: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(figures["all agents by day median ms"].as_f64().is_some(), "{figures}");
+}

@@ -45,6 +45,7 @@ mod privacy;
 mod private_endpoints;
 mod quick_replies;
 mod replicas;
+mod reports;
 mod return_mail;
 mod search;
 mod search_bench;

@@ -7,6 +7,7 @@
 
 pub mod html;
 pub mod json;
+pub mod report;
 pub mod sse;
 
 mod api;

@@ -82,6 +82,36 @@ impl BusinessHours {
         }
     }
 
+    /// Milliseconds of opening hours between `from` and `to` (Unix ms): what a wait counts when
+    /// the time nobody is in does not (reports' business-hours figures). At most 400 days are
+    /// walked.
+    pub fn open_ms_between(&self, from: i64, to: i64) -> i64 {
+        if to <= from {
+            return 0;
+        }
+        let tz = self.tz();
+        let (Some(start), Some(end)) = (tz.timestamp_millis_opt(from).single(), tz.timestamp_millis_opt(to).single())
+        else {
+            return to - from;
+        };
+        let at = |date: NaiveDate, minute: u16| -> Option<i64> {
+            let (date, minute) = if minute >= 1440 { (date.succ_opt()?, 0) } else { (date, minute) };
+            let time = NaiveTime::from_hms_opt(u32::from(minute / 60), u32::from(minute % 60), 0)?;
+            tz.from_local_datetime(&date.and_time(time)).earliest().map(|t| t.timestamp_millis())
+        };
+        let mut open = 0;
+        for date in start.date_naive().iter_days().take(400).take_while(|d| *d <= end.date_naive()) {
+            if self.closed_dates.contains(&date) {
+                continue;
+            }
+            for &(a, b) in self.ranges(date) {
+                let (Some(a), Some(b)) = (at(date, a), at(date, b)) else { continue };
+                open += (b.min(to) - a.max(from)).max(0);
+            }
+        }
+        open
+    }
+
     /// Hours from the console's form: a time zone, one line of ranges per day
     /// (`09:00-12:00, 13:00-17:30`; empty: closed) and dates (`YYYY-MM-DD`, separated by commas
     /// or lines). Errors name the field.
@@ -198,6 +228,21 @@ mod tests {
             Availability::Closed { reopens_at: Some(ms("2026-12-29T08:00:00Z")) }
         );
         assert_eq!(h.local_time(ms("2026-12-07T08:00:00Z")), "Monday 2026-12-07 09:00 (Europe/Paris)");
+    }
+
+    #[test]
+    fn open_time_between_two_instants_skips_nights_weekends_and_holidays() {
+        let h = paris();
+        let hour = 3_600_000;
+        // Within one morning: all of it.
+        assert_eq!(h.open_ms_between(ms("2026-12-03T09:00:00Z"), ms("2026-12-03T10:30:00Z")), 90 * 60_000);
+        // Monday 11:00 to 14:00 Paris: the lunch hour does not count.
+        assert_eq!(h.open_ms_between(ms("2026-11-30T10:00:00Z"), ms("2026-11-30T13:00:00Z")), 2 * hour);
+        // Friday 15:00 Paris to Monday 10:00 Paris: Friday's last hour and Monday's first.
+        assert_eq!(h.open_ms_between(ms("2026-12-04T14:00:00Z"), ms("2026-12-07T09:00:00Z")), 2 * hour);
+        // Over Christmas (Friday) and the 28th: Thursday 17:00 to Tuesday 09:30 is an hour.
+        assert_eq!(h.open_ms_between(ms("2026-12-24T16:00:00Z"), ms("2026-12-29T08:30:00Z")), hour);
+        assert_eq!(h.open_ms_between(ms("2026-12-29T08:30:00Z"), ms("2026-12-24T16:00:00Z")), 0);
     }
 
     #[test]

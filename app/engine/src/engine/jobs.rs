@@ -37,6 +37,10 @@ pub enum Job {
     ReturnMail,
     /// Trial conversations (previews, answer tests) untouched for an hour are deleted.
     DeleteIdleTrials,
+    /// The reports' roll-up catches up with what changed (`engine/reports`).
+    RefreshReports,
+    /// The reports' roll-up rebuilt for the last two days' changes (writes that arrived late).
+    RebuildRecentReports,
 }
 
 impl Job {
@@ -55,6 +59,8 @@ impl Job {
             Job::MailDigests => "mail_digests",
             Job::ReturnMail => "return_mail",
             Job::DeleteIdleTrials => "delete_idle_trials",
+            Job::RefreshReports => "refresh_reports",
+            Job::RebuildRecentReports => "rebuild_recent_reports",
         }
     }
 
@@ -72,8 +78,9 @@ impl Job {
             | Job::Retention
             | Job::DeleteIdleTrials
             | Job::PruneOutboxes => Duration::from_secs(3_600),
-            Job::DailySummary => Duration::from_secs(86_400),
+            Job::DailySummary | Job::RebuildRecentReports => Duration::from_secs(86_400),
             Job::AssignQueue | Job::MailDigests => Duration::from_secs(9),
+            Job::RefreshReports => Duration::from_secs(60),
         }
     }
 
@@ -82,11 +89,13 @@ impl Job {
         match self {
             Job::ExpireOrders | Job::EmbedKnowledge | Job::IndexSearch | Job::ReturnMail => Duration::from_secs(2),
             Job::AssignQueue | Job::MailDigests => Duration::from_secs(5),
+            Job::RefreshReports => Duration::from_secs(9),
             Job::ForgetWebhookIds
             | Job::DeleteExpiredSessions
             | Job::DeleteUnsentImages
             | Job::Retention
             | Job::DailySummary
+            | Job::RebuildRecentReports
             | Job::DeleteIdleTrials
             | Job::PruneOutboxes => Duration::from_secs(60),
         }
@@ -133,6 +142,17 @@ impl Engine {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(deleted = n, "deleted idle trial conversations"),
                 Err(e) => tracing::warn!(error = %e, "could not delete idle trial conversations"),
+            }
+        });
+        self.every(Job::RefreshReports, |engine| async move {
+            if let Err(e) = engine.refresh_reports().await {
+                tracing::warn!(error = %e, "could not refresh the reports' figures");
+            }
+        });
+        self.every(Job::RebuildRecentReports, |engine| async move {
+            let since = engine.now_ms() - 2 * 86_400_000;
+            if let Err(e) = engine.rebuild_reports_since(since).await {
+                tracing::warn!(error = %e, "could not rebuild the reports' figures of the last two days");
             }
         });
         self.every(Job::ReturnMail, |engine| async move {

@@ -37,6 +37,7 @@ pub mod provider;
 pub mod recovery;
 pub mod relay;
 pub mod replay;
+pub mod reports;
 pub mod search;
 pub mod shutdown;
 pub mod sources;
@@ -181,6 +182,8 @@ struct Inner {
     presence: mail::Presence,
     /// The answer-test runs this process runs.
     answer_runs: answer_tests::AnswerRuns,
+    /// One refresh of the reports' roll-up at a time in this process.
+    report_refresh: tokio::sync::Mutex<()>,
 }
 
 /// The engine handle; cheap to clone.
@@ -259,6 +262,7 @@ impl Engine {
             sources: sources::runner(),
             presence: mail::Presence::default(),
             answer_runs: answer_tests::AnswerRuns::default(),
+            report_refresh: tokio::sync::Mutex::new(()),
         }))
     }
 

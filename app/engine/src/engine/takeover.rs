@@ -105,7 +105,7 @@ impl Engine {
         self.may_act(&claimed_by, user)?;
         let id = new_id();
         let now = self.now_ms();
-        messages::insert_operator_reply(self.db(), &id, conversation_id, text, &user.name, now).await?;
+        messages::insert_operator_reply(self.db(), &id, conversation_id, text, (&user.name, &user.id), now).await?;
         let seq = self
             .emit_now(
                 conversation_id,

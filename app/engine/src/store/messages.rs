@@ -285,12 +285,12 @@ pub async fn insert_operator_reply(
     id: &str,
     conversation_id: &str,
     text: &str,
-    author: &str,
+    (author, author_id): (&str, &str),
     now: i64,
 ) -> Result<(), DbError> {
     sqlx::query(
         "INSERT INTO messages (id, conversation_id, role, content, blocks, status, client_message_id, reply_to, author, \
-         start_seq, created_at, updated_at) VALUES ($1, $2, $3, $4, '[]', $5, NULL, NULL, $6, 0, $7, $7)",
+         start_seq, created_at, updated_at, author_id) VALUES ($1, $2, $3, $4, '[]', $5, NULL, NULL, $6, 0, $7, $7, $8)",
     )
     .bind(id)
     .bind(conversation_id)
@@ -299,6 +299,7 @@ pub async fn insert_operator_reply(
     .bind(MessageStatus::Complete.as_str())
     .bind(author)
     .bind(now)
+    .bind(author_id)
     .execute(db.writer())
     .await?;
     Ok(())

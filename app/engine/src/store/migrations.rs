@@ -62,6 +62,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     migration!(43, "0043_return_mail.sql"),
     migration!(44, "0044_agent_versions.sql"),
     migration!(45, "0045_answer_tests.sql"),
+    migration!(46, "0046_reports.sql"),
 ];
 
 /// The migrator `Db::connect` runs against a fresh or older database.

@@ -42,6 +42,7 @@ pub mod prices;
 pub mod privacy;
 pub mod push;
 pub mod ratings;
+pub mod reports;
 pub mod return_mail;
 pub mod saved_replies;
 #[cfg(test)]

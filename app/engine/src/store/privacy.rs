@@ -313,6 +313,8 @@ async fn purge_conversations(tx: &mut Tx<'_>, ids: &[String]) -> Result<Deleted,
         // Children before parents (foreign keys).
         for sql in [
             format!("DELETE FROM events WHERE conversation_id IN ({list})"),
+            format!("DELETE FROM report_handlers WHERE conversation_id IN ({list})"),
+            format!("DELETE FROM report_conversations WHERE conversation_id IN ({list})"),
             format!(
                 "DELETE FROM webhook_attempts WHERE delivery_id IN \
                  (SELECT id FROM webhook_deliveries WHERE conversation_id IN ({list}))"

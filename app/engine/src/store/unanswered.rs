@@ -2,6 +2,8 @@
 //! knowledge search found nothing, the off-topic check fired, the answer was rated not helpful,
 //! or the visitor asked for a person right after.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::{Db, DbError};
@@ -30,6 +32,20 @@ impl Reason {
     }
 }
 
+/// What a tool call (its name and stored JSON result) says about the answer it was part of:
+/// knowledge search found nothing, the question was off topic, or the visitor asked for a person.
+pub fn tool_signal(name: &str, result: Option<&str>) -> Option<Reason> {
+    let result: Value = result.and_then(|r| serde_json::from_str(r).ok()).unwrap_or(Value::Null);
+    match name {
+        "search_knowledge" if result["success"] == true && result["sources"].as_array().is_some_and(Vec::is_empty) => {
+            Some(Reason::NothingFound)
+        }
+        "check_off_topic" if result["isOffTopic"] == true => Some(Reason::OffTopic),
+        "escalate_to_human" => Some(Reason::Escalated),
+        _ => None,
+    }
+}
+
 /// One unanswered question.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Unanswered {
@@ -43,11 +59,12 @@ pub struct Unanswered {
 /// question it is about, for one agent or all.
 pub async fn since(db: &Db, agent_id: Option<&str>, since: i64, limit: i64) -> Result<Vec<Unanswered>, DbError> {
     let mut conn = db.read().await?;
-    // The answer a signal is about: the visitor message before it is the question.
-    let mut about: Vec<(String, String, Reason, i64)> = Vec::new();
-    let calls: Vec<(String, String, String, Option<String>, i64)> = sqlx::query_as(
-        "SELECT t.conversation_id, t.message_id, t.name, t.result, t.created_at FROM tool_calls t \
-         JOIN conversations c ON c.id = t.conversation_id \
+    // Each signal with the time of the answer (or form) it is about: the visitor's last message
+    // at or before that time is the question.
+    let mut about: Vec<(String, i64, Reason, i64)> = Vec::new();
+    let calls: Vec<(String, i64, String, Option<String>, i64)> = sqlx::query_as(
+        "SELECT t.conversation_id, m.created_at, t.name, t.result, t.created_at FROM tool_calls t \
+         JOIN conversations c ON c.id = t.conversation_id JOIN messages m ON m.id = t.message_id \
          WHERE ($1 IS NULL OR c.agent_id = $1) AND t.created_at >= $2 \
          AND t.name IN ('search_knowledge', 'check_off_topic', 'escalate_to_human') \
          ORDER BY t.created_at DESC LIMIT $3",
@@ -57,22 +74,12 @@ pub async fn since(db: &Db, agent_id: Option<&str>, since: i64, limit: i64) -> R
     .bind(limit)
     .fetch_all(&mut *conn)
     .await?;
-    for (conversation, message, name, result, at) in calls {
-        let result: Value = result.as_deref().and_then(|r| serde_json::from_str(r).ok()).unwrap_or(Value::Null);
-        let reason = match name.as_str() {
-            "search_knowledge"
-                if result["success"] == true && result["sources"].as_array().is_some_and(Vec::is_empty) =>
-            {
-                Reason::NothingFound
-            }
-            "check_off_topic" if result["isOffTopic"] == true => Reason::OffTopic,
-            "escalate_to_human" => Reason::Escalated,
-            _ => continue,
-        };
-        about.push((conversation, message, reason, at));
+    for (conversation, answered_at, name, result, at) in calls {
+        let Some(reason) = tool_signal(&name, result.as_deref()) else { continue };
+        about.push((conversation, answered_at, reason, at));
     }
-    let down: Vec<(String, String, i64)> = sqlx::query_as(
-        "SELECT r.conversation_id, r.message_id, r.updated_at FROM ratings r \
+    let down: Vec<(String, i64, i64)> = sqlx::query_as(
+        "SELECT r.conversation_id, m.created_at, r.updated_at FROM ratings r JOIN messages m ON m.id = r.message_id \
          WHERE ($1 IS NULL OR r.agent_id = $1) AND r.updated_at >= $2 AND r.message_id <> '' AND r.score < 0 \
          ORDER BY r.updated_at DESC LIMIT $3",
     )
@@ -81,21 +88,7 @@ pub async fn since(db: &Db, agent_id: Option<&str>, since: i64, limit: i64) -> R
     .bind(limit)
     .fetch_all(&mut *conn)
     .await?;
-    about.extend(down.into_iter().map(|(c, m, at)| (c, m, Reason::ThumbsDown, at)));
-    let mut out = Vec::with_capacity(about.len());
-    for (conversation_id, message_id, reason, at) in about {
-        let question: Option<(String,)> = sqlx::query_as(
-            "SELECT content FROM messages WHERE conversation_id = $1 AND role = 'visitor' \
-             AND created_at <= (SELECT created_at FROM messages WHERE id = $2) ORDER BY created_at DESC LIMIT 1",
-        )
-        .bind(&conversation_id)
-        .bind(&message_id)
-        .fetch_optional(&mut *conn)
-        .await?;
-        if let Some((question,)) = question.filter(|(q,)| !q.trim().is_empty()) {
-            out.push(Unanswered { conversation_id, question, reason, at });
-        }
-    }
+    about.extend(down.into_iter().map(|(c, answered_at, at)| (c, answered_at, Reason::ThumbsDown, at)));
     // Contact forms: the question is the visitor's last message before the form.
     let leads: Vec<(String, i64)> = sqlx::query_as(
         "SELECT l.conversation_id, l.created_at FROM leads l WHERE ($1 IS NULL OR l.agent_id = $1) \
@@ -106,17 +99,34 @@ pub async fn since(db: &Db, agent_id: Option<&str>, since: i64, limit: i64) -> R
     .bind(limit)
     .fetch_all(&mut *conn)
     .await?;
-    for (conversation_id, at) in leads {
-        let question: Option<(String,)> = sqlx::query_as(
-            "SELECT content FROM messages WHERE conversation_id = $1 AND role = 'visitor' AND created_at <= $2 \
-             ORDER BY created_at DESC LIMIT 1",
-        )
-        .bind(&conversation_id)
-        .bind(at)
-        .fetch_optional(&mut *conn)
-        .await?;
-        if let Some((question,)) = question.filter(|(q,)| !q.trim().is_empty()) {
-            out.push(Unanswered { conversation_id, question, reason: Reason::Escalated, at });
+    about.extend(leads.into_iter().map(|(c, at)| (c, at, Reason::Escalated, at)));
+
+    // The visitors' messages of those conversations, read a few hundred conversations at a time.
+    let mut ids: Vec<&str> = about.iter().map(|(c, ..)| c.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut asked: HashMap<String, Vec<(i64, String)>> = HashMap::new();
+    for chunk in ids.chunks(500) {
+        let list = (1..=chunk.len()).map(|i| format!("${i}")).collect::<Vec<_>>().join(",");
+        let sql = format!(
+            "SELECT conversation_id, created_at, content FROM messages WHERE role = 'visitor' \
+             AND conversation_id IN ({list}) ORDER BY conversation_id, created_at"
+        );
+        let mut q = sqlx::query_as::<_, (String, i64, String)>(&sql);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        for (conversation, at, content) in q.fetch_all(&mut *conn).await? {
+            asked.entry(conversation).or_default().push((at, content));
+        }
+    }
+    let mut out = Vec::with_capacity(about.len());
+    for (conversation_id, answered_at, reason, at) in about {
+        let Some(messages) = asked.get(&conversation_id) else { continue };
+        let before = messages.partition_point(|(t, _)| *t <= answered_at);
+        let Some((_, question)) = before.checked_sub(1).map(|i| &messages[i]) else { continue };
+        if !question.trim().is_empty() {
+            out.push(Unanswered { conversation_id, question: question.clone(), reason, at });
         }
     }
     Ok(out)

@@ -29,6 +29,7 @@ pub mod notify;
 pub mod orders;
 #[cfg(feature = "ssr")]
 pub mod paging;
+pub mod reports;
 pub mod search;
 pub mod sources;
 pub mod tokens;

@@ -11,6 +11,7 @@ mod http_tools;
 mod identity;
 mod inbox;
 mod notify;
+mod reports;
 mod search;
 mod sources;
 mod versions;
@@ -37,6 +38,7 @@ pub use http_tools::{EmbeddingCounts, HttpToolForm, HttpToolItem};
 pub use identity::{AuditItem, DEFAULT_GRACE_HOURS, IdentityView, NewIdentitySecret, SecretItem, UserItem, UserLabel};
 pub use inbox::{AssistItem, Colleague, LabelTag, NoteItem, SummaryItem, TeamItem, ViewCounts};
 pub use notify::{NOTIFY_KINDS, NotificationItem, NotifyPage, UnreadView};
+pub use reports::ReportOptions;
 pub use search::{SearchHit, SearchResult};
 pub use sources::{
     FileOutcome, PAGE_STATUSES, PageItem, PassageItem, RunItem, SCHEDULE_CHOICES, SourceItem, UPLOAD_MAX_BYTES,

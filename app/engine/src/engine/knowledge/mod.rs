@@ -153,6 +153,19 @@ impl Knowledge {
         self.embedder.is_some()
     }
 
+    /// The texts' embeddings, one per text; `None` when embeddings are off or the endpoint failed
+    /// (logged), so callers fall back to words.
+    pub async fn embed_texts(&self, texts: &[String]) -> Option<Vec<Vec<f32>>> {
+        let e = self.embedder.as_ref()?;
+        match e.embed(texts).await {
+            Ok(v) => Some(v),
+            Err(err) => {
+                tracing::warn!(error = %err, "grouping without embeddings");
+                None
+            }
+        }
+    }
+
     /// Rebuilds the index from the database.
     pub async fn reload(&self) -> Result<(), SearchError> {
         let version = knowledge::version(&self.db).await?;
