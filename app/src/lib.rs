@@ -75,6 +75,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("tokens") view=console::tokens::TokensPage />
                     <Route path=path!("identity") view=console::identity::IdentityPage />
                     <Route path=path!("audit") view=console::audit::AuditPage />
+                    <Route path=path!("reports") view=console::reports::ReportsPage />
                     <Route path=path!("search") view=console::search::SearchPage />
                     <Route path=path!("webhooks") view=console::webhooks::WebhooksPage />
                     <Route path=path!("teams") view=console::inbox_admin::TeamsPage />

@@ -74,6 +74,7 @@ fn Signed(me: Me) -> impl IntoView {
                 <A href="/admin/unanswered">"Unanswered"</A>
                 <A href="/admin/replies">"Saved replies"</A>
                 <Show when=move || admin>
+                    <A href="/admin/reports">"Reports"</A>
                     <A href="/admin/agents">"Agents"</A>
                     <A href="/admin/engage">"Engage"</A>
                     <A href="/admin/knowledge">"Knowledge"</A>
