@@ -295,7 +295,7 @@ fn Tiles(now: Figures, before: Figures) -> impl IntoView {
             "Answers found helpful",
             Val::Rate(now.thumbs_up_rate()),
             Val::Rate(before.thumbs_up_rate()),
-            Some(format!("{} 👍, {} 👎", now.thumbs_up, now.thumbs_down)),
+            Some(format!("{} thumbs up, {} down", now.thumbs_up, now.thumbs_down)),
         ),
         ("spend", "Spend", Val::Usd(Some(now.spend_usd)), Val::Usd(Some(before.spend_usd)), None),
         (

@@ -419,12 +419,24 @@ async fn every_figure_of_a_hand_worked_fixture_with_time_zones_business_hours_an
     assert_eq!(status, 403);
     assert_eq!(operator.page(&format!("/admin/reports.csv?{qs}")).await.0, 403);
 
-    // A person deleted leaves the figures (the roll-up's rows go with the conversation).
+    // A person deleted leaves the figures (the roll-up's rows go with the conversation), even
+    // when a refresh read their conversation just before and stores its facts just after.
+    use parley_engine::store::reports as roll_up;
+    let ids = vec!["c5".to_owned()];
+    let raws = roll_up::read(app.db(), &ids).await.unwrap();
+    let facts: Vec<_> = raws
+        .into_iter()
+        .filter_map(|raw| parley_engine::engine::reports::facts::compute(raw, None, &Default::default()))
+        .collect();
+    assert_eq!(facts.len(), 1);
     app.engine()
         .delete_person(&parley_engine::engine::privacy::Person::Visitor("v5".into()))
         .await
         .unwrap()
         .expect("deleted");
+    roll_up::store(app.db(), &ids, &facts, app.engine().now_ms()).await.unwrap();
+    assert_eq!(app.count("report_conversations WHERE conversation_id = 'c5'").await, 0);
+    assert_eq!(app.count("report_conversations WHERE person_id = 'v5'").await, 0);
     let after = report(&mut admin, &whole).await;
     assert_eq!((after.current.conversations, after.current.abandoned), (6, 0));
 }

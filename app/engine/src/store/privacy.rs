@@ -313,8 +313,6 @@ async fn purge_conversations(tx: &mut Tx<'_>, ids: &[String]) -> Result<Deleted,
         // Children before parents (foreign keys).
         for sql in [
             format!("DELETE FROM events WHERE conversation_id IN ({list})"),
-            format!("DELETE FROM report_handlers WHERE conversation_id IN ({list})"),
-            format!("DELETE FROM report_conversations WHERE conversation_id IN ({list})"),
             format!(
                 "DELETE FROM webhook_attempts WHERE delivery_id IN \
                  (SELECT id FROM webhook_deliveries WHERE conversation_id IN ({list}))"
@@ -336,6 +334,10 @@ async fn purge_conversations(tx: &mut Tx<'_>, ids: &[String]) -> Result<Deleted,
             ),
             format!("DELETE FROM messages WHERE conversation_id IN ({list})"),
             format!("DELETE FROM conversations WHERE id IN ({list})"),
+            // After the conversations: a report refresh that read them first waits for this
+            // deletion and then finds them gone (`store/reports`).
+            format!("DELETE FROM report_handlers WHERE conversation_id IN ({list})"),
+            format!("DELETE FROM report_conversations WHERE conversation_id IN ({list})"),
         ] {
             let mut q = sqlx::query(&sql);
             for id in chunk {

@@ -7,7 +7,7 @@
 pub mod query;
 
 use super::script::{self, Arg, Stmt};
-use super::{Db, DbError, insert_rows, row_struct};
+use super::{Db, DbError, DbKind, insert_rows, row_struct};
 
 /// Conversations read and rebuilt per round.
 pub const CHUNK: usize = 400;
@@ -247,14 +247,21 @@ pub async fn read(db: &Db, ids: &[String]) -> Result<Vec<Raw>, DbError> {
 
 /// Replaces the roll-up rows of the conversations `ids` with `facts` (a conversation of `ids`
 /// without facts, gone or a trial, loses its rows), in one transaction. A replica that stored
-/// the same conversation a moment earlier keeps its row.
+/// the same conversation a moment earlier keeps its row; a conversation deleted meanwhile keeps
+/// none.
 pub async fn store(db: &Db, ids: &[String], facts: &[Facts], now: i64) -> Result<(), DbError> {
     let within = list(1, ids.len());
     let ids_args = || ids.iter().map(|id| Arg::Text(id.clone())).collect::<Vec<_>>();
-    let mut stmts = vec![
-        Stmt::new(format!("DELETE FROM report_handlers WHERE conversation_id IN ({within})"), ids_args()),
-        Stmt::new(format!("DELETE FROM report_conversations WHERE conversation_id IN ({within})"), ids_args()),
-    ];
+    let mut stmts = Vec::new();
+    // A conversation deleted while its facts were worked out must not leave them behind. On
+    // PostgreSQL the conversations are locked against deletion until this commits (a deletion
+    // under way first ends); on SQLite writes take turns. Either way the rows of conversations
+    // gone by now are removed at the end.
+    if db.kind() == DbKind::Postgres {
+        stmts.push(Stmt::new(format!("SELECT id FROM conversations WHERE id IN ({within}) FOR SHARE"), ids_args()));
+    }
+    stmts.push(Stmt::new(format!("DELETE FROM report_handlers WHERE conversation_id IN ({within})"), ids_args()));
+    stmts.push(Stmt::new(format!("DELETE FROM report_conversations WHERE conversation_id IN ({within})"), ids_args()));
     let rows: Vec<Vec<Arg>> = facts
         .iter()
         .map(|f| {
@@ -309,6 +316,15 @@ pub async fn store(db: &Db, ids: &[String], facts: &[Facts], now: i64) -> Result
     for mut s in insert_rows("report_handlers (conversation_id, user_id, first_at)", 3, handlers, 500) {
         s.sql.push_str(" ON CONFLICT DO NOTHING");
         stmts.push(s);
+    }
+    for table in ["report_handlers", "report_conversations"] {
+        stmts.push(Stmt::new(
+            format!(
+                "DELETE FROM {table} WHERE conversation_id IN ({within}) \
+                 AND NOT EXISTS (SELECT 1 FROM conversations c WHERE c.id = {table}.conversation_id)"
+            ),
+            ids_args(),
+        ));
     }
     let mut conn = db.writer().acquire().await?;
     script::run(&mut conn, db.kind(), &stmts).await
