@@ -15,7 +15,7 @@ use anyhow::Context;
 use parley_engine::engine::Engine;
 use parley_engine::engine::knowledge::SearchQuery;
 use parley_engine::engine::sources::WebsiteInput;
-use parley_engine::store::agents::{self, NewAgent, ProviderConfig, ProviderKind};
+use parley_engine::store::agents;
 use parley_engine::store::knowledge::sources::{self as store, Run, SiteSettings};
 use parley_engine::store::knowledge::{self, BaseFields};
 
@@ -136,29 +136,7 @@ pub async fn run(args: CrawlBenchArgs) -> anyhow::Result<()> {
     let engine = crate::cli_engine(&config).await?;
     engine.register_process().await?;
     let now = engine.now_ms();
-    let agent = NewAgent {
-        public_key: "bench-crawl".into(),
-        name: "Crawl bench".into(),
-        vertical: "help_center".into(),
-        capabilities: vec!["knowledge_search".into()],
-        enabled_tools: None,
-        provider: ProviderConfig {
-            kind: ProviderKind::Demo,
-            base_url: None,
-            api_key: None,
-            model: "demo".into(),
-            fallback_model: None,
-        },
-        system_prompt: String::new(),
-        greeting: String::new(),
-        theme: Default::default(),
-        language: Default::default(),
-        placeholder: String::new(),
-        starters: Vec::new(),
-        prechat: Default::default(),
-        allowed_origins: Vec::new(),
-        domain: Default::default(),
-    };
+    let agent = super::demo_agent("bench-crawl", "Crawl bench");
     let agent = agents::insert(engine.db(), &agent, now).await.map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let fields = BaseFields { name: "Site", description: "The benchmark site", topics: "" };
     let kb = knowledge::create_base(engine.db(), &agent.id, &fields, now).await?;

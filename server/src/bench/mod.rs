@@ -58,6 +58,34 @@ pub struct BenchArgs {
     pub database_url: Option<String>,
 }
 
+/// An agent on the offline demo model with knowledge search, for the in-process benchmarks.
+fn demo_agent(key: &str, name: &str) -> parley_engine::store::agents::NewAgent {
+    use parley_engine::store::agents::{NewAgent, ProviderConfig, ProviderKind};
+    NewAgent {
+        public_key: key.into(),
+        name: name.into(),
+        vertical: "help_center".into(),
+        capabilities: vec!["knowledge_search".into()],
+        enabled_tools: None,
+        provider: ProviderConfig {
+            kind: ProviderKind::Demo,
+            base_url: None,
+            api_key: None,
+            model: "demo".into(),
+            fallback_model: None,
+        },
+        system_prompt: String::new(),
+        greeting: String::new(),
+        theme: Default::default(),
+        language: Default::default(),
+        placeholder: String::new(),
+        starters: Vec::new(),
+        prechat: Default::default(),
+        allowed_origins: Vec::new(),
+        domain: Default::default(),
+    }
+}
+
 struct Children(Vec<Child>);
 
 impl Drop for Children {

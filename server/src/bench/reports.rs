@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use parley_engine::engine::Engine;
-use parley_engine::store::agents::{self, NewAgent, ProviderConfig, ProviderKind};
+use parley_engine::store::agents;
 use parley_engine::store::script::{self, Arg};
 use parley_engine::store::{insert_rows, new_id};
 use parley_protocol::report::ReportQuery;
@@ -38,32 +38,6 @@ pub struct ReportBenchArgs {
 
 const DAY: i64 = 86_400_000;
 const AGENTS: usize = 3;
-
-fn demo_agent(key: &str) -> NewAgent {
-    NewAgent {
-        public_key: key.into(),
-        name: format!("Bench {key}"),
-        vertical: "help_center".into(),
-        capabilities: vec!["knowledge_search".into()],
-        enabled_tools: None,
-        provider: ProviderConfig {
-            kind: ProviderKind::Demo,
-            base_url: None,
-            api_key: None,
-            model: "demo".into(),
-            fallback_model: None,
-        },
-        system_prompt: String::new(),
-        greeting: String::new(),
-        theme: Default::default(),
-        language: Default::default(),
-        placeholder: String::new(),
-        starters: Vec::new(),
-        prechat: Default::default(),
-        allowed_origins: Vec::new(),
-        domain: Default::default(),
-    }
-}
 
 /// Rows for `n` conversations from `first` (numbered `first..first + n`), created between
 /// `start` and `start + span` ms, in insert statements per table.
@@ -334,9 +308,10 @@ pub async fn run(args: ReportBenchArgs) -> anyhow::Result<()> {
     let now = engine.now_ms();
     let mut agent_ids = Vec::new();
     for i in 0..AGENTS {
-        let a = agents::insert(engine.db(), &demo_agent(&format!("bench-reports-{i}")), now)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let a =
+            agents::insert(engine.db(), &super::demo_agent(&format!("bench-reports-{i}"), &format!("Bench {i}")), now)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e:?}"))?;
         agent_ids.push(a.id);
     }
     let operator = new_id();
