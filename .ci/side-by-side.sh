@@ -3,6 +3,8 @@
 # (a fresh data directory) with an agent on the harness's fake upstream, then
 # ../shared/peers/run-side-by-side.sh with the arguments given (default: 5 rounds × 200
 # requests, then a burst of 1,000 streams). Build first (./run.sh or cargo build --release).
+# PARLEY_BENCH_H2C=1: Parley reaches the fake upstream over HTTP/2 with prior knowledge
+# (PARLEY_H2C_ENDPOINTS), its answers multiplexed on a few connections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 peers="${PARLEY_PEERS:-../shared/peers}"
@@ -10,6 +12,9 @@ data="$(mktemp -d)"
 export PARLEY_DATA_DIR="$data"
 # The fake upstream on loopback is the one private destination (the outbound fence).
 export PARLEY_PRIVATE_ENDPOINTS=127.0.0.1:18080
+if [ "${PARLEY_BENCH_H2C:-0}" = 1 ]; then
+  export PARLEY_H2C_ENDPOINTS=127.0.0.1:18080
+fi
 target/release/parley create-agent --key bench --name bench --capabilities ticket_escalation \
   --provider openai --base-url http://127.0.0.1:18080/v1 --model fake-model >/dev/null
 LEPTOS_ENV=PROD PARLEY_NO_LIMITS=1 PARLEY_AGENT_DAILY_CAP_USD=0 PARLEY_VISITOR_DAILY_CAP_USD=0 PARLEY_ADDRESS_DAILY_CAP_USD=0 \

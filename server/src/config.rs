@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use parley_engine::engine::outbound::{OutboundSettings, PrivateEndpoints};
+use parley_engine::engine::provider::h2c::H2cSettings;
 use parley_engine::limits::LimitSettings;
 use parley_engine::secret::ApiKey;
 
@@ -120,6 +121,17 @@ pub struct Config {
     /// `127.0.0.1:11434,10.0.0.0/8,ollama:11434`. Empty by default.
     #[arg(long, global = true, env = "PARLEY_PRIVATE_ENDPOINTS", default_value = "")]
     pub private_endpoints: String,
+    /// The plain-`http` model endpoints (self-hosted gateways, local model servers) that speak
+    /// HTTP/2 with prior knowledge (h2c), in the forms of `PARLEY_PRIVATE_ENDPOINTS` (`*`: every
+    /// plain-http model endpoint). Their answers share a few multiplexed connections instead of
+    /// one HTTP/1.1 connection each. Empty by default (`https` endpoints negotiate HTTP/2
+    /// themselves).
+    #[arg(long, global = true, env = "PARLEY_H2C_ENDPOINTS", default_value = "")]
+    pub h2c_endpoints: String,
+    /// The most answers one h2c connection carries at once; a further answer opens another
+    /// connection. Keep it at or under the gateway's `SETTINGS_MAX_CONCURRENT_STREAMS`.
+    #[arg(long, global = true, env = "PARLEY_H2C_STREAMS_PER_CONNECTION", default_value_t = parley_engine::engine::provider::h2c::DEFAULT_STREAMS_PER_CONNECTION as u64, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub h2c_streams_per_connection: u64,
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
@@ -309,6 +321,14 @@ impl Config {
         Ok(OutboundSettings { allow_private: self.allow_private_endpoints, private })
     }
 
+    /// The model endpoints reached over h2c; a bad `PARLEY_H2C_ENDPOINTS` stops the start.
+    pub fn h2c(&self) -> anyhow::Result<H2cSettings> {
+        let endpoints =
+            PrivateEndpoints::parse(&self.h2c_endpoints).map_err(|e| anyhow::anyhow!("PARLEY_H2C_ENDPOINTS: {e}"))?;
+        let streams_per_connection = usize::try_from(self.h2c_streams_per_connection).unwrap_or(usize::MAX);
+        Ok(H2cSettings { endpoints, streams_per_connection })
+    }
+
     /// The embeddings client, when an endpoint is configured.
     pub fn embedder(&self, http: reqwest::Client) -> Option<parley_engine::engine::knowledge::embeddings::Embedder> {
         let base = self.embeddings_base_url.as_deref().map(str::trim).filter(|b| !b.is_empty())?;
@@ -342,6 +362,8 @@ impl Config {
             payments_sandbox: false,
             allow_private_endpoints: false,
             private_endpoints: String::new(),
+            h2c_endpoints: String::new(),
+            h2c_streams_per_connection: parley_engine::engine::provider::h2c::DEFAULT_STREAMS_PER_CONNECTION as u64,
             embeddings_base_url: None,
             embeddings_api_key: SecretArg::default(),
             embeddings_model: "text-embedding-3-small".into(),

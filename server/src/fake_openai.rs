@@ -3,14 +3,14 @@
 //! stream, truncated or endless streams, delays) and read back every request it received; the
 //! benchmark uses its rule mode (fixed token count and delays; a tool call when asked).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
@@ -79,6 +79,8 @@ struct Shared {
     served: AtomicU64,
     open_streams: AtomicU64,
     closed_early: AtomicU64,
+    /// The client's address and HTTP version of every connection a request came on.
+    connections: Mutex<HashMap<SocketAddr, http::Version>>,
 }
 
 /// A running fake server.
@@ -110,6 +112,7 @@ impl FakeOpenAi {
             served: AtomicU64::new(0),
             open_streams: AtomicU64::new(0),
             closed_early: AtomicU64::new(0),
+            connections: Mutex::new(HashMap::new()),
         });
         let app = Router::new().route("/v1/chat/completions", post(completions)).with_state(shared.clone());
         let listener = crate::bind(addr).expect("bind fake upstream");
@@ -178,6 +181,12 @@ impl FakeOpenAi {
         self.shared.closed_early.load(Ordering::SeqCst)
     }
 
+    /// The connections requests came on so far (one per client address and port), with the
+    /// HTTP version each spoke.
+    pub fn connections(&self) -> Vec<http::Version> {
+        self.shared.connections.lock().expect("connections").values().copied().collect()
+    }
+
     /// Streaming answers still being written.
     pub fn open_streams(&self) -> u64 {
         self.shared.open_streams.load(Ordering::SeqCst)
@@ -191,7 +200,14 @@ fn is_copilot(body: &Value) -> bool {
     })
 }
 
-async fn completions(State(shared): State<Arc<Shared>>, headers: http::HeaderMap, Json(body): Json<Value>) -> Response {
+async fn completions(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    version: http::Version,
+    headers: http::HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    shared.connections.lock().expect("connections").insert(peer, version);
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let usage = body.pointer("/stream_options/include_usage").and_then(Value::as_bool).unwrap_or(false);
     if shared.rules.is_none() && is_copilot(&body) {

@@ -240,6 +240,7 @@ fn engine_settings(config: &Config) -> anyhow::Result<EngineSettings> {
         fallbacks: DefaultFallbacks::parse(&config.fallback_models)
             .map_err(|e| anyhow::anyhow!("PARLEY_FALLBACK_MODELS: {e}"))?,
         outbound: config.outbound()?,
+        h2c: config.h2c()?,
         mail: config.mail.settings()?,
         transcripts: config.mail.transcript_limits(),
         returns: config.mail.return_settings()?,

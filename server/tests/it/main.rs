@@ -54,6 +54,7 @@ mod sources;
 mod spend;
 mod store_batches;
 mod turns;
+mod upstream_h2c;
 mod versions;
 mod webhooks;
 mod widget_assets;

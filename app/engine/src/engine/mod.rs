@@ -75,6 +75,8 @@ pub struct EngineSettings {
     pub demo_token_delay: Duration,
     /// Timeouts and retries of every HTTP model provider.
     pub transport: TransportSettings,
+    /// The plain-http model endpoints reached over HTTP/2 with prior knowledge.
+    pub h2c: provider::h2c::H2cSettings,
     /// How long the stream writer gathers before it writes.
     pub writer_interval: Duration,
     /// Events and rows waiting to be stored past which turns wait (backpressure).
@@ -113,6 +115,7 @@ impl Default for EngineSettings {
             history_limit: 20,
             demo_token_delay: Duration::from_millis(25),
             transport: TransportSettings::default(),
+            h2c: provider::h2c::H2cSettings::default(),
             writer_interval: Duration::from_millis(50),
             writer_queue_limit: 200_000,
             lease_ttl: Duration::from_secs(30),
@@ -149,6 +152,8 @@ struct Inner {
     console: console::ConsoleFeed,
     clock: Arc<dyn Clock>,
     http: reqwest::Client,
+    /// The connections of model endpoints that speak h2c ([`provider::h2c`]).
+    h2c: Arc<provider::h2c::H2cPool>,
     /// The tools Parley ships (or a test's).
     builtin: Registry,
     /// Those and the owner's tools, as last read ([`Engine::reload_tools`]), with the
@@ -244,6 +249,7 @@ impl Engine {
             db,
             clock,
             http,
+            h2c: Arc::new(provider::h2c::H2cPool::new(settings.h2c, settings.outbound)),
             registry: RwLock::new((registry.clone(), None)),
             builtin: registry,
             outbound: outbound::client(settings.outbound),
@@ -381,15 +387,16 @@ impl Engine {
             let provider = if agent.provider.kind == ProviderKind::Anthropic { "anthropic" } else { "openai" };
             return Arc::new(provider::Refused { provider, reason: refused.to_string() });
         }
+        let upstream = |base| provider::h2c::Upstream::for_base_url(&self.0.http, &self.0.h2c, base);
         match (agent.provider.kind, agent.provider.base_url.as_deref()) {
             (ProviderKind::OpenAi, Some(base)) => Arc::new(OpenAiClient::new(
-                self.0.http.clone(),
+                upstream(base),
                 base,
                 agent.provider.api_key.clone(),
                 self.0.settings.transport.clone(),
             )),
             (ProviderKind::Anthropic, Some(base)) => Arc::new(provider::anthropic::AnthropicClient::new(
-                self.0.http.clone(),
+                upstream(base),
                 base,
                 agent.provider.api_key.clone(),
                 self.0.settings.transport.clone(),

@@ -5,6 +5,7 @@
 pub mod anthropic;
 pub mod demo;
 pub mod fallbacks;
+pub mod h2c;
 pub mod openai;
 pub mod stream;
 pub mod transport;

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use parley_protocol::sse::SseFrame;
 use serde_json::{Value, json};
 
+use super::h2c::Upstream;
 use super::stream::Sink;
 use super::transport::{KeyHeader, Transport, TransportSettings, WireFormat, truncate};
 use super::{
@@ -25,7 +26,12 @@ pub struct OpenAiClient {
 
 impl OpenAiClient {
     /// `base_url` like `https://api.openai.com/v1`; `/chat/completions` is appended.
-    pub fn new(http: reqwest::Client, base_url: &str, api_key: Option<ApiKey>, settings: TransportSettings) -> Self {
+    pub fn new(
+        http: impl Into<Upstream>,
+        base_url: &str,
+        api_key: Option<ApiKey>,
+        settings: TransportSettings,
+    ) -> Self {
         let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
         OpenAiClient { transport: Transport::new(http, url, api_key, KeyHeader::Bearer, &[], settings) }
     }

@@ -7,10 +7,12 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures::StreamExt;
 use parley_protocol::sse::SseFrame;
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
 
+use super::h2c::{LaneGuard, Upstream};
 use super::stream::{Sink, drive};
 use super::{Attempt, AttemptLog, ModelEvent, ModelStream, ProviderError};
 use crate::secret::ApiKey;
@@ -67,7 +69,7 @@ pub trait WireFormat: Default + Send + Unpin + 'static {
 /// One configured HTTP endpoint of a provider.
 #[derive(Clone, Debug)]
 pub struct Transport {
-    http: reqwest::Client,
+    upstream: Upstream,
     url: String,
     key: Option<ApiKey>,
     key_header: KeyHeader,
@@ -78,14 +80,14 @@ pub struct Transport {
 
 impl Transport {
     pub fn new(
-        http: reqwest::Client,
+        upstream: impl Into<Upstream>,
         url: String,
         key: Option<ApiKey>,
         key_header: KeyHeader,
         headers: &'static [(&'static str, &'static str)],
         settings: TransportSettings,
     ) -> Self {
-        Transport { http, url, key, key_header, headers, settings }
+        Transport { upstream: upstream.into(), url, key, key_header, headers, settings }
     }
 
     /// Sends `body` and reads the answer as `W`, retrying what is safe to retry. Every failed
@@ -98,11 +100,14 @@ impl Transport {
     ) -> Result<ModelStream, ProviderError> {
         let body = &body;
         with_retries(&self.settings, model, attempts, |started| async move {
-            let response = self.send_once::<W>(body).await?;
+            let (response, lane) = self.send_once::<W>(body).await?;
             if !is_json(&response) {
-                return Ok(
-                    Box::pin(drive::<_, W>(response.bytes_stream(), self.settings.clone(), started)) as ModelStream
-                );
+                // An h2c answer keeps its place on the connection until its body is dropped.
+                let body = response.bytes_stream().map(move |chunk| {
+                    let _held: &Option<LaneGuard> = &lane;
+                    chunk
+                });
+                return Ok(Box::pin(drive::<_, W>(body, self.settings.clone(), started)) as ModelStream);
             }
             let events = W::whole(&whole_body(response, &self.settings).await?)?;
             Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))) as ModelStream)
@@ -110,9 +115,13 @@ impl Transport {
         .await
     }
 
-    async fn send_once<W: WireFormat>(&self, body: &Bytes) -> Result<reqwest::Response, ProviderError> {
-        let mut request = self
-            .http
+    /// One attempt; on success the response and, over h2c, its place on a connection.
+    async fn send_once<W: WireFormat>(
+        &self,
+        body: &Bytes,
+    ) -> Result<(reqwest::Response, Option<LaneGuard>), ProviderError> {
+        let (http, lane) = self.upstream.checkout();
+        let mut request = http
             .post(&self.url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "text/event-stream")
@@ -143,7 +152,7 @@ impl Transport {
             })?;
         let status = response.status();
         if status.is_success() {
-            return Ok(response);
+            return Ok((response, lane));
         }
         let retry_after = retry_after(response.headers());
         let mut detail = response.text().await.unwrap_or_default();

@@ -8,6 +8,7 @@ mod wire;
 
 use bytes::Bytes;
 
+use super::h2c::Upstream;
 use super::transport::{KeyHeader, Transport, TransportSettings};
 use super::{AttemptLog, ChatModel, ModelRequest, ModelStream, ProviderError};
 use crate::secret::ApiKey;
@@ -25,7 +26,12 @@ pub struct AnthropicClient {
 
 impl AnthropicClient {
     /// `base_url` like `https://api.anthropic.com/v1`; `/messages` is appended.
-    pub fn new(http: reqwest::Client, base_url: &str, api_key: Option<ApiKey>, settings: TransportSettings) -> Self {
+    pub fn new(
+        http: impl Into<Upstream>,
+        base_url: &str,
+        api_key: Option<ApiKey>,
+        settings: TransportSettings,
+    ) -> Self {
         let url = format!("{}/messages", base_url.trim_end_matches('/'));
         let headers = &[("anthropic-version", ANTHROPIC_VERSION)];
         AnthropicClient {
