@@ -356,7 +356,12 @@ async fn secret_key(config: &Config, db: &Db) -> anyhow::Result<parley_engine::s
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&path).with_context(|| format!("creating the secret key file {}", path.display()))?;
+    let mut file = match options.open(&path) {
+        Ok(file) => file,
+        // Another replica on this data directory made it a moment ago: use that key.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return key_written_by_another(&path).await,
+        Err(e) => return Err(e).with_context(|| format!("creating the secret key file {}", path.display())),
+    };
     std::io::Write::write_all(&mut file, format!("{text}\n").as_bytes())
         .and_then(|()| file.sync_all())
         .with_context(|| format!("writing the secret key file {}", path.display()))?;
@@ -365,6 +370,18 @@ async fn secret_key(config: &Config, db: &Db) -> anyhow::Result<parley_engine::s
         path.display()
     );
     Ok(secrets)
+}
+
+/// The key file another process has just created, once it has written the key (it writes one
+/// line and syncs right after creating the file).
+async fn key_written_by_another(path: &std::path::Path) -> anyhow::Result<parley_engine::secret::SecretBox> {
+    for _ in 0..50 {
+        if let Ok(Ok(secrets)) = std::fs::read_to_string(path).map(|t| parley_engine::secret::SecretBox::parse(&t)) {
+            return Ok(secrets);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    anyhow::bail!("the secret key file {} was created by another process but holds no key", path.display())
 }
 
 /// Payments as configured: the sandbox provider only when asked for; webhooks only with a secret

@@ -344,7 +344,7 @@ pub async fn ensure_first_admin(engine: &Engine) -> Result<Option<(String, Strin
     }
     let password = one_time_password();
     let email = "admin@parley.local".to_owned();
-    users::insert(
+    let inserted = users::insert(
         engine.db(),
         &email,
         "Administrator",
@@ -352,8 +352,13 @@ pub async fn ensure_first_admin(engine: &Engine) -> Result<Option<(String, Strin
         &hash_password(password.clone()).await,
         engine.now_ms(),
     )
-    .await?;
-    Ok(Some((email, password)))
+    .await;
+    match inserted {
+        // Another replica starting on the same new database made it at the same moment.
+        Err(crate::store::DbError::Database(d)) if d.is_unique_violation() => Ok(None),
+        Err(e) => Err(e),
+        Ok(_) => Ok(Some((email, password))),
+    }
 }
 
 /// Writes the first administrator's one-time password to `<dir>/first-admin-password.txt`,

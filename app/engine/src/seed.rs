@@ -119,7 +119,11 @@ pub async fn demo_agents(
         })?;
         // The configured key is the server's secret, never typed anywhere: taken as it is.
         new.provider.api_key = provider.as_ref().and_then(|p| p.api_key.clone());
-        let agent = agents::insert(db, &new, now).await?;
+        let agent = match agents::insert(db, &new, now).await {
+            // Another replica starting on the same new database seeds them at the same moment.
+            Err(agents::SaveError::KeyTaken) => return Ok(false),
+            inserted => inserted?,
+        };
         if key == IMMIGRATION_AGENT_KEY {
             let limits =
                 agents::AgentLimits { max_turns: Some(IMMIGRATION_TOOL_HOPS), ..agents::AgentLimits::default() };

@@ -415,3 +415,30 @@ async fn a_server_that_lost_its_listening_connection_catches_up_from_the_databas
     assert_eq!(tab.events[1..], during, "the same events, numbered alike");
     assert!(second.state.engine.relay_connections() >= 2);
 }
+
+/// A first deploy: two `parley serve` processes started at the same moment on a new PostgreSQL
+/// database both come up (neither stops on the other's first administrator or demo agents), with
+/// one first administrator and one set of demo agents between them. (`parley bench-replicas`
+/// found one replica exiting with "duplicate key" on the administrator's email.)
+#[tokio::test]
+async fn two_replicas_starting_at_once_on_a_new_database_both_come_up() {
+    if std::env::var("PARLEY_TEST_POSTGRES").unwrap_or_default().is_empty() {
+        eprintln!("replicas share PostgreSQL only: this test runs in the PostgreSQL pass");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = fresh_database(dir.path()).await;
+    let (a, b) = tokio::join!(start_parley(&url, dir.path(), &[]), start_parley(&url, dir.path(), &[]));
+    let db = Db::connect(&url).await.unwrap();
+    let count = |table: &'static str| {
+        let db = db.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(db.pool()).await.unwrap()
+        }
+    };
+    assert_eq!(count("users").await, 1, "one first administrator");
+    assert_eq!(count("agents").await, 2, "one set of demo agents");
+    for replica in [&a, &b] {
+        assert_eq!(reqwest::get(format!("{}/healthz", replica.url)).await.unwrap().status(), 200);
+    }
+}
