@@ -68,6 +68,9 @@ enum Command {
     BenchCrawl(parley_server::bench::crawl::CrawlBenchArgs),
     /// Measure the reports on a database filled with 100,000 conversations over 90 days.
     BenchReports(parley_server::bench::reports::ReportBenchArgs),
+    /// Measure many streams at once through nginx to replicas on PostgreSQL
+    /// (`.ci/bench-replicas.sh` runs it with a fresh database and a raised descriptor limit).
+    BenchReplicas(parley_server::bench::replicas::ReplicaBenchArgs),
     /// Manage MCP access tokens (create, list, revoke).
     #[command(subcommand)]
     McpToken(McpTokenCommand),
@@ -138,6 +141,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Bench(args) => parley_server::bench::run(args).await,
         Command::BenchCrawl(args) => parley_server::bench::crawl::run(args).await,
         Command::BenchReports(args) => parley_server::bench::reports::run(args).await,
+        Command::BenchReplicas(args) => parley_server::bench::replicas::run(args).await,
         Command::ImportKnowledge(args) => cli::content::import_knowledge(cli.config, args).await,
         Command::Crawl(args) => cli::sources::crawl(cli.config, args).await,
         Command::TestAgent(args) => cli::answer_tests::test_agent(cli.config, args).await,

@@ -19,6 +19,8 @@ use parley_engine::store::agents;
 use parley_engine::store::knowledge::sources::{self as store, Run, SiteSettings};
 use parley_engine::store::knowledge::{self, BaseFields};
 
+use super::nginx::Nginx;
+
 #[derive(clap::Args, Debug)]
 pub struct CrawlBenchArgs {
     /// Pages of the generated site.
@@ -49,38 +51,13 @@ fn repo_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
-/// nginx serving `dir/www` on `port`, stopped (gracefully, workers waited for) when dropped.
-struct Nginx(std::process::Child);
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("kill").arg("-QUIT").arg(self.0.id().to_string()).status();
-        let _ = self.0.wait();
-    }
-}
-
+/// nginx serving `dir/www` on `port`.
 fn serve(nginx: &Path, dir: &Path, port: u16) -> anyhow::Result<Nginx> {
     let template = std::fs::read_to_string(repo_file("tests/site/nginx.conf.template"))?;
     let conf = template.replace("__DIR__", &dir.display().to_string()).replace("__PORT__", &port.to_string());
     std::fs::write(dir.join("nginx.conf"), conf)?;
     std::fs::create_dir_all(dir.join("tmp"))?;
-    let child = std::process::Command::new(nginx)
-        .arg("-p")
-        .arg(dir)
-        .arg("-e")
-        .arg(dir.join("error.log"))
-        .arg("-c")
-        .arg(dir.join("nginx.conf"))
-        .spawn()
-        .with_context(|| format!("starting {}", nginx.display()))?;
-    let server = Nginx(child);
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Ok(server);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    anyhow::bail!("nginx did not start: {}", std::fs::read_to_string(dir.join("error.log")).unwrap_or_default())
+    Nginx::start(nginx, dir, port)
 }
 
 /// Waits for the source's run to end while sampling this process's memory; returns the run,

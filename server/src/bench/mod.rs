@@ -20,6 +20,8 @@ use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 pub mod crawl;
+pub mod nginx;
+pub mod replicas;
 pub mod reports;
 mod streams;
 

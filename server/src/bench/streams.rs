@@ -45,6 +45,38 @@ fn rss_mib(pid: u32) -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// The peak resident memory of some processes, sampled every 20 ms until stopped.
+pub(super) struct PeakRss {
+    running: Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<Vec<Option<f64>>>,
+}
+
+impl PeakRss {
+    pub fn watch(pids: Vec<u32>) -> PeakRss {
+        let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let still = running.clone();
+        let task = tokio::spawn(async move {
+            let mut peaks: Vec<Option<f64>> = vec![None; pids.len()];
+            while still.load(std::sync::atomic::Ordering::Relaxed) {
+                for (peak, pid) in peaks.iter_mut().zip(&pids) {
+                    if let Some(now) = rss_mib(*pid) {
+                        *peak = Some(peak.map_or(now, |p| p.max(now)));
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            peaks
+        });
+        PeakRss { running, task }
+    }
+
+    /// Each process's peak, MiB (`None` where `/proc` did not tell).
+    pub async fn stop(self) -> Vec<Option<f64>> {
+        self.running.store(false, std::sync::atomic::Ordering::Relaxed);
+        self.task.await.unwrap_or_default()
+    }
+}
+
 /// Starts `args.streams` answers at once on the `bench-streams` agent and reads them all.
 pub async fn burst(
     client: &reqwest::Client,
@@ -60,59 +92,28 @@ pub async fn burst(
         .await?
         .json()
         .await?;
-    let token = Arc::new(visitor["token"].as_str().context("token")?.to_owned());
+    let token = visitor["token"].as_str().context("token")?.to_owned();
     let rss_before = parley_pid.and_then(rss_mib);
-    // Memory sampled every 20 ms while the burst runs.
-    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let sampler = {
-        let sampling = sampling.clone();
-        tokio::spawn(async move {
-            let mut peak: Option<f64> = None;
-            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Some(now) = parley_pid.and_then(rss_mib) {
-                    peak = Some(peak.map_or(now, |p: f64| p.max(now)));
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            peak
-        })
-    };
-    let started = Instant::now();
-    let tasks: Vec<_> = (0..args.streams)
-        .map(|n| {
-            let client = client.clone();
-            let token = token.clone();
-            let url = chat.clone();
-            tokio::spawn(async move {
-                let started = Instant::now();
-                let response = client
-                    .post(&url)
-                    .bearer_auth(token.as_str())
-                    .json(&json!({"agent": "bench-streams", "message": format!("stream {n}")}))
-                    .send()
-                    .await?;
-                read_stream(response, started).await
-            })
-        })
-        .collect();
+    let sampler = PeakRss::watch(parley_pid.into_iter().collect());
+    let burst = many(args.streams, &PARLEY, |n| {
+        client
+            .post(&chat)
+            .bearer_auth(&token)
+            .json(&json!({"agent": "bench-streams", "message": format!("stream {n}")}))
+    })
+    .await;
+    let errors = burst.errors.len();
     let mut ttfts = Vec::new();
     let (mut gaps, mut heads, mut middles, mut tails) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut errors = 0;
-    for t in tasks {
-        match t.await {
-            Ok(Ok(times)) => {
-                ttfts.push(times.first_token);
-                gaps.push(times.max_gap);
-                heads.push(times.head);
-                middles.push(times.middle);
-                tails.push(times.tail);
-            }
-            _ => errors += 1,
-        }
+    for times in burst.times {
+        ttfts.push(times.first_token);
+        gaps.push(times.max_gap);
+        heads.push(times.head);
+        middles.push(times.middle);
+        tails.push(times.tail);
     }
-    let seconds = started.elapsed().as_secs_f64();
-    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
-    let rss_peak = sampler.await.ok().flatten();
+    let seconds = burst.seconds;
+    let rss_peak = sampler.stop().await.first().copied().flatten();
     // How soon the memory is given back.
     let (under_96, after) = memory_after(parley_pid, args.after_burst_seconds).await;
     for v in [&mut gaps, &mut heads, &mut middles, &mut tails] {
@@ -195,21 +196,78 @@ fn print_streams(result: &StreamsResult, args: &BenchArgs) {
     }
 }
 
-/// What one stream showed: when its first token came, and its longest pauses.
-struct StreamTimes {
-    first_token: Duration,
-    /// Longest pause between two writes anywhere in the stream (as the side-by-side harness
-    /// counts it: from the first event, `message_start`, on).
-    max_gap: Duration,
-    /// The pause before the first token, after `message_start` (the model call's start).
-    head: Duration,
-    /// Longest pause between writes after the first token, before the end.
-    middle: Duration,
-    /// From the write before `message_end` to `message_end` (the answer's last batch stored).
-    tail: Duration,
+/// How a stream's events read: its first token, its end, and the end's mark of completion.
+pub(super) struct Markers {
+    token: &'static str,
+    end: &'static str,
+    complete: &'static str,
 }
 
-async fn read_stream(response: reqwest::Response, started: Instant) -> anyhow::Result<StreamTimes> {
+/// Parley's event stream.
+pub(super) const PARLEY: Markers =
+    Markers { token: "event: token", end: "event: message_end", complete: "\"complete\"" };
+
+/// An OpenAI-compatible upstream's stream (the fake's tokens begin `tok`).
+pub(super) const OPENAI: Markers =
+    Markers { token: "\"content\":\"tok", end: "data: [DONE]", complete: "data: [DONE]" };
+
+/// What a burst of streams gave: each completed stream's times, each failed one's reason.
+pub(super) struct Burst {
+    pub times: Vec<StreamTimes>,
+    pub errors: Vec<String>,
+    pub seconds: f64,
+}
+
+/// Starts `n` streams at once (`request(i)` each) and reads them all to their end.
+pub(super) async fn many(
+    n: usize,
+    markers: &'static Markers,
+    request: impl Fn(usize) -> reqwest::RequestBuilder,
+) -> Burst {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let request = request(i);
+            tokio::spawn(async move {
+                let started = Instant::now();
+                read_stream(request.send().await?, started, markers).await
+            })
+        })
+        .collect();
+    let (mut times, mut errors) = (Vec::with_capacity(n), Vec::new());
+    for t in tasks {
+        match t.await {
+            Ok(Ok(t)) => times.push(t),
+            Ok(Err(e)) => errors.push(format!("{e:#}")),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    Burst { times, errors, seconds: started.elapsed().as_secs_f64() }
+}
+
+/// What one stream showed: when its first token came, and its longest pauses.
+pub(super) struct StreamTimes {
+    pub first_token: Duration,
+    /// Longest pause between two writes anywhere in the stream (as the side-by-side harness
+    /// counts it: from the first event, `message_start`, on).
+    pub max_gap: Duration,
+    /// The pause before the first token, after `message_start` (the model call's start).
+    pub head: Duration,
+    /// Longest pause between writes after the first token, before the end.
+    pub middle: Duration,
+    /// From the write before `message_end` to `message_end` (the answer's last batch stored).
+    pub tail: Duration,
+}
+
+impl StreamTimes {
+    /// The longest pause from the first token on (the side-by-side load generator's *stream
+    /// gap*): what a reader waits while the answer streams.
+    pub fn stream_gap(&self) -> Duration {
+        self.middle.max(self.tail)
+    }
+}
+
+async fn read_stream(response: reqwest::Response, started: Instant, markers: &Markers) -> anyhow::Result<StreamTimes> {
     if !response.status().is_success() {
         bail!("status {}", response.status());
     }
@@ -229,9 +287,9 @@ async fn read_stream(response: reqwest::Response, started: Instant) -> anyhow::R
         if seen_before {
             max_gap = max_gap.max(gap);
         }
-        let ends = text.contains("event: message_end");
+        let ends = text.contains(markers.end);
         match first_token {
-            None if text.contains("event: token") => {
+            None if text.contains(markers.token) => {
                 first_token = Some(started.elapsed());
                 if seen_before {
                     head = gap;
@@ -242,7 +300,7 @@ async fn read_stream(response: reqwest::Response, started: Instant) -> anyhow::R
             None => {}
         }
         last = now;
-        if ends && text.contains("\"complete\"") {
+        if ends && text.contains(markers.complete) {
             completed = true;
         }
     }

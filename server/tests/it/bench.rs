@@ -81,3 +81,51 @@ async fn the_reports_benchmark_fills_builds_and_reports() {
     let figures: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(figures["all agents by day median ms"].as_f64().is_some(), "{figures}");
 }
+
+/// The replicas benchmark (issue 46, goal 3) in its small size, so that it cannot rot: two
+/// replicas on a fresh PostgreSQL database behind a real nginx, 200 streams over h2c to the fake
+/// upstream. Completion, errors, what was stored and the database's connections only; no time.
+#[tokio::test]
+async fn the_replicas_benchmark_completes_every_stream_through_nginx() {
+    if std::env::var("PARLEY_TEST_POSTGRES").unwrap_or_default().is_empty() {
+        eprintln!("replicas share PostgreSQL only: this test runs in the PostgreSQL pass");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::harness::fresh_database(dir.path()).await;
+    let json = dir.path().join("replicas.json");
+    // Its report and progress go to files, read back also when it does not end in time.
+    let (report, progress) = (dir.path().join("report.log"), dir.path().join("progress.log"));
+    let mut run = tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))
+        .args(["bench-replicas", "--database-url", &url, "--streams", "200", "--replicas", "2"])
+        .args(["--tokens", "8", "--token-delay-ms", "40", "--first-port", "0"])
+        .arg("--json")
+        .arg(&json)
+        .env("RUST_LOG", "warn")
+        .stdout(std::fs::File::create(&report).unwrap())
+        .stderr(std::fs::File::create(&progress).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run parley bench-replicas");
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(150), run.wait()).await;
+    let read = |path: &std::path::Path| std::fs::read_to_string(path).unwrap_or_default();
+    let (stdout, stderr) = (read(&report), read(&progress));
+    let Ok(status) = ended else {
+        panic!("parley bench-replicas did not end in 150 s:\n{stdout}\n{stderr}");
+    };
+    assert!(status.expect("wait").success(), "parley bench-replicas failed:\n{stdout}\n{stderr}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("a number: {r:#}"));
+    assert_eq!(r["upstream_protocol"], "h2c", "{r:#}");
+    for burst in ["direct", "parley"] {
+        assert_eq!((n(&r[burst]["completed"]), n(&r[burst]["errors"])), (200, 0), "{burst}: {r:#}");
+    }
+    // Every answer stored complete with every token, none left otherwise.
+    assert_eq!((n(&r["stored_complete"]), n(&r["stored_other"])), (200, 0), "{r:#}");
+    // nginx spread the streams over both replicas, which served them all between them.
+    let served: Vec<u64> = r["replica_streams"].as_array().unwrap().iter().map(n).collect();
+    assert_eq!(served.iter().sum::<u64>(), 200, "{r:#}");
+    assert!(served.iter().all(|s| *s > 0), "{r:#}");
+    assert!(n(&r["db_connections_peak"]) <= n(&r["db_connections_documented"]), "{r:#}");
+    assert!(stdout.contains("stream gap p99:"), "{stdout}");
+}

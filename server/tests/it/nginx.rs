@@ -17,11 +17,10 @@ use crate::harness::fixtures::PASSWORD;
 use crate::harness::fixtures::slow_words;
 use crate::harness::*;
 
-/// nginx as a child process on a free port, stopped by its PID when dropped.
+/// nginx as a child process on a free port, stopped by its PID (workers waited for) when dropped.
 pub struct Nginx {
-    child: tokio::process::Child,
+    _process: parley_server::bench::nginx::Nginx,
     pub url: String,
-    dir: PathBuf,
 }
 
 /// The nginx binary, or a clear failure: the PostgreSQL pass needs it.
@@ -33,48 +32,10 @@ fn nginx_binary() -> PathBuf {
         .unwrap_or_else(|| panic!("nginx is not installed (apt-get install -y nginx; ./test.sh installs it)"))
 }
 
-/// The configuration `docs/deploy.md` documents, for `upstreams` on 127.0.0.1:`port`.
+/// The configuration `docs/deploy.md` documents, for `upstreams` on 127.0.0.1:`port` (one
+/// worker, as a small deployment runs it).
 pub fn nginx_config(dir: &Path, port: u16, upstreams: &[&str]) -> String {
-    let root = std::fs::read_to_string("/proc/self/status")
-        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
-        .unwrap_or(false);
-    let servers: String =
-        upstreams.iter().map(|u| format!("        server {};\n", u.trim_start_matches("http://"))).collect();
-    let d = dir.display();
-    format!(
-        r#"{user}worker_processes 1;
-pid {d}/nginx.pid;
-error_log {d}/nginx-error.log warn;
-daemon off;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    client_body_temp_path {d}/client_body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    upstream parley {{
-{servers}    }}
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
-            proxy_pass http://parley;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-            proxy_set_header X-Forwarded-Proto $scheme;
-            # Streams (SSE) pass through as they are written.
-            proxy_buffering off;
-            proxy_cache off;
-            proxy_read_timeout 1h;
-        }}
-    }}
-}}
-"#,
-        user = if root { "user root;\n" } else { "" },
-    )
+    parley_server::bench::replicas::nginx_config(dir, port, upstreams, 1, 1024)
 }
 
 impl Nginx {
@@ -82,42 +43,18 @@ impl Nginx {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let dir = dir.join("nginx");
         std::fs::create_dir_all(&dir).unwrap();
-        let conf = dir.join("nginx.conf");
-        std::fs::write(&conf, nginx_config(&dir, port, upstreams)).unwrap();
-        let child = tokio::process::Command::new(nginx_binary())
-            .arg("-p")
-            .arg(&dir)
-            .arg("-e")
-            .arg(dir.join("nginx-error.log"))
-            .arg("-c")
-            .arg(&conf)
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start nginx");
+        std::fs::write(dir.join("nginx.conf"), nginx_config(&dir, port, upstreams)).unwrap();
+        let process = parley_server::bench::nginx::Nginx::start(&nginx_binary(), &dir, port).expect("nginx starts");
         let url = format!("http://127.0.0.1:{port}");
-        let nginx = Nginx { child, url, dir };
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         loop {
-            if let Ok(r) = reqwest::get(format!("{}/healthz", nginx.url)).await
+            if let Ok(r) = reqwest::get(format!("{url}/healthz")).await
                 && r.status() == 200
             {
-                return nginx;
+                return Nginx { _process: process, url };
             }
-            assert!(tokio::time::Instant::now() < deadline, "nginx did not start:\n{}", nginx.log());
+            assert!(tokio::time::Instant::now() < deadline, "nginx did not pass /healthz:\n{}", process.error_log());
             tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("nginx-error.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        // By its PID: the master stops its worker.
-        if let Some(pid) = self.child.id() {
-            let _ = std::process::Command::new("kill").arg("-QUIT").arg(pid.to_string()).status();
         }
     }
 }

@@ -6,7 +6,6 @@
 //! re-sync, a restart in the middle of a run, and files imported from fixtures made by real
 //! tools.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -15,6 +14,7 @@ use parley_engine::engine::sources::{SourceError, WebsiteInput};
 use parley_engine::store::agents::{ProviderConfig, ProviderKind};
 use parley_engine::store::knowledge::sources::{self as store, Run, SiteSettings};
 use parley_engine::store::knowledge::{self, BaseFields};
+use parley_server::bench::nginx::Nginx;
 use serde_json::Value;
 
 use crate::harness::fixtures::agent;
@@ -23,8 +23,9 @@ use crate::harness::*;
 /// The test site behind nginx on a free port, stopped by its PID (and waited for, workers
 /// included) when dropped.
 pub struct Site {
+    // Stopped before its folder goes.
+    _nginx: Nginx,
     dir: tempfile::TempDir,
-    child: std::process::Child,
     pub port: u16,
     pub expect: Value,
 }
@@ -51,26 +52,10 @@ impl Site {
             template.replace("__DIR__", &dir.path().display().to_string()).replace("__PORT__", &port.to_string());
         std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
         std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
-        let child = std::process::Command::new("/usr/sbin/nginx")
-            .arg("-p")
-            .arg(dir.path())
-            .arg("-e")
-            .arg(dir.path().join("error.log"))
-            .arg("-c")
-            .arg(dir.path().join("nginx.conf"))
-            // Its own process group: a stop that has to force it takes the worker too.
-            .process_group(0)
-            .spawn()
-            .expect("nginx is installed (apt-get install -y nginx; ./test.sh installs it)");
+        let nginx = Nginx::start(Path::new("/usr/sbin/nginx"), dir.path(), port).expect("nginx serves the test site");
         let expect: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("expect.json")).unwrap()).unwrap();
-        let site = Site { dir, child, port, expect };
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(std::time::Instant::now() < deadline, "nginx did not start: {}", site.file("error.log"));
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        site
+        Site { _nginx: nginx, dir, port, expect }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -79,24 +64,6 @@ impl Site {
 
     pub fn file(&self, name: &str) -> String {
         std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_default()
-    }
-}
-
-impl Drop for Site {
-    fn drop(&mut self) {
-        // A graceful stop: the master waits for its worker, so nothing is left holding a port
-        // or an inherited file (and waiting for the master reaps it).
-        let _ = std::process::Command::new("kill").arg("-QUIT").arg(self.child.id().to_string()).status();
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::time::Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let group = format!("-{}", self.child.id());
-        let _ = std::process::Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.child.wait();
     }
 }
 

@@ -1,0 +1,519 @@
+//! `parley bench-replicas` (issue 46, goal 3): many streams at once through nginx to two (or
+//! more) `parley serve` replicas on one PostgreSQL database, their model calls going to a
+//! `parley fake-upstream` over h2c (HTTP/1.1 with `--http1-upstream`). It starts every process
+//! itself and stops each by its PID at the end; runs the same burst directly against the upstream
+//! first (the stream gap Parley's is compared with, in the same run), then through nginx; and
+//! reports completed streams and errors, time to first token and stream gap, each replica's peak
+//! memory and the streams it served, nginx's peak memory, the database's peak connections, and
+//! whether every stored answer is complete and whole.
+//!
+//! `.ci/bench-replicas.sh` creates the database, raises the file-descriptor limit for the run and
+//! calls this; the test suite runs it small (two replicas, 200 streams).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+use super::nginx::Nginx;
+use super::streams::{Burst, OPENAI, PARLEY, PeakRss, many};
+use super::{quantile, upstream_body, wait_ready};
+
+/// Each replica's pooled connections plus the one that listens (`docs/deploy.md`).
+pub const DB_CONNECTIONS_PER_REPLICA: i64 = 17;
+
+/// Flags of `parley bench-replicas`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ReplicaBenchArgs {
+    /// PostgreSQL URL of an empty database (`.ci/bench-replicas.sh` creates a fresh one).
+    #[arg(long)]
+    pub database_url: String,
+    /// Streams started at once.
+    #[arg(long, default_value_t = 10_000)]
+    pub streams: usize,
+    #[arg(long, default_value_t = 2)]
+    pub replicas: usize,
+    /// Tokens per answer.
+    #[arg(long, default_value_t = 64)]
+    pub tokens: usize,
+    /// The upstream's spacing between tokens, milliseconds.
+    #[arg(long, default_value_t = 250)]
+    pub token_delay_ms: u64,
+    /// nginx worker processes.
+    #[arg(long, default_value_t = 2)]
+    pub nginx_workers: usize,
+    #[arg(long, default_value = "/usr/sbin/nginx")]
+    pub nginx: PathBuf,
+    /// The replicas reach the upstream over HTTP/1.1 (a connection per answer) instead of h2c.
+    #[arg(long)]
+    pub http1_upstream: bool,
+    /// The first of the ports used: the upstream, nginx, then one per replica (0: free ports
+    /// wherever they are).
+    #[arg(long, default_value_t = 18380)]
+    pub first_port: u16,
+    /// No burst straight to the upstream first.
+    #[arg(long)]
+    pub no_direct: bool,
+    /// Write every figure here as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// One burst's figures.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BurstFigures {
+    pub completed: usize,
+    pub errors: usize,
+    /// The first few errors, as read.
+    pub error_samples: Vec<String>,
+    pub seconds: f64,
+    pub ttft_p50_ms: f64,
+    pub ttft_p99_ms: f64,
+    /// The longest pause from each stream's first token on: p50, p99, max over the streams.
+    pub stream_gap_p50_ms: f64,
+    pub stream_gap_p99_ms: f64,
+    pub stream_gap_max_ms: f64,
+}
+
+impl BurstFigures {
+    fn of(burst: Burst) -> BurstFigures {
+        let mut ttfts: Vec<Duration> = burst.times.iter().map(|t| t.first_token).collect();
+        let mut gaps: Vec<Duration> = burst.times.iter().map(|t| t.stream_gap()).collect();
+        ttfts.sort();
+        gaps.sort();
+        let ms = |v: &[Duration], q: f64| quantile(v, q) * 1e3;
+        BurstFigures {
+            completed: burst.times.len(),
+            errors: burst.errors.len(),
+            error_samples: burst.errors.iter().take(5).cloned().collect(),
+            seconds: burst.seconds,
+            ttft_p50_ms: ms(&ttfts, 0.5),
+            ttft_p99_ms: ms(&ttfts, 0.99),
+            stream_gap_p50_ms: ms(&gaps, 0.5),
+            stream_gap_p99_ms: ms(&gaps, 0.99),
+            stream_gap_max_ms: ms(&gaps, 1.0),
+        }
+    }
+}
+
+/// What `parley bench-replicas` measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReplicaBenchResult {
+    pub streams: usize,
+    pub replicas: usize,
+    pub tokens: usize,
+    pub token_delay_ms: u64,
+    /// `h2c` or `http1`.
+    pub upstream_protocol: &'static str,
+    pub direct: Option<BurstFigures>,
+    pub parley: BurstFigures,
+    /// Per replica: streams it served (`parley_turns_started_total`), peak RSS in MiB, and its
+    /// budget `64 MiB + 32 KiB × streams served`.
+    pub replica_streams: Vec<u64>,
+    pub replica_peak_rss_mib: Vec<Option<f64>>,
+    pub replica_rss_budget_mib: Vec<f64>,
+    /// nginx's master and workers together at their peaks, MiB.
+    pub nginx_peak_rss_mib: Option<f64>,
+    /// The most connections the replicas held to the database at once (together, and each:
+    /// every replica connects as `application_name` `parley-replica-N`), and the documented most
+    /// (`17 × replicas`).
+    pub db_connections_peak: i64,
+    pub replica_db_connections_peak: Vec<i64>,
+    pub db_connections_documented: i64,
+    /// Stored answers: complete and whole (every token), and any other.
+    pub stored_complete: i64,
+    pub stored_other: i64,
+}
+
+/// The configuration `docs/deploy.md` documents, for `upstreams` (`host:port`) on
+/// 127.0.0.1:`port`, with `workers` worker processes of `connections` connections each.
+pub fn nginx_config(dir: &Path, port: u16, upstreams: &[&str], workers: usize, connections: usize) -> String {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false);
+    let servers: String =
+        upstreams.iter().map(|u| format!("        server {};\n", u.trim_start_matches("http://"))).collect();
+    let d = dir.display();
+    // A proxied stream holds two descriptors (the visitor's connection and the replica's).
+    let files = connections * 2 + 64;
+    format!(
+        r#"{user}worker_processes {workers};
+worker_rlimit_nofile {files};
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+daemon off;
+events {{ worker_connections {connections}; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/client_body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    upstream parley {{
+{servers}    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://parley;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            # Streams (SSE) pass through as they are written.
+            proxy_buffering off;
+            proxy_cache off;
+            proxy_read_timeout 1h;
+        }}
+    }}
+}}
+"#,
+        user = if root { "user root;\n" } else { "" },
+    )
+}
+
+/// The processes of one run, stopped by PID when dropped (nginx first, through its master).
+struct Processes {
+    nginx: Option<Nginx>,
+    children: Vec<Child>,
+}
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        self.nginx.take();
+        for child in &mut self.children {
+            let _ = child.start_kill();
+        }
+    }
+}
+
+/// `parley ARGS` with `envs`, its output to `log`.
+fn parley(args: &[&str], envs: &[(&str, String)], log: &Path) -> anyhow::Result<Child> {
+    let out = std::fs::File::create(log)?;
+    let mut command = Command::new(std::env::current_exe().context("finding the parley binary")?);
+    command.args(args).stdout(out.try_clone()?).stderr(out).kill_on_drop(true).env("RUST_LOG", "warn");
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    Ok(command.spawn()?)
+}
+
+/// `n` ports from `first` on, or (`first` = 0) `n` ports free now.
+fn ports(first: u16, n: usize) -> anyhow::Result<Vec<u16>> {
+    if first != 0 {
+        return (0..n)
+            .map(|i| u16::try_from(i).ok().and_then(|i| first.checked_add(i)).context("--first-port"))
+            .collect();
+    }
+    // All bound at once, so that no two are the same, then let go for the processes to take.
+    let held: Vec<std::net::TcpListener> =
+        (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0")).collect::<Result<_, _>>()?;
+    held.iter().map(|l| Ok(l.local_addr()?.port())).collect()
+}
+
+/// The child processes of `pid` (nginx's workers).
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .map(|s| s.split_whitespace().filter_map(|p| p.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// The sum of `parley_turns_started_total` in a replica's metrics.
+async fn turns_started(client: &reqwest::Client, base: &str) -> u64 {
+    let text = match client.get(format!("{base}/metrics")).send().await {
+        Ok(r) => r.text().await.unwrap_or_default(),
+        Err(_) => return 0,
+    };
+    text.lines()
+        .filter(|l| l.starts_with("parley_turns_started_total"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+/// Runs the benchmark and prints its report.
+pub async fn run(args: ReplicaBenchArgs) -> anyhow::Result<()> {
+    let result = measure(&args).await?;
+    print(&result);
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_vec_pretty(&result)?)?;
+    }
+    Ok(())
+}
+
+/// Starts everything, runs both bursts, checks what was stored.
+pub async fn measure(args: &ReplicaBenchArgs) -> anyhow::Result<ReplicaBenchResult> {
+    if !args.database_url.starts_with("postgres") {
+        bail!("--database-url: replicas share PostgreSQL (postgres://…/<an empty database>)");
+    }
+    if args.replicas == 0 || args.streams == 0 {
+        bail!("--replicas and --streams must be at least 1");
+    }
+    let dir = tempfile::Builder::new().prefix("parley-bench-replicas").tempdir()?;
+    let data = dir.path().display().to_string();
+    let ports = ports(args.first_port, args.replicas + 2)?;
+    let port = |i: usize| format!("127.0.0.1:{}", ports[i]);
+    let upstream = port(0);
+    let mut processes = Processes { nginx: None, children: Vec::new() };
+    let tokens = args.tokens.to_string();
+    let delay = args.token_delay_ms.to_string();
+    eprintln!("bench-replicas: starting the upstream, {} replicas and nginx in {}", args.replicas, data);
+    processes.children.push(parley(
+        &["fake-upstream", "--listen", &upstream, "--tokens", &tokens, "--token-delay-ms", &delay],
+        &[],
+        &dir.path().join("upstream.log"),
+    )?);
+    let mut env = vec![
+        ("DATABASE_URL", args.database_url.clone()),
+        ("PARLEY_DATA_DIR", data.clone()),
+        ("PARLEY_PRIVATE_ENDPOINTS", upstream.clone()),
+    ];
+    let created = Command::new(std::env::current_exe()?)
+        .args(["create-agent", "--key", "bench-replicas", "--name", "bench-replicas", "--provider", "openai"])
+        .args(["--base-url", &format!("http://{upstream}/v1"), "--model", "fake-model"])
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .await?;
+    if !created.status.success() {
+        bail!("creating the bench agent: {}", String::from_utf8_lossy(&created.stderr));
+    }
+    if !args.http1_upstream {
+        env.push(("PARLEY_H2C_ENDPOINTS", upstream.clone()));
+    }
+    // Throughput, not the public internet's limits: none, and no daily caps.
+    for (k, v) in [
+        ("LEPTOS_ENV", "PROD"),
+        ("PARLEY_NO_LIMITS", "1"),
+        ("PARLEY_AGENT_DAILY_CAP_USD", "0"),
+        ("PARLEY_VISITOR_DAILY_CAP_USD", "0"),
+        ("PARLEY_ADDRESS_DAILY_CAP_USD", "0"),
+    ] {
+        env.push((k, v.to_owned()));
+    }
+    let replicas: Vec<String> = (0..args.replicas).map(|i| port(2 + i)).collect();
+    let mut replica_pids = Vec::new();
+    for (i, addr) in replicas.iter().enumerate() {
+        let mut env = env.clone();
+        // Each replica's connections are told apart in `pg_stat_activity`.
+        env.push(("DATABASE_URL", with_application_name(&args.database_url, &format!("parley-replica-{i}"))));
+        let child = parley(&["serve", "--addr", addr], &env, &dir.path().join(format!("replica-{i}.log")))?;
+        replica_pids.push(child.id().context("replica pid")?);
+        processes.children.push(child);
+    }
+    for (i, addr) in replicas.iter().enumerate() {
+        let log = dir.path().join(format!("replica-{i}.log"));
+        wait_ready(&format!("http://{addr}/healthz"))
+            .await
+            .with_context(|| format!("replica {i}:\n{}", std::fs::read_to_string(&log).unwrap_or_default()))?;
+    }
+    wait_ready(&format!("http://{upstream}/v1/chat/completions")).await?;
+
+    let nginx_dir = dir.path().join("nginx");
+    std::fs::create_dir_all(&nginx_dir)?;
+    let upstreams: Vec<&str> = replicas.iter().map(String::as_str).collect();
+    let nginx_port = ports[1];
+    let per_worker = args.streams.div_ceil(args.nginx_workers.max(1)) * 2 + 256;
+    let conf = nginx_config(&nginx_dir, nginx_port, &upstreams, args.nginx_workers.max(1), per_worker);
+    std::fs::write(nginx_dir.join("nginx.conf"), conf)?;
+    let nginx = Nginx::start(&args.nginx, &nginx_dir, nginx_port)?;
+    let nginx_pid = nginx.pid();
+    processes.nginx = Some(nginx);
+    let base = format!("http://127.0.0.1:{nginx_port}");
+    wait_ready(&format!("{base}/healthz")).await?;
+
+    let client = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(args.streams)
+        .timeout(Duration::from_secs(600))
+        .build()?;
+    // A burst lasts its answers' length and some; a stuck one fails here, named.
+    let limit = Duration::from_millis(args.token_delay_ms * args.tokens as u64) * 2 + Duration::from_secs(120);
+    let direct = if args.no_direct {
+        None
+    } else {
+        eprintln!("bench-replicas: {} streams straight to the upstream", args.streams);
+        let url = format!("http://{upstream}/v1/chat/completions");
+        let burst = many(args.streams, &OPENAI, |i| client.post(&url).json(&upstream_body(&format!("s {i}"), false)));
+        Some(BurstFigures::of(
+            tokio::time::timeout(limit, burst).await.context("the direct burst did not end in time")?,
+        ))
+    };
+
+    let visitor: Value = client
+        .post(format!("{base}/api/v1/visitors"))
+        .json(&json!({"agent": "bench-replicas"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let token = visitor["token"].as_str().context("visitor token")?.to_owned();
+    let db = parley_engine::store::Db::connect(&args.database_url).await?;
+    let connections = db_connections_peak(db.clone(), args.replicas);
+    let mut pids = replica_pids.clone();
+    pids.push(nginx_pid);
+    let workers = children_of(nginx_pid);
+    pids.extend(&workers);
+    let rss = PeakRss::watch(pids);
+    let chat = format!("{base}/api/v1/chat");
+    eprintln!("bench-replicas: {} streams through nginx", args.streams);
+    let burst = many(args.streams, &PARLEY, |i| {
+        client
+            .post(&chat)
+            .bearer_auth(&token)
+            .json(&json!({"agent": "bench-replicas", "message": format!("stream {i}")}))
+    });
+    let burst = tokio::time::timeout(limit, burst).await.context("the burst through nginx did not end in time")?;
+    eprintln!("bench-replicas: checking what was stored");
+    let peaks = rss.stop().await;
+    let (db_connections_peak, replica_db_connections_peak) = connections.stop().await;
+    let parley = BurstFigures::of(burst);
+
+    let mut replica_streams = Vec::new();
+    for addr in &replicas {
+        replica_streams.push(turns_started(&client, &format!("http://{addr}")).await);
+    }
+    let (stored_complete, stored_other) = stored_answers(&db, args.tokens).await?;
+    let nginx_peak: Option<f64> = peaks[replicas.len()..].iter().flatten().copied().reduce(|a, b| a + b);
+    let result = ReplicaBenchResult {
+        streams: args.streams,
+        replicas: args.replicas,
+        tokens: args.tokens,
+        token_delay_ms: args.token_delay_ms,
+        upstream_protocol: if args.http1_upstream { "http1" } else { "h2c" },
+        direct,
+        parley,
+        replica_rss_budget_mib: replica_streams.iter().map(|n| 64.0 + *n as f64 * 32.0 / 1024.0).collect(),
+        replica_streams,
+        replica_peak_rss_mib: peaks[..replicas.len()].to_vec(),
+        nginx_peak_rss_mib: nginx_peak,
+        db_connections_peak,
+        replica_db_connections_peak,
+        db_connections_documented: DB_CONNECTIONS_PER_REPLICA * args.replicas as i64,
+        stored_complete,
+        stored_other,
+    };
+    db.close().await;
+    drop(processes);
+    Ok(result)
+}
+
+/// `url` with `application_name` set (PostgreSQL shows it in `pg_stat_activity`).
+fn with_application_name(url: &str, name: &str) -> String {
+    let joint = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{joint}application_name={name}")
+}
+
+/// Samples the replicas' connections to the database every 100 ms until stopped: the peak of
+/// their sum, and each one's peak.
+struct ConnectionPeak {
+    running: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<(i64, Vec<i64>)>,
+}
+
+fn db_connections_peak(db: parley_engine::store::Db, replicas: usize) -> ConnectionPeak {
+    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let still = running.clone();
+    let task = tokio::spawn(async move {
+        let (mut total, mut each) = (0, vec![0; replicas]);
+        while still.load(std::sync::atomic::Ordering::Relaxed) {
+            let rows: Vec<(String, i64)> = sqlx::query_as(
+                "SELECT application_name, COUNT(*) FROM pg_stat_activity WHERE datname = current_database() \
+                 AND application_name LIKE 'parley-replica-%' GROUP BY application_name",
+            )
+            .fetch_all(db.pool())
+            .await
+            .unwrap_or_default();
+            total = total.max(rows.iter().map(|(_, n)| n).sum());
+            for (name, n) in rows {
+                let i = name.trim_start_matches("parley-replica-").parse::<usize>().ok();
+                if let Some(peak) = i.and_then(|i| each.get_mut(i)) {
+                    *peak = (*peak).max(n);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        (total, each)
+    });
+    ConnectionPeak { running, task }
+}
+
+impl ConnectionPeak {
+    async fn stop(self) -> (i64, Vec<i64>) {
+        self.running.store(false, std::sync::atomic::Ordering::Relaxed);
+        self.task.await.unwrap_or_default()
+    }
+}
+
+/// Stored answers once the writers have caught up: those complete with every token of the fake
+/// upstream's answer, and the rest (none expected).
+async fn stored_answers(db: &parley_engine::store::Db, tokens: usize) -> anyhow::Result<(i64, i64)> {
+    let whole: String = (0..tokens).map(|i| format!("tok{i} ")).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT status, CASE WHEN content = $1 THEN 'whole' ELSE 'part' END, COUNT(*) FROM messages \
+             WHERE role = 'assistant' GROUP BY 1, 2",
+        )
+        .bind(&whole)
+        .fetch_all(db.pool())
+        .await?;
+        let complete = rows.iter().filter(|(s, w, _)| s == "complete" && w == "whole").map(|(_, _, n)| *n).sum::<i64>();
+        let other = rows.iter().map(|(_, _, n)| *n).sum::<i64>() - complete;
+        // An answer still being written is `streaming` until the writer's last batch lands.
+        if other == 0 || Instant::now() > deadline {
+            return Ok((complete, other));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn print(r: &ReplicaBenchResult) {
+    println!(
+        "\nparley bench-replicas: {} streams at once, {} replicas on PostgreSQL behind nginx, upstream over {}, \
+         {} tokens {} ms apart",
+        r.streams, r.replicas, r.upstream_protocol, r.tokens, r.token_delay_ms
+    );
+    let line = |name: &str, b: &BurstFigures| {
+        println!(
+            "{name:<8} {}/{} completed, {} errors in {:.1} s; TTFT p50 {:.0} ms p99 {:.0} ms; stream gap p50 {:.0} ms \
+             p99 {:.0} ms max {:.0} ms{}",
+            b.completed,
+            r.streams,
+            b.errors,
+            b.seconds,
+            b.ttft_p50_ms,
+            b.ttft_p99_ms,
+            b.stream_gap_p50_ms,
+            b.stream_gap_p99_ms,
+            b.stream_gap_max_ms,
+            b.error_samples.first().map(|e| format!(" (first error: {e})")).unwrap_or_default()
+        );
+    };
+    if let Some(direct) = &r.direct {
+        line("direct", direct);
+    }
+    line("parley", &r.parley);
+    if let Some(direct) = &r.direct {
+        println!("stream gap p99: {:.2}× the direct upstream's", r.parley.stream_gap_p99_ms / direct.stream_gap_p99_ms);
+    }
+    for (i, ((served, peak), budget)) in
+        r.replica_streams.iter().zip(&r.replica_peak_rss_mib).zip(&r.replica_rss_budget_mib).enumerate()
+    {
+        let peak = peak.map_or("?".to_owned(), |p| format!("{p:.0}"));
+        println!("replica {i}: {served} streams served, peak RSS {peak} MiB (budget {budget:.0} MiB)");
+    }
+    if let Some(nginx) = r.nginx_peak_rss_mib {
+        println!("nginx: peak RSS {nginx:.0} MiB (master and workers)");
+    }
+    println!(
+        "database: peak {} connections from the replicas (each: {:?}; documented most {}); stored answers: {} \
+         complete and whole, {} other",
+        r.db_connections_peak,
+        r.replica_db_connections_peak,
+        r.db_connections_documented,
+        r.stored_complete,
+        r.stored_other
+    );
+}
