@@ -125,6 +125,9 @@ pub struct ReplicaBenchResult {
     /// Stored answers: complete and whole (every token), and any other.
     pub stored_complete: i64,
     pub stored_other: i64,
+    /// CPU time each part used during the burst through nginx (user + system, seconds): what
+    /// the two cores went to.
+    pub cpu_seconds: Vec<(String, f64)>,
 }
 
 /// The configuration `docs/deploy.md` documents, for `upstreams` (`host:port`) on
@@ -214,6 +217,26 @@ fn ports(first: u16, n: usize) -> anyhow::Result<Vec<u16>> {
     held.iter().map(|l| Ok(l.local_addr()?.port())).collect()
 }
 
+/// User and system CPU time of `pids` together, seconds (`/proc/PID/stat`, 100 ticks a second).
+fn cpu_seconds(pids: &[u32]) -> f64 {
+    let ticks = |pid: &u32| -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        Some(fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?)
+    };
+    pids.iter().filter_map(ticks).sum::<f64>() / 100.0
+}
+
+/// The processes whose command name is `name` (PostgreSQL's backends).
+fn processes_named(name: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == name))
+        .collect()
+}
+
 /// The child processes of `pid` (nginx's workers).
 fn children_of(pid: u32) -> Vec<u32> {
     std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
@@ -260,11 +283,13 @@ pub async fn measure(args: &ReplicaBenchArgs) -> anyhow::Result<ReplicaBenchResu
     let tokens = args.tokens.to_string();
     let delay = args.token_delay_ms.to_string();
     eprintln!("bench-replicas: starting the upstream, {} replicas and nginx in {}", args.replicas, data);
-    processes.children.push(parley(
+    let upstream_child = parley(
         &["fake-upstream", "--listen", &upstream, "--tokens", &tokens, "--token-delay-ms", &delay],
         &[],
         &dir.path().join("upstream.log"),
-    )?);
+    )?;
+    let upstream_pid = upstream_child.id().context("upstream pid")?;
+    processes.children.push(upstream_child);
     let mut env = vec![
         ("DATABASE_URL", args.database_url.clone()),
         ("PARLEY_DATA_DIR", data.clone()),
@@ -314,7 +339,8 @@ pub async fn measure(args: &ReplicaBenchArgs) -> anyhow::Result<ReplicaBenchResu
     std::fs::create_dir_all(&nginx_dir)?;
     let upstreams: Vec<&str> = replicas.iter().map(String::as_str).collect();
     let nginx_port = ports[1];
-    let per_worker = args.streams.div_ceil(args.nginx_workers.max(1)) * 2 + 256;
+    // The kernel need not spread connections evenly over the workers: room for all in each.
+    let per_worker = args.streams * 2 + 256;
     let conf = nginx_config(&nginx_dir, nginx_port, &upstreams, args.nginx_workers.max(1), per_worker);
     std::fs::write(nginx_dir.join("nginx.conf"), conf)?;
     let nginx = Nginx::start(&args.nginx, &nginx_dir, nginx_port)?;
@@ -335,7 +361,10 @@ pub async fn measure(args: &ReplicaBenchArgs) -> anyhow::Result<ReplicaBenchResu
     } else {
         eprintln!("bench-replicas: {} streams straight to the upstream", args.streams);
         let url = format!("http://{upstream}/v1/chat/completions");
-        let burst = many(args.streams, &OPENAI, |i| client.post(&url).json(&upstream_body(&format!("s {i}"), false)));
+        // A client of its own, dropped after: its idle connections would hold descriptors the
+        // burst through nginx needs.
+        let direct = reqwest::Client::builder().tcp_nodelay(true).timeout(Duration::from_secs(600)).build()?;
+        let burst = many(args.streams, &OPENAI, |i| direct.post(&url).json(&upstream_body(&format!("s {i}"), false)));
         Some(BurstFigures::of(
             tokio::time::timeout(limit, burst).await.context("the direct burst did not end in time")?,
         ))
@@ -356,6 +385,13 @@ pub async fn measure(args: &ReplicaBenchArgs) -> anyhow::Result<ReplicaBenchResu
     let workers = children_of(nginx_pid);
     pids.extend(&workers);
     let rss = PeakRss::watch(pids);
+    let mut roles: Vec<(String, Vec<u32>)> =
+        replica_pids.iter().enumerate().map(|(i, pid)| (format!("replica {i}"), vec![*pid])).collect();
+    roles.push(("nginx".into(), workers.clone()));
+    roles.push(("upstream".into(), vec![upstream_pid]));
+    roles.push(("load generator (this process)".into(), vec![std::process::id()]));
+    roles.push(("PostgreSQL".into(), processes_named("postgres")));
+    let cpu_before: Vec<f64> = roles.iter().map(|(_, pids)| cpu_seconds(pids)).collect();
     let chat = format!("{base}/api/v1/chat");
     eprintln!("bench-replicas: {} streams through nginx", args.streams);
     let burst = many(args.streams, &PARLEY, |i| {
@@ -366,6 +402,8 @@ pub async fn measure(args: &ReplicaBenchArgs) -> anyhow::Result<ReplicaBenchResu
     });
     let burst = tokio::time::timeout(limit, burst).await.context("the burst through nginx did not end in time")?;
     eprintln!("bench-replicas: checking what was stored");
+    let cpu_seconds: Vec<(String, f64)> =
+        roles.iter().zip(cpu_before).map(|((role, pids), before)| (role.clone(), cpu_seconds(pids) - before)).collect();
     let peaks = rss.stop().await;
     let (db_connections_peak, replica_db_connections_peak) = connections.stop().await;
     let parley = BurstFigures::of(burst);
@@ -393,6 +431,7 @@ pub async fn measure(args: &ReplicaBenchArgs) -> anyhow::Result<ReplicaBenchResu
         db_connections_documented: DB_CONNECTIONS_PER_REPLICA * args.replicas as i64,
         stored_complete,
         stored_other,
+        cpu_seconds,
     };
     db.close().await;
     drop(processes);
@@ -507,6 +546,8 @@ fn print(r: &ReplicaBenchResult) {
     if let Some(nginx) = r.nginx_peak_rss_mib {
         println!("nginx: peak RSS {nginx:.0} MiB (master and workers)");
     }
+    let cpu: Vec<String> = r.cpu_seconds.iter().map(|(role, s)| format!("{role} {s:.1} s")).collect();
+    println!("CPU during the burst through nginx: {}", cpu.join(", "));
     println!(
         "database: peak {} connections from the replicas (each: {:?}; documented most {}); stored answers: {} \
          complete and whole, {} other",
