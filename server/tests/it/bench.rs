@@ -5,7 +5,7 @@ use std::net::TcpListener;
 
 use serde_json::Value;
 
-use crate::harness::free_port;
+use crate::harness::{free_port, in_postgres_pass};
 
 /// A free port whose next one is free too (the bench's second upstream listens there).
 fn free_pair() -> u16 {
@@ -87,8 +87,7 @@ async fn the_reports_benchmark_fills_builds_and_reports() {
 /// upstream. Completion, errors, what was stored and the database's connections only; no time.
 #[tokio::test]
 async fn the_replicas_benchmark_completes_every_stream_through_nginx() {
-    if std::env::var("PARLEY_TEST_POSTGRES").unwrap_or_default().is_empty() {
-        eprintln!("replicas share PostgreSQL only: this test runs in the PostgreSQL pass");
+    if !in_postgres_pass() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

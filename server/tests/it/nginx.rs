@@ -88,8 +88,7 @@ async fn cli(url: &str, dir: &Path, args: &[&str]) {
 
 #[tokio::test]
 async fn two_replicas_behind_nginx_behave_as_one_service() {
-    if std::env::var("PARLEY_TEST_POSTGRES").unwrap_or_default().is_empty() {
-        eprintln!("replicas share PostgreSQL only: this test runs in the PostgreSQL pass");
+    if !in_postgres_pass() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

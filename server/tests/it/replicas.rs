@@ -422,8 +422,7 @@ async fn a_server_that_lost_its_listening_connection_catches_up_from_the_databas
 /// found one replica exiting with "duplicate key" on the administrator's email.)
 #[tokio::test]
 async fn two_replicas_starting_at_once_on_a_new_database_both_come_up() {
-    if std::env::var("PARLEY_TEST_POSTGRES").unwrap_or_default().is_empty() {
-        eprintln!("replicas share PostgreSQL only: this test runs in the PostgreSQL pass");
+    if !in_postgres_pass() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

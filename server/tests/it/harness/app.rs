@@ -156,6 +156,16 @@ impl Drop for TestApp {
     }
 }
 
+/// False, with a word on the test's output, outside the PostgreSQL pass: for tests of replicas,
+/// which share PostgreSQL only.
+pub fn in_postgres_pass() -> bool {
+    let on = !std::env::var("PARLEY_TEST_POSTGRES").unwrap_or_default().is_empty();
+    if !on {
+        eprintln!("replicas share PostgreSQL only: this test runs in the PostgreSQL pass");
+    }
+    on
+}
+
 /// A fresh database URL: SQLite in `dir`, or a new PostgreSQL database.
 pub async fn fresh_database(dir: &std::path::Path) -> String {
     match std::env::var("PARLEY_TEST_POSTGRES") {
