@@ -21,6 +21,7 @@ use tokio::process::{Child, Command};
 
 pub mod crawl;
 pub mod nginx;
+mod probe;
 pub mod replicas;
 pub mod reports;
 mod streams;
@@ -120,6 +121,13 @@ fn spawn_child(args: &[&str], envs: &[(&str, String)]) -> anyhow::Result<Child> 
     }
     cmd.env("RUST_LOG", "warn");
     Ok(cmd.spawn()?)
+}
+
+/// A new visitor's token for `agent` on the server at `base`.
+async fn visitor_token(client: &reqwest::Client, base: &str, agent: &str) -> anyhow::Result<String> {
+    let visitor: Value =
+        client.post(format!("{base}/api/v1/visitors")).json(&json!({ "agent": agent })).send().await?.json().await?;
+    Ok(visitor["token"].as_str().context("visitor token")?.to_owned())
 }
 
 /// Percentiles of a series, in microseconds.
@@ -366,9 +374,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
 
     let client = reqwest::Client::builder().tcp_nodelay(true).pool_max_idle_per_host(4096).build()?;
     let base = format!("http://{parley}");
-    let visitor: Value =
-        client.post(format!("{base}/api/v1/visitors")).json(&json!({"agent": "bench"})).send().await?.json().await?;
-    let token = visitor["token"].as_str().context("visitor token")?.to_owned();
+    let token = visitor_token(&client, &base, "bench").await?;
     let chat = format!("{base}/api/v1/chat");
     let direct_url = format!("http://{upstream}/v1/chat/completions");
 

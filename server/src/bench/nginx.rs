@@ -67,3 +67,51 @@ impl Drop for Nginx {
         let _ = self.child.wait();
     }
 }
+
+/// The configuration `docs/deploy.md` documents, for `upstreams` (`host:port`) on
+/// 127.0.0.1:`port`, with `workers` worker processes of `connections` connections each.
+pub fn nginx_config(dir: &Path, port: u16, upstreams: &[&str], workers: usize, connections: usize) -> String {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false);
+    let servers: String =
+        upstreams.iter().map(|u| format!("        server {};\n", u.trim_start_matches("http://"))).collect();
+    let d = dir.display();
+    // A proxied stream holds two descriptors (the visitor's connection and the replica's).
+    let files = connections * 2 + 64;
+    format!(
+        r#"{user}worker_processes {workers};
+worker_rlimit_nofile {files};
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+daemon off;
+events {{ worker_connections {connections}; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/client_body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    upstream parley {{
+{servers}    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://parley;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            # Streams (SSE) pass through as they are written.
+            proxy_buffering off;
+            proxy_cache off;
+            proxy_read_timeout 1h;
+        }}
+    }}
+}}
+"#,
+        user = if root { "user root;\n" } else { "" },
+    )
+}

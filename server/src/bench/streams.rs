@@ -1,13 +1,13 @@
 //! The burst part of `parley bench`: many long streams started at once through Parley.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{BenchArgs, Series, quantile, series};
+use super::probe::{peak_rss, rss_mib};
+use super::{BenchArgs, Series, quantile, series, visitor_token};
 
 /// Result of the concurrent stream test.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -37,46 +37,6 @@ pub struct StreamsResult {
     pub rss_under_96_mib_after_s: Option<f64>,
 }
 
-/// Resident memory of process `pid` in MiB (Linux `/proc`).
-fn rss_mib(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb: f64 =
-        status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kb / 1024.0)
-}
-
-/// The peak resident memory of some processes, sampled every 20 ms until stopped.
-pub(super) struct PeakRss {
-    running: Arc<std::sync::atomic::AtomicBool>,
-    task: tokio::task::JoinHandle<Vec<Option<f64>>>,
-}
-
-impl PeakRss {
-    pub fn watch(pids: Vec<u32>) -> PeakRss {
-        let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let still = running.clone();
-        let task = tokio::spawn(async move {
-            let mut peaks: Vec<Option<f64>> = vec![None; pids.len()];
-            while still.load(std::sync::atomic::Ordering::Relaxed) {
-                for (peak, pid) in peaks.iter_mut().zip(&pids) {
-                    if let Some(now) = rss_mib(*pid) {
-                        *peak = Some(peak.map_or(now, |p| p.max(now)));
-                    }
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            peaks
-        });
-        PeakRss { running, task }
-    }
-
-    /// Each process's peak, MiB (`None` where `/proc` did not tell).
-    pub async fn stop(self) -> Vec<Option<f64>> {
-        self.running.store(false, std::sync::atomic::Ordering::Relaxed);
-        self.task.await.unwrap_or_default()
-    }
-}
-
 /// Starts `args.streams` answers at once on the `bench-streams` agent and reads them all.
 pub async fn burst(
     client: &reqwest::Client,
@@ -85,16 +45,9 @@ pub async fn burst(
     parley_pid: Option<u32>,
 ) -> anyhow::Result<StreamsResult> {
     let chat = format!("{base}/api/v1/chat");
-    let visitor: Value = client
-        .post(format!("{base}/api/v1/visitors"))
-        .json(&json!({"agent": "bench-streams"}))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let token = visitor["token"].as_str().context("token")?.to_owned();
+    let token = visitor_token(client, base, "bench-streams").await?;
     let rss_before = parley_pid.and_then(rss_mib);
-    let sampler = PeakRss::watch(parley_pid.into_iter().collect());
+    let sampler = peak_rss(parley_pid.into_iter().collect());
     let burst = many(args.streams, &PARLEY, |n| {
         client
             .post(&chat)

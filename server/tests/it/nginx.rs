@@ -35,7 +35,7 @@ fn nginx_binary() -> PathBuf {
 /// The configuration `docs/deploy.md` documents, for `upstreams` on 127.0.0.1:`port` (one
 /// worker, as a small deployment runs it).
 pub fn nginx_config(dir: &Path, port: u16, upstreams: &[&str]) -> String {
-    parley_server::bench::replicas::nginx_config(dir, port, upstreams, 1, 1024)
+    parley_server::bench::nginx::nginx_config(dir, port, upstreams, 1, 1024)
 }
 
 impl Nginx {

@@ -14,12 +14,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::process::{Child, Command};
 
-use super::nginx::Nginx;
-use super::streams::{Burst, OPENAI, PARLEY, PeakRss, many};
-use super::{quantile, upstream_body, wait_ready};
+mod figures;
+
+use figures::print;
+pub use figures::{BurstFigures, ReplicaBenchResult};
+
+use super::nginx::{Nginx, nginx_config};
+use super::probe::{Sampling, children_of, cpu_seconds, peak_rss, processes_named};
+use super::streams::{OPENAI, PARLEY, many};
+use super::{upstream_body, visitor_token, wait_ready};
 
 /// Each replica's pooled connections plus the one that listens (`docs/deploy.md`).
 pub const DB_CONNECTIONS_PER_REPLICA: i64 = 17;
@@ -61,123 +67,6 @@ pub struct ReplicaBenchArgs {
     pub json: Option<PathBuf>,
 }
 
-/// One burst's figures.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct BurstFigures {
-    pub completed: usize,
-    pub errors: usize,
-    /// The first few errors, as read.
-    pub error_samples: Vec<String>,
-    pub seconds: f64,
-    pub ttft_p50_ms: f64,
-    pub ttft_p99_ms: f64,
-    /// The longest pause from each stream's first token on: p50, p99, max over the streams.
-    pub stream_gap_p50_ms: f64,
-    pub stream_gap_p99_ms: f64,
-    pub stream_gap_max_ms: f64,
-}
-
-impl BurstFigures {
-    fn of(burst: Burst) -> BurstFigures {
-        let mut ttfts: Vec<Duration> = burst.times.iter().map(|t| t.first_token).collect();
-        let mut gaps: Vec<Duration> = burst.times.iter().map(|t| t.stream_gap()).collect();
-        ttfts.sort();
-        gaps.sort();
-        let ms = |v: &[Duration], q: f64| quantile(v, q) * 1e3;
-        BurstFigures {
-            completed: burst.times.len(),
-            errors: burst.errors.len(),
-            error_samples: burst.errors.iter().take(5).cloned().collect(),
-            seconds: burst.seconds,
-            ttft_p50_ms: ms(&ttfts, 0.5),
-            ttft_p99_ms: ms(&ttfts, 0.99),
-            stream_gap_p50_ms: ms(&gaps, 0.5),
-            stream_gap_p99_ms: ms(&gaps, 0.99),
-            stream_gap_max_ms: ms(&gaps, 1.0),
-        }
-    }
-}
-
-/// What `parley bench-replicas` measured.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct ReplicaBenchResult {
-    pub streams: usize,
-    pub replicas: usize,
-    pub tokens: usize,
-    pub token_delay_ms: u64,
-    /// `h2c` or `http1`.
-    pub upstream_protocol: &'static str,
-    pub direct: Option<BurstFigures>,
-    pub parley: BurstFigures,
-    /// Per replica: streams it served (`parley_turns_started_total`), peak RSS in MiB, and its
-    /// budget `64 MiB + 32 KiB × streams served`.
-    pub replica_streams: Vec<u64>,
-    pub replica_peak_rss_mib: Vec<Option<f64>>,
-    pub replica_rss_budget_mib: Vec<f64>,
-    /// nginx's master and workers together at their peaks, MiB.
-    pub nginx_peak_rss_mib: Option<f64>,
-    /// The most connections the replicas held to the database at once (together, and each:
-    /// every replica connects as `application_name` `parley-replica-N`), and the documented most
-    /// (`17 × replicas`).
-    pub db_connections_peak: i64,
-    pub replica_db_connections_peak: Vec<i64>,
-    pub db_connections_documented: i64,
-    /// Stored answers: complete and whole (every token), and any other.
-    pub stored_complete: i64,
-    pub stored_other: i64,
-    /// CPU time each part used during the burst through nginx (user + system, seconds): what
-    /// the two cores went to.
-    pub cpu_seconds: Vec<(String, f64)>,
-}
-
-/// The configuration `docs/deploy.md` documents, for `upstreams` (`host:port`) on
-/// 127.0.0.1:`port`, with `workers` worker processes of `connections` connections each.
-pub fn nginx_config(dir: &Path, port: u16, upstreams: &[&str], workers: usize, connections: usize) -> String {
-    let root = std::fs::read_to_string("/proc/self/status")
-        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")))
-        .unwrap_or(false);
-    let servers: String =
-        upstreams.iter().map(|u| format!("        server {};\n", u.trim_start_matches("http://"))).collect();
-    let d = dir.display();
-    // A proxied stream holds two descriptors (the visitor's connection and the replica's).
-    let files = connections * 2 + 64;
-    format!(
-        r#"{user}worker_processes {workers};
-worker_rlimit_nofile {files};
-pid {d}/nginx.pid;
-error_log {d}/error.log warn;
-daemon off;
-events {{ worker_connections {connections}; }}
-http {{
-    access_log off;
-    client_body_temp_path {d}/client_body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    upstream parley {{
-{servers}    }}
-    server {{
-        listen 127.0.0.1:{port};
-        location / {{
-            proxy_pass http://parley;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-            proxy_set_header X-Forwarded-Proto $scheme;
-            # Streams (SSE) pass through as they are written.
-            proxy_buffering off;
-            proxy_cache off;
-            proxy_read_timeout 1h;
-        }}
-    }}
-}}
-"#,
-        user = if root { "user root;\n" } else { "" },
-    )
-}
-
 /// The processes of one run, stopped by PID when dropped (nginx first, through its master).
 struct Processes {
     nginx: Option<Nginx>,
@@ -215,33 +104,6 @@ fn ports(first: u16, n: usize) -> anyhow::Result<Vec<u16>> {
     let held: Vec<std::net::TcpListener> =
         (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0")).collect::<Result<_, _>>()?;
     held.iter().map(|l| Ok(l.local_addr()?.port())).collect()
-}
-
-/// User and system CPU time of `pids` together, seconds (`/proc/PID/stat`, 100 ticks a second).
-fn cpu_seconds(pids: &[u32]) -> f64 {
-    let ticks = |pid: &u32| -> Option<f64> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
-        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-        Some(fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?)
-    };
-    pids.iter().filter_map(ticks).sum::<f64>() / 100.0
-}
-
-/// The processes whose command name is `name` (PostgreSQL's backends).
-fn processes_named(name: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == name))
-        .collect()
-}
-
-/// The child processes of `pid` (nginx's workers).
-fn children_of(pid: u32) -> Vec<u32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .map(|s| s.split_whitespace().filter_map(|p| p.parse().ok()).collect())
-        .unwrap_or_default()
 }
 
 /// The sum of `parley_turns_started_total` in a replica's metrics.
@@ -370,21 +232,14 @@ pub async fn measure(args: &ReplicaBenchArgs) -> anyhow::Result<ReplicaBenchResu
         ))
     };
 
-    let visitor: Value = client
-        .post(format!("{base}/api/v1/visitors"))
-        .json(&json!({"agent": "bench-replicas"}))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let token = visitor["token"].as_str().context("visitor token")?.to_owned();
+    let token = visitor_token(&client, &base, "bench-replicas").await?;
     let db = parley_engine::store::Db::connect(&args.database_url).await?;
     let connections = db_connections_peak(db.clone(), args.replicas);
     let mut pids = replica_pids.clone();
     pids.push(nginx_pid);
     let workers = children_of(nginx_pid);
     pids.extend(&workers);
-    let rss = PeakRss::watch(pids);
+    let rss = peak_rss(pids);
     let mut roles: Vec<(String, Vec<u32>)> =
         replica_pids.iter().enumerate().map(|(i, pid)| (format!("replica {i}"), vec![*pid])).collect();
     roles.push(("nginx".into(), workers.clone()));
@@ -446,43 +301,28 @@ fn with_application_name(url: &str, name: &str) -> String {
 
 /// Samples the replicas' connections to the database every 100 ms until stopped: the peak of
 /// their sum, and each one's peak.
-struct ConnectionPeak {
-    running: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    task: tokio::task::JoinHandle<(i64, Vec<i64>)>,
-}
-
-fn db_connections_peak(db: parley_engine::store::Db, replicas: usize) -> ConnectionPeak {
-    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let still = running.clone();
-    let task = tokio::spawn(async move {
-        let (mut total, mut each) = (0, vec![0; replicas]);
-        while still.load(std::sync::atomic::Ordering::Relaxed) {
-            let rows: Vec<(String, i64)> = sqlx::query_as(
+fn db_connections_peak(db: parley_engine::store::Db, replicas: usize) -> Sampling<(i64, Vec<i64>)> {
+    let sample = move || {
+        let db = db.clone();
+        async move {
+            sqlx::query_as::<_, (String, i64)>(
                 "SELECT application_name, COUNT(*) FROM pg_stat_activity WHERE datname = current_database() \
                  AND application_name LIKE 'parley-replica-%' GROUP BY application_name",
             )
             .fetch_all(db.pool())
             .await
-            .unwrap_or_default();
-            total = total.max(rows.iter().map(|(_, n)| n).sum());
-            for (name, n) in rows {
-                let i = name.trim_start_matches("parley-replica-").parse::<usize>().ok();
-                if let Some(peak) = i.and_then(|i| each.get_mut(i)) {
-                    *peak = (*peak).max(n);
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            .unwrap_or_default()
         }
-        (total, each)
-    });
-    ConnectionPeak { running, task }
-}
-
-impl ConnectionPeak {
-    async fn stop(self) -> (i64, Vec<i64>) {
-        self.running.store(false, std::sync::atomic::Ordering::Relaxed);
-        self.task.await.unwrap_or_default()
-    }
+    };
+    Sampling::start(Duration::from_millis(100), (0, vec![0; replicas]), sample, |(total, each), rows| {
+        *total = (*total).max(rows.iter().map(|(_, n)| n).sum());
+        for (name, n) in rows {
+            let i = name.trim_start_matches("parley-replica-").parse::<usize>().ok();
+            if let Some(peak) = i.and_then(|i| each.get_mut(i)) {
+                *peak = (*peak).max(n);
+            }
+        }
+    })
 }
 
 /// Stored answers once the writers have caught up: those complete with every token of the fake
@@ -506,55 +346,4 @@ async fn stored_answers(db: &parley_engine::store::Db, tokens: usize) -> anyhow:
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-}
-
-fn print(r: &ReplicaBenchResult) {
-    println!(
-        "\nparley bench-replicas: {} streams at once, {} replicas on PostgreSQL behind nginx, upstream over {}, \
-         {} tokens {} ms apart",
-        r.streams, r.replicas, r.upstream_protocol, r.tokens, r.token_delay_ms
-    );
-    let line = |name: &str, b: &BurstFigures| {
-        println!(
-            "{name:<8} {}/{} completed, {} errors in {:.1} s; TTFT p50 {:.0} ms p99 {:.0} ms; stream gap p50 {:.0} ms \
-             p99 {:.0} ms max {:.0} ms{}",
-            b.completed,
-            r.streams,
-            b.errors,
-            b.seconds,
-            b.ttft_p50_ms,
-            b.ttft_p99_ms,
-            b.stream_gap_p50_ms,
-            b.stream_gap_p99_ms,
-            b.stream_gap_max_ms,
-            b.error_samples.first().map(|e| format!(" (first error: {e})")).unwrap_or_default()
-        );
-    };
-    if let Some(direct) = &r.direct {
-        line("direct", direct);
-    }
-    line("parley", &r.parley);
-    if let Some(direct) = &r.direct {
-        println!("stream gap p99: {:.2}× the direct upstream's", r.parley.stream_gap_p99_ms / direct.stream_gap_p99_ms);
-    }
-    for (i, ((served, peak), budget)) in
-        r.replica_streams.iter().zip(&r.replica_peak_rss_mib).zip(&r.replica_rss_budget_mib).enumerate()
-    {
-        let peak = peak.map_or("?".to_owned(), |p| format!("{p:.0}"));
-        println!("replica {i}: {served} streams served, peak RSS {peak} MiB (budget {budget:.0} MiB)");
-    }
-    if let Some(nginx) = r.nginx_peak_rss_mib {
-        println!("nginx: peak RSS {nginx:.0} MiB (master and workers)");
-    }
-    let cpu: Vec<String> = r.cpu_seconds.iter().map(|(role, s)| format!("{role} {s:.1} s")).collect();
-    println!("CPU during the burst through nginx: {}", cpu.join(", "));
-    println!(
-        "database: peak {} connections from the replicas (each: {:?}; documented most {}); stored answers: {} \
-         complete and whole, {} other",
-        r.db_connections_peak,
-        r.replica_db_connections_peak,
-        r.db_connections_documented,
-        r.stored_complete,
-        r.stored_other
-    );
 }
