@@ -7,7 +7,9 @@
 //! 2. **parley**: the same through Parley (`POST /api/v1/chat`, first `token` event);
 //! 3. **direct-tool** / **parley-tool**: a one-tool turn (the model asks for a tool, then answers),
 //!    directly (two calls in a row) and through Parley (tool validated, run, stored);
-//! 4. **streams**: N concurrent long streams through Parley; completed, errors, longest gap.
+//! 4. **streams**: N concurrent long streams through Parley; completed, errors, longest gap;
+//! 5. **cpu**: a fixed number of turns in a closed loop against the zero-delay upstream, and
+//!    Parley's CPU time a turn (`/proc`), every answer then checked stored whole.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -19,6 +21,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
+mod cpu;
 pub mod crawl;
 pub mod nginx;
 mod probe;
@@ -43,6 +46,13 @@ pub struct BenchArgs {
     /// Token spacing of the upstream in the stream test, in milliseconds.
     #[arg(long, default_value_t = 20)]
     pub stream_token_delay_ms: u64,
+    /// Turns in the CPU test: a closed loop against the zero-delay upstream, Parley's CPU time
+    /// over them read from `/proc` (0 skips it).
+    #[arg(long, default_value_t = 20_000)]
+    pub cpu_turns: usize,
+    /// Clients of the CPU test, each sending its next message when its answer has ended.
+    #[arg(long, default_value_t = 64)]
+    pub cpu_concurrency: usize,
     /// Port of the fake upstream (the next one is used for the stream test's upstream).
     #[arg(long, default_value_t = 18180)]
     pub upstream_port: u16,
@@ -128,6 +138,29 @@ async fn visitor_token(client: &reqwest::Client, base: &str, agent: &str) -> any
     let visitor: Value =
         client.post(format!("{base}/api/v1/visitors")).json(&json!({ "agent": agent })).send().await?.json().await?;
     Ok(visitor["token"].as_str().context("visitor token")?.to_owned())
+}
+
+/// Stored answers once the writers have caught up: those complete with every token of the fake
+/// upstream's answer, and the rest (none expected).
+pub(super) async fn stored_answers(db: &parley_engine::store::Db, tokens: usize) -> anyhow::Result<(i64, i64)> {
+    let whole: String = (0..tokens).map(|i| format!("tok{i} ")).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT status, CASE WHEN content = $1 THEN 'whole' ELSE 'part' END, COUNT(*) FROM messages \
+             WHERE role = 'assistant' GROUP BY 1, 2",
+        )
+        .bind(&whole)
+        .fetch_all(db.pool())
+        .await?;
+        let complete = rows.iter().filter(|(s, w, _)| s == "complete" && w == "whole").map(|(_, _, n)| *n).sum::<i64>();
+        let other = rows.iter().map(|(_, _, n)| *n).sum::<i64>() - complete;
+        // An answer still being written is `streaming` until the writer's last batch lands.
+        if other == 0 || Instant::now() > deadline {
+            return Ok((complete, other));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Percentiles of a series, in microseconds.
@@ -392,8 +425,16 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         0 => None,
         _ => Some(streams::burst(&client, &base, &args, parley_pid).await?),
     };
+    let cpu_result = match (args.cpu_turns, parley_pid) {
+        (0, _) | (_, None) => None,
+        (_, Some(pid)) => {
+            let url = args.database_url.clone().unwrap_or_else(|| format!("sqlite://{data}/parley.db"));
+            let db = parley_engine::store::Db::connect(&url).await?;
+            Some(cpu::closed_loop(&client, &base, &args, pid, &db).await?)
+        }
+    };
     if let Some(path) = &args.json {
-        let out = json!({"series": report, "streams": streams_result, "tokens": args.tokens});
+        let out = json!({"series": report, "streams": streams_result, "cpu": cpu_result, "tokens": args.tokens});
         std::fs::write(path, serde_json::to_vec_pretty(&out)?)?;
     }
     drop(children);

@@ -15,15 +15,35 @@ pub(super) fn rss_mib(pid: u32) -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// User and system CPU time, in ticks, of a `stat` file (`/proc/PID/stat` or a thread's).
+fn stat_ticks(path: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(path).ok()?;
+    // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?)
+}
+
 /// User and system CPU time of `pids` together, seconds (`/proc/PID/stat`, 100 ticks a second).
 pub(super) fn cpu_seconds(pids: &[u32]) -> f64 {
-    let ticks = |pid: &u32| -> Option<f64> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
-        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-        Some(fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?)
-    };
-    pids.iter().filter_map(ticks).sum::<f64>() / 100.0
+    pids.iter().filter_map(|pid| stat_ticks(&format!("/proc/{pid}/stat"))).sum::<f64>() / 100.0
+}
+
+/// CPU seconds of process `pid`'s threads that are alive, summed by the thread's name without
+/// its trailing number (`tokio-runtime-w`, `sqlx-sqlite-wor`: Linux keeps 15 characters).
+pub(super) fn threads_cpu_seconds(pid: u32) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return out };
+    for task in tasks.filter_map(|t| t.ok()) {
+        let dir = task.path();
+        let (Ok(comm), Some(ticks)) =
+            (std::fs::read_to_string(dir.join("comm")), stat_ticks(&dir.join("stat").to_string_lossy()))
+        else {
+            continue;
+        };
+        let name = comm.trim().trim_end_matches(|c: char| c.is_ascii_digit() || c == '-').to_owned();
+        *out.entry(name).or_insert(0.0) += ticks / 100.0;
+    }
+    out
 }
 
 /// The processes whose command name is `name` (PostgreSQL's backends).

@@ -220,7 +220,11 @@ impl StreamTimes {
     }
 }
 
-async fn read_stream(response: reqwest::Response, started: Instant, markers: &Markers) -> anyhow::Result<StreamTimes> {
+pub(super) async fn read_stream(
+    response: reqwest::Response,
+    started: Instant,
+    markers: &Markers,
+) -> anyhow::Result<StreamTimes> {
     if !response.status().is_success() {
         bail!("status {}", response.status());
     }

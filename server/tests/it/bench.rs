@@ -25,6 +25,7 @@ async fn a_benchmark_run_reports_latency_and_the_bursts_figures() {
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_parley"))
         .args(["bench", "--requests", "4", "--warmup", "1", "--streams", "20", "--tokens", "5"])
         .args(["--stream-token-delay-ms", "5", "--after-burst-seconds", "1"])
+        .args(["--cpu-turns", "40", "--cpu-concurrency", "4"])
         .args(["--upstream-port", &upstream.to_string(), "--parley-port", &parley.to_string()])
         .arg("--json")
         .arg(&json)
@@ -56,6 +57,21 @@ async fn a_benchmark_run_reports_latency_and_the_bursts_figures() {
     assert!(ms("max_gap_p50_ms") <= ms("max_gap_p99_ms") && ms("max_gap_p99_ms") <= ms("max_gap_max_ms"), "{streams}");
     // Linux: the server's memory, read from /proc.
     assert!(ms("rss_before_mib") > 0.0 && ms("rss_peak_mib") > 0.0 && ms("rss_after_30s_mib") > 0.0, "{streams}");
+
+    // The closed loop: every turn answered and stored whole (the series' and the burst's answers
+    // too), and CPU time counted, by thread as well.
+    let cpu = &figures["cpu"];
+    assert_eq!(
+        (cpu["turns"].as_u64(), cpu["errors"].as_u64(), cpu["ttft"]["n"].as_u64()),
+        (Some(40), Some(0), Some(40)),
+        "{cpu}"
+    );
+    assert_eq!(cpu["stored_other"].as_i64(), Some(0), "{cpu}");
+    assert!(cpu["stored_complete"].as_i64().is_some_and(|n| n >= 40 + 20), "{cpu}");
+    assert!(cpu["cpu_us_per_turn"].as_f64().is_some_and(|us| us > 0.0), "{cpu}");
+    let threads = cpu["threads_us_per_turn"].as_object().expect("threads");
+    assert!(threads.keys().any(|name| name.starts_with("tokio")), "{cpu}");
+    assert!(stdout.contains("cpu: 40 turns at concurrency 4"), "{stdout}");
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@
 //! calls this; the test suite runs it small (two replicas, 200 streams).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use serde_json::json;
@@ -25,7 +25,7 @@ pub use figures::{BurstFigures, ReplicaBenchResult};
 use super::nginx::{Nginx, nginx_config};
 use super::probe::{Sampling, children_of, cpu_seconds, peak_rss, processes_named};
 use super::streams::{OPENAI, PARLEY, many};
-use super::{upstream_body, visitor_token, wait_ready};
+use super::{stored_answers, upstream_body, visitor_token, wait_ready};
 
 /// Each replica's pooled connections plus the one that listens (`docs/deploy.md`).
 pub const DB_CONNECTIONS_PER_REPLICA: i64 = 17;
@@ -323,27 +323,4 @@ fn db_connections_peak(db: parley_engine::store::Db, replicas: usize) -> Samplin
             }
         }
     })
-}
-
-/// Stored answers once the writers have caught up: those complete with every token of the fake
-/// upstream's answer, and the rest (none expected).
-async fn stored_answers(db: &parley_engine::store::Db, tokens: usize) -> anyhow::Result<(i64, i64)> {
-    let whole: String = (0..tokens).map(|i| format!("tok{i} ")).collect();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let rows: Vec<(String, String, i64)> = sqlx::query_as(
-            "SELECT status, CASE WHEN content = $1 THEN 'whole' ELSE 'part' END, COUNT(*) FROM messages \
-             WHERE role = 'assistant' GROUP BY 1, 2",
-        )
-        .bind(&whole)
-        .fetch_all(db.pool())
-        .await?;
-        let complete = rows.iter().filter(|(s, w, _)| s == "complete" && w == "whole").map(|(_, _, n)| *n).sum::<i64>();
-        let other = rows.iter().map(|(_, _, n)| *n).sum::<i64>() - complete;
-        // An answer still being written is `streaming` until the writer's last batch lands.
-        if other == 0 || Instant::now() > deadline {
-            return Ok((complete, other));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
