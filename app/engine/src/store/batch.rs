@@ -200,6 +200,17 @@ fn all_statements(kind: DbKind, batch: &Batch) -> Vec<Stmt> {
 }
 
 /// Writes the batch atomically on `conn`.
+/// The statements [`write`] (or, `repaired`, [`write_repaired`]) runs, for a connection of one's own.
+pub fn statements_to_write(kind: DbKind, batch: &Batch, repaired: bool) -> Vec<Stmt> {
+    let mut stmts = all_statements(kind, batch);
+    if repaired {
+        for s in &mut stmts {
+            script::repair(s);
+        }
+    }
+    stmts
+}
+
 pub async fn write(conn: &mut sqlx::AnyConnection, kind: DbKind, batch: &Batch) -> Result<(), DbError> {
     script::run(conn, kind, &all_statements(kind, batch)).await
 }

@@ -52,6 +52,7 @@ pub mod search;
 pub mod sessions;
 pub mod slots;
 pub mod spend;
+pub mod sqlite_writer;
 pub mod teams;
 #[cfg(test)]
 pub mod testing;
@@ -153,6 +154,9 @@ pub struct Db {
     /// Seals and opens provider keys at the store's boundary ([`Db::with_secrets`]); without it a
     /// provider key can be neither written nor read.
     secrets: Option<Arc<crate::secret::SecretBox>>,
+    /// The SQLite database's file (none in memory, none on PostgreSQL): the stream writer opens
+    /// its own connection to it ([`sqlite_writer`]).
+    sqlite_file: Option<Arc<std::path::PathBuf>>,
 }
 
 /// A database URL that never shows its password in a log line.
@@ -258,15 +262,20 @@ impl Db {
                             })
                         })
                 };
-                // One connection for the stream writer, one for the occasional other write.
-                let write = sqlite(2, false).connect_with(options.clone()).await?;
+                // The occasional other write's connection; the stream writer opens its own to a
+                // file (`sqlite_writer`), else takes a second one here. One writer of each kind:
+                // two of the pool's at once would make a read-then-write transaction fail when
+                // the other commits in between (SQLite's busy snapshot), not wait.
+                let file = sqlite_writer::file_of(url);
+                let write = sqlite(if file.is_some() { 1 } else { 2 }, false).connect_with(options.clone()).await?;
                 // The schema must exist before readers look at it.
                 migrations::migrator().run(&write).await.map_err(|e| DbError::Migrate(Box::new(e)))?;
                 // `read()` keeps up to READERS connections checked out between uses; two more
                 // stay for whoever takes the pool directly (tests' checks, tools), which would
                 // otherwise wait for ever once a burst of reads had parked all of them.
                 let read = sqlite(READERS + 2, true).connect_with(options).await?;
-                let db = Db::assemble(read, write, kind, None);
+                let mut db = Db::assemble(read, write, kind, None);
+                db.sqlite_file = file.map(Arc::new);
                 db.spawn_checkpoints();
                 db
             }
@@ -290,7 +299,7 @@ impl Db {
             closed: std::sync::atomic::AtomicBool::new(false),
             generation: std::sync::atomic::AtomicU64::new(0),
         });
-        Db { read, write, held, kind, listen_url, secrets: None }
+        Db { read, write, held, kind, listen_url, secrets: None, sqlite_file: None }
     }
 
     /// Moves the SQLite write-ahead log into the database file every second, off the writers.
@@ -349,6 +358,11 @@ impl Db {
     /// The pool for writes (one connection on SQLite).
     pub fn writer(&self) -> &AnyPool {
         &self.write
+    }
+
+    /// The SQLite database's file, when it has one.
+    pub fn sqlite_file(&self) -> Option<&std::path::Path> {
+        self.sqlite_file.as_deref().map(|p| p.as_path())
     }
 
     /// The URL a PostgreSQL `LISTEN` connection uses (none on SQLite).

@@ -16,6 +16,7 @@ use super::frame::Frame;
 use crate::store::Db;
 use crate::store::batch::{self, Batch, FinishedMessage};
 use crate::store::messages::NewTurn;
+use crate::store::sqlite_writer::SqliteWriter;
 use crate::store::tool_calls::ToolCallRecord;
 use crate::store::usage::UsageRecord;
 
@@ -178,15 +179,41 @@ impl Writer {
     }
 }
 
-/// The writer's own connection, kept for its lifetime (reacquired after an error).
+/// The writer's own connection, kept for its lifetime (reacquired after an error): on SQLite one
+/// of its own on a thread of its own ([`SqliteWriter`]), else one of the write pool's.
 struct Conn {
     db: Db,
     conn: Option<sqlx::pool::PoolConnection<sqlx::Any>>,
+    sqlite: Option<SqliteWriter>,
+    /// Opening `sqlite` failed once: the pool's connection is used instead.
+    sqlite_refused: bool,
     queue: Arc<Queue>,
 }
 
 impl Conn {
     async fn write(&mut self, batch: &Batch, repaired: bool) -> Result<(), crate::store::DbError> {
+        if self.sqlite.is_none()
+            && !self.sqlite_refused
+            && let Some(path) = self.db.sqlite_file()
+        {
+            match SqliteWriter::open(path) {
+                Ok(w) => self.sqlite = Some(w),
+                Err(e) => {
+                    self.sqlite_refused = true;
+                    tracing::warn!(error = %e, "the stream writer uses the pool's connection: its own could not be opened");
+                }
+            }
+        }
+        if let Some(sqlite) = &self.sqlite {
+            let started = std::time::Instant::now();
+            let result = sqlite.run(batch::statements_to_write(self.db.kind(), batch, repaired)).await;
+            metrics::histogram!("parley_writer_batch_seconds").record(started.elapsed().as_secs_f64());
+            if matches!(result, Err(crate::store::DbError::WorkerCrashed)) {
+                // Its thread is gone: a new one next time.
+                self.sqlite = None;
+            }
+            return result;
+        }
         if self.conn.is_none() {
             self.conn = Some(self.db.writer().acquire().await?);
         }
@@ -244,7 +271,7 @@ async fn run(
     mut urgent_rx: mpsc::UnboundedReceiver<Urgent>,
     mut ops_rx: mpsc::UnboundedReceiver<Op>,
 ) {
-    let mut conn = Conn { db, conn: None, queue: queue.clone() };
+    let mut conn = Conn { db, conn: None, sqlite: None, sqlite_refused: false, queue: queue.clone() };
     let mut urgent: Vec<Urgent> = Vec::new();
     let mut ops: Vec<Op> = Vec::with_capacity(4096);
     let mut deadline: Option<tokio::time::Instant> = None;
