@@ -48,7 +48,7 @@ pub async fn closed_loop(
     let token = visitor_token(client, base, "bench").await?;
     let chat = format!("{base}/api/v1/chat");
     let concurrency = args.cpu_concurrency.max(1);
-    run_turns(client, &chat, &token, (args.cpu_turns / 10).clamp(concurrency, 2_000), concurrency).await;
+    run_turns(client, &chat, &token, (args.cpu_turns / 10).min(2_000).max(concurrency), concurrency).await;
     let postgres = args.database_url.is_some().then(|| super::probe::processes_named("postgres"));
     let pg_before = postgres.as_deref().map(cpu_seconds);
     let (before, total_before) = (threads_cpu_seconds(parley_pid), cpu_seconds(&[parley_pid]));

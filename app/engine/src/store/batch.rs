@@ -212,15 +212,11 @@ pub fn statements_to_write(kind: DbKind, batch: &Batch, repaired: bool) -> Vec<S
 }
 
 pub async fn write(conn: &mut sqlx::AnyConnection, kind: DbKind, batch: &Batch) -> Result<(), DbError> {
-    script::run(conn, kind, &all_statements(kind, batch)).await
+    script::run(conn, kind, &statements_to_write(kind, batch, false)).await
 }
 
 /// Writes the batch with what a database refuses in text taken out: NUL characters (PostgreSQL
 /// stores no `\0` in text) become U+FFFD. Used for a row that failed as it was.
 pub async fn write_repaired(conn: &mut sqlx::AnyConnection, kind: DbKind, batch: &Batch) -> Result<(), DbError> {
-    let mut stmts = all_statements(kind, batch);
-    for s in &mut stmts {
-        script::repair(s);
-    }
-    script::run(conn, kind, &stmts).await
+    script::run(conn, kind, &statements_to_write(kind, batch, true)).await
 }

@@ -192,39 +192,46 @@ struct Conn {
 
 impl Conn {
     async fn write(&mut self, batch: &Batch, repaired: bool) -> Result<(), crate::store::DbError> {
-        if self.sqlite.is_none()
-            && !self.sqlite_refused
-            && let Some(path) = self.db.sqlite_file()
-        {
-            match SqliteWriter::open(path) {
-                Ok(w) => self.sqlite = Some(w),
-                Err(e) => {
-                    self.sqlite_refused = true;
-                    tracing::warn!(error = %e, "the stream writer uses the pool's connection: its own could not be opened");
-                }
+        self.open_own();
+        let started = std::time::Instant::now();
+        let result = match &self.sqlite {
+            Some(sqlite) => sqlite.run(batch::statements_to_write(self.db.kind(), batch, repaired)).await,
+            None => self.write_pooled(batch, repaired).await,
+        };
+        metrics::histogram!("parley_writer_batch_seconds").record(started.elapsed().as_secs_f64());
+        if matches!(result, Err(crate::store::DbError::WorkerCrashed)) {
+            // The own connection's thread is gone: a new one next time.
+            self.sqlite = None;
+        }
+        result
+    }
+
+    /// Opens the writer's own SQLite connection if the database is a file and it is not open yet
+    /// (once refused, the pool's connection serves for good).
+    fn open_own(&mut self) {
+        if self.sqlite.is_some() || self.sqlite_refused {
+            return;
+        }
+        let Some(path) = self.db.sqlite_file() else { return };
+        match SqliteWriter::open(path) {
+            Ok(w) => self.sqlite = Some(w),
+            Err(e) => {
+                self.sqlite_refused = true;
+                tracing::warn!(error = %e, "the stream writer uses the pool's connection: its own could not be opened");
             }
         }
-        if let Some(sqlite) = &self.sqlite {
-            let started = std::time::Instant::now();
-            let result = sqlite.run(batch::statements_to_write(self.db.kind(), batch, repaired)).await;
-            metrics::histogram!("parley_writer_batch_seconds").record(started.elapsed().as_secs_f64());
-            if matches!(result, Err(crate::store::DbError::WorkerCrashed)) {
-                // Its thread is gone: a new one next time.
-                self.sqlite = None;
-            }
-            return result;
-        }
+    }
+
+    async fn write_pooled(&mut self, batch: &Batch, repaired: bool) -> Result<(), crate::store::DbError> {
         if self.conn.is_none() {
             self.conn = Some(self.db.writer().acquire().await?);
         }
         let conn = self.conn.as_mut().expect("connection");
-        let started = std::time::Instant::now();
         let result = if repaired {
             batch::write_repaired(conn, self.db.kind(), batch).await
         } else {
             batch::write(conn, self.db.kind(), batch).await
         };
-        metrics::histogram!("parley_writer_batch_seconds").record(started.elapsed().as_secs_f64());
         if result.is_err() {
             // Give it back to the pool, which checks it, and take a fresh one next time.
             self.conn = None;
