@@ -41,6 +41,7 @@ mod mcp;
 mod nginx;
 mod notify;
 mod payments;
+mod pg_writer;
 mod privacy;
 mod private_endpoints;
 mod quick_replies;

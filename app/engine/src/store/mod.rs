@@ -38,6 +38,7 @@ pub mod notes;
 pub mod notify_prefs;
 pub mod operator_notifications;
 pub mod orders;
+pub mod pg_writer;
 pub mod prices;
 pub mod privacy;
 pub mod push;
@@ -280,8 +281,9 @@ impl Db {
                 db
             }
             DbKind::Postgres => {
+                // 15 here, the stream writer's own (`pg_writer`) and the listener: 17 a replica.
                 let pool = AnyPoolOptions::new()
-                    .max_connections(16)
+                    .max_connections(15)
                     .acquire_timeout(Duration::from_secs(10))
                     .connect_with(options)
                     .await?;

@@ -16,6 +16,7 @@ use super::frame::Frame;
 use crate::store::Db;
 use crate::store::batch::{self, Batch, FinishedMessage};
 use crate::store::messages::NewTurn;
+use crate::store::pg_writer::PgWriter;
 use crate::store::sqlite_writer::SqliteWriter;
 use crate::store::tool_calls::ToolCallRecord;
 use crate::store::usage::UsageRecord;
@@ -179,47 +180,72 @@ impl Writer {
     }
 }
 
-/// The writer's own connection, kept for its lifetime (reacquired after an error): on SQLite one
-/// of its own on a thread of its own ([`SqliteWriter`]), else one of the write pool's.
+/// The writer's own connection, kept for its lifetime (reopened after an error): on SQLite one
+/// on a thread of its own ([`SqliteWriter`]), on PostgreSQL one that sends a batch pipelined
+/// ([`PgWriter`]); the write pool's if its own cannot be opened.
 struct Conn {
     db: Db,
     conn: Option<sqlx::pool::PoolConnection<sqlx::Any>>,
-    sqlite: Option<SqliteWriter>,
-    /// Opening `sqlite` failed once: the pool's connection is used instead.
-    sqlite_refused: bool,
+    own: Own,
+    /// Opening its own connection failed for a reason other than the database being unreachable
+    /// (a URL the client does not read, a file that cannot be opened): the pool's serves for good.
+    own_refused: bool,
     queue: Arc<Queue>,
+}
+
+enum Own {
+    None,
+    Sqlite(SqliteWriter),
+    Postgres(PgWriter),
 }
 
 impl Conn {
     async fn write(&mut self, batch: &Batch, repaired: bool) -> Result<(), crate::store::DbError> {
-        self.open_own();
+        self.open_own().await?;
         let started = std::time::Instant::now();
-        let result = match &self.sqlite {
-            Some(sqlite) => sqlite.run(batch::statements_to_write(self.db.kind(), batch, repaired)).await,
-            None => self.write_pooled(batch, repaired).await,
+        let kind = self.db.kind();
+        let result = match &mut self.own {
+            Own::Sqlite(sqlite) => sqlite.run(batch::statements_to_write(kind, batch, repaired)).await,
+            Own::Postgres(pg) => pg.run(&batch::statements_to_write(kind, batch, repaired)).await,
+            Own::None => self.write_pooled(batch, repaired).await,
         };
         metrics::histogram!("parley_writer_batch_seconds").record(started.elapsed().as_secs_f64());
-        if matches!(result, Err(crate::store::DbError::WorkerCrashed)) {
-            // The own connection's thread is gone: a new one next time.
-            self.sqlite = None;
+        let lost = match &self.own {
+            // The own connection's thread is gone.
+            Own::Sqlite(_) => matches!(result, Err(crate::store::DbError::WorkerCrashed)),
+            Own::Postgres(pg) => pg.is_closed() || result.as_ref().is_err_and(crate::store::is_unavailable),
+            Own::None => false,
+        };
+        if lost {
+            // A new one next time.
+            self.own = Own::None;
         }
         result
     }
 
-    /// Opens the writer's own SQLite connection if the database is a file and it is not open yet
-    /// (once refused, the pool's connection serves for good).
-    fn open_own(&mut self) {
-        if self.sqlite.is_some() || self.sqlite_refused {
-            return;
+    /// Opens the writer's own connection if it is not open yet: to SQLite's file, or to
+    /// PostgreSQL (an unreachable server is an error the writer waits out). Once refused, the
+    /// pool's connection serves for good.
+    async fn open_own(&mut self) -> Result<(), crate::store::DbError> {
+        if !matches!(self.own, Own::None) || self.own_refused {
+            return Ok(());
         }
-        let Some(path) = self.db.sqlite_file() else { return };
-        match SqliteWriter::open(path) {
-            Ok(w) => self.sqlite = Some(w),
+        let opened = if let Some(path) = self.db.sqlite_file() {
+            SqliteWriter::open(path).map(Own::Sqlite)
+        } else if let Some(url) = self.db.listen_url() {
+            PgWriter::connect(url).await.map(Own::Postgres)
+        } else {
+            return Ok(());
+        };
+        match opened {
+            Ok(own) => self.own = own,
+            Err(e) if crate::store::is_unavailable(&e) => return Err(e),
             Err(e) => {
-                self.sqlite_refused = true;
+                self.own_refused = true;
                 tracing::warn!(error = %e, "the stream writer uses the pool's connection: its own could not be opened");
             }
         }
+        Ok(())
     }
 
     async fn write_pooled(&mut self, batch: &Batch, repaired: bool) -> Result<(), crate::store::DbError> {
@@ -278,7 +304,7 @@ async fn run(
     mut urgent_rx: mpsc::UnboundedReceiver<Urgent>,
     mut ops_rx: mpsc::UnboundedReceiver<Op>,
 ) {
-    let mut conn = Conn { db, conn: None, sqlite: None, sqlite_refused: false, queue: queue.clone() };
+    let mut conn = Conn { db, conn: None, own: Own::None, own_refused: false, queue: queue.clone() };
     let mut urgent: Vec<Urgent> = Vec::new();
     let mut ops: Vec<Op> = Vec::with_capacity(4096);
     let mut deadline: Option<tokio::time::Instant> = None;
