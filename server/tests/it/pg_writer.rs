@@ -75,4 +75,14 @@ async fn a_pipelined_batch_commits_whole_or_not_at_all_and_refusals_keep_their_c
     w.run(&[insert(8, Some("h"))]).await.unwrap();
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t").fetch_one(&mut check).await.unwrap();
     assert_eq!(n, 4);
+
+    // More statement shapes than are kept prepared: the cache starts again mid-batch, and the
+    // batch's shape that was kept is prepared again with the new ones.
+    for k in 0..600i64 {
+        let shape = Stmt::new(format!("UPDATE t SET n = $2 + {k} WHERE id = $1"), vec![Arg::Int(8), Arg::Int(0)]);
+        w.run(&[insert(100 + k, Some("k")), shape]).await.unwrap();
+    }
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t").fetch_one(&mut check).await.unwrap();
+    let last: Option<i64> = sqlx::query_scalar("SELECT n FROM t WHERE id = 8").fetch_one(&mut check).await.unwrap();
+    assert_eq!((n, last), (604, Some(599)));
 }

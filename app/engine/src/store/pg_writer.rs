@@ -86,14 +86,18 @@ impl PgWriter {
 
     /// Prepares the statements not prepared yet, pipelined.
     async fn prepare(&mut self, keys: &[(String, Vec<Type>)]) -> Result<(), DbError> {
-        let mut seen = std::collections::HashSet::new();
-        let missing: Vec<&(String, Vec<Type>)> =
-            keys.iter().filter(|k| !self.prepared.contains_key(*k) && seen.insert(*k)).collect();
+        let new = |prepared: &HashMap<(String, Vec<Type>), Statement>| {
+            let mut seen = std::collections::HashSet::new();
+            keys.iter().filter(|k| !prepared.contains_key(*k) && seen.insert(*k)).collect::<Vec<_>>()
+        };
+        let mut missing = new(&self.prepared);
         if missing.is_empty() {
             return Ok(());
         }
         if self.prepared.len() + missing.len() > CACHED_STATEMENTS {
+            // Starting again: this batch's statements that were kept are prepared again too.
             self.prepared.clear();
+            missing = new(&self.prepared);
         }
         let client = &self.client;
         let made = join_all(missing.iter().map(|(sql, types)| client.prepare_typed(sql, types))).await;
