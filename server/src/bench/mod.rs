@@ -105,9 +105,17 @@ fn demo_agent(key: &str, name: &str) -> parley_engine::store::agents::NewAgent {
 struct Children(Vec<Child>);
 
 impl Drop for Children {
+    /// Kills the children and waits (up to 10 s) until they are gone, so that a run right after
+    /// this one finds its ports free (a killed server with thousands of sockets takes a moment).
     fn drop(&mut self) {
         for c in &mut self.0 {
             let _ = c.start_kill();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        for c in &mut self.0 {
+            while matches!(c.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
         }
     }
 }
