@@ -200,7 +200,7 @@ impl Engine {
             stmts.extend(crate::store::batch::notify_stmts(&only_end));
         }
         stmts.extend(events::insert_stmts(&[end_row]));
-        let mut tx = self.db().writer().begin().await?;
+        let mut tx = self.db().begin_write().await?;
         // The claim: only one process finishes an answer.
         let claimed = sqlx::query(
             "UPDATE messages SET status = 'interrupted', content = $2, blocks = $3, updated_at = $4 \

@@ -267,7 +267,7 @@ pub async fn update(db: &Db, id: &str, new: &NewAgent, by: Option<&str>, now: i6
          launcher_position = $15, allowed_origins = $16, language = $17, look = $18, domain = $19, updated_at = $20 \
          WHERE id = $1";
     let key = seal_key(db, id, new.provider.api_key.as_ref())?;
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let Some((before, stored)) = versions::current_in(&mut tx, id).await? else { return Ok(false) };
     bind_editable(sqlx::query(sql).bind(id), new, key).bind(now).execute(&mut *tx).await.map_err(SaveError::from_db)?;
     versions::record_saved(&mut tx, id, &before, stored, &versions::Behaviour::of_new(new), by, now).await?;
@@ -324,7 +324,7 @@ pub async fn set_limits(db: &Db, id: &str, limits: &AgentLimits) -> Result<(), D
     // No cap is bound as -1 and stored as NULL: sqlx 0.8.6's Any driver sends a NULL `f64` to
     // PostgreSQL as a `float4`, and the connection's cached statement then refuses a real cap
     // ("incorrect binary data format in bind parameter 4").
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE agents SET budget_usd = $2, max_turns = $3, daily_cap_usd = NULLIF($4, -1.0) WHERE id = $1")
         .bind(id)
         .bind(limits.budget_usd)

@@ -27,7 +27,7 @@ crate::store::row_struct! {
 /// `data` goes in the event.
 pub async fn raise(db: &Db, agent_id: &str, kind: &str, detail: &str, data: Value, now: i64) -> Result<bool, DbError> {
     let day = now.div_euclid(86_400_000);
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let done = sqlx::query(
         "INSERT INTO alerts (agent_id, kind, day, detail, created_at) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT (agent_id, kind, day) DO NOTHING",

@@ -436,7 +436,7 @@ impl From<ResultRow> for CaseResult {
 
 /// Stores a case's result and counts it in its run, in one transaction.
 pub async fn record_result(db: &Db, r: &CaseResult) -> Result<(), DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "INSERT INTO answer_test_results (run_id, test_id, position, name, turns, passed, answer, status, \
          tool_calls, sources, handed_over, cost_usd, duration_ms, checks, error) \

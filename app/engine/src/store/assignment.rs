@@ -130,7 +130,7 @@ pub async fn assign(
     by: &str,
     now: i64,
 ) -> Result<Assigned, AssignError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let mut claim_moved_to = None;
     if let Some(user) = to {
         // The user's row lock: assignments to one person happen one at a time.
@@ -194,7 +194,7 @@ pub async fn to_team(
     by: &str,
     now: i64,
 ) -> Result<Assigned, AssignError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     if let Some(team) = team_id {
         let known: Option<(String,)> =
             sqlx::query_as("SELECT id FROM teams WHERE id = $1").bind(team).fetch_optional(&mut *tx).await?;
@@ -229,7 +229,7 @@ pub async fn to_team(
 /// The member it went to, if any.
 pub async fn auto_assign(db: &Db, conversation_id: &str, now: i64) -> Result<Option<(String, String)>, DbError> {
     let online_after = now - hours::ONLINE_WITHIN_MS;
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     // 1. The team's lock (and: is it an automatic team at all?).
     let locked = sqlx::query(
         "UPDATE teams SET assign_seq = assign_seq + 1 WHERE assign_mode = 'auto' \

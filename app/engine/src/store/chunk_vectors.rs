@@ -28,7 +28,7 @@ pub async fn waiting(db: &Db, limit: i64) -> Result<Vec<Waiting>, DbError> {
 
 /// Stores vectors, in one transaction. A chunk deleted meanwhile is skipped.
 pub async fn store(db: &Db, vectors: &[(String, Vec<f32>)]) -> Result<(), DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     for (id, vector) in vectors {
         sqlx::query("UPDATE chunks SET embedding = $2 WHERE id = $1 AND embedding IS NULL")
             .bind(id)

@@ -152,7 +152,7 @@ pub async fn holder(db: &Db, id: &str) -> Result<Option<(String, String, Option<
 /// call got it (a conditional update, so of two operators only one can). The claimer becomes its
 /// assignee too (issue 43: taking it makes it theirs).
 pub async fn claim(db: &Db, id: &str, user_id: &str, now: i64) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let done = sqlx::query(
         "UPDATE conversations SET status = 'human', claimed_by = $2, claimed_at = $3, updated_at = $3, \
          assignee_id = $2, assigned_at = $3 WHERE id = $1 AND claimed_by IS NULL AND status <> 'closed'",
@@ -178,7 +178,7 @@ pub async fn claim(db: &Db, id: &str, user_id: &str, now: i64) -> Result<bool, D
 /// Lets go of the claim, with the conversation's new status (`bot` or `closed`); `by` is the
 /// console user who did it (a closing is reported to the agent's webhooks).
 pub async fn unclaim(db: &Db, id: &str, status: ConversationStatus, by: Option<&str>, now: i64) -> Result<(), DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "UPDATE conversations SET status = $3, claimed_by = NULL, claimed_at = NULL, updated_at = $2 WHERE id = $1",
     )

@@ -62,7 +62,7 @@ pub async fn save(
     now: i64,
 ) -> Result<(), SaveError> {
     let rule = serde_json::to_string(trigger).map_err(|e| DbError::Encode(Box::new(e)))?;
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let taken: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM engage_triggers WHERE agent_id = $1 AND name = $2")
         .bind(agent_id)
         .bind(&trigger.name)

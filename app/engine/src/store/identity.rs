@@ -41,7 +41,7 @@ pub async fn rotate_secret(db: &Db, agent_id: &str, grace_ms: i64, now: i64) -> 
     let info =
         SecretInfo { id: new_id(), prefix: secret.chars().take(10).collect(), created_at: now, expires_at: None };
     let sealed = db.secrets().ok_or_else(no_secret_key)?.seal(&secret, secret_place(&info.id));
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE identity_secrets SET expires_at = $2 WHERE agent_id = $1 AND expires_at IS NULL")
         .bind(agent_id)
         .bind(now.saturating_add(grace_ms.max(0)))
@@ -176,7 +176,7 @@ pub async fn link(
     claimed: &Claimed,
     now: i64,
 ) -> Result<Linked, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let existing: Option<EndUser> =
         sqlx::query_as(&format!("SELECT {USER_COLUMNS} FROM end_users WHERE agent_id = $1 AND subject = $2"))
             .bind(agent_id)

@@ -101,7 +101,7 @@ pub async fn save(db: &Db, id: Option<&str>, name: &str, color: &str, now: i64) 
 
 /// Deletes a label (and takes it off every conversation); false when there was none.
 pub async fn delete(db: &Db, id: &str) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query("DELETE FROM conversation_labels WHERE label_id = $1").bind(id).execute(&mut *tx).await?;
     let done = sqlx::query("DELETE FROM labels WHERE id = $1").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
@@ -136,7 +136,7 @@ pub async fn set_on(
     by: &str,
     now: i64,
 ) -> Result<Changed, SetError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let agent = webhooks::agent_of_conversation(&mut tx, conversation_id).await?.ok_or(SetError::NotFound)?;
     let mut wanted: Vec<(String, String)> = Vec::new();
     for id in label_ids {

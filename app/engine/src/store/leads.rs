@@ -15,7 +15,7 @@ pub async fn submit(
 ) -> Result<String, DbError> {
     let id = new_id();
     let blank_to_none = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "INSERT INTO leads (id, agent_id, conversation_id, visitor_id, name, email, phone, message, status, \
          notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'new', '', $9, $9)",

@@ -43,6 +43,7 @@ pub mod prices;
 pub mod privacy;
 pub mod push;
 pub mod ratings;
+mod refusal;
 pub mod reports;
 pub mod return_mail;
 pub mod saved_replies;
@@ -360,6 +361,17 @@ impl Db {
     /// The pool for writes (one connection on SQLite).
     pub fn writer(&self) -> &AnyPool {
         &self.write
+    }
+
+    /// A write transaction. On SQLite it takes the write lock at once (`BEGIN IMMEDIATE`): the
+    /// stream writer commits through a connection of its own, and a transaction that read first
+    /// and wrote second would fail at its first write (SQLite's busy snapshot) whenever the writer
+    /// had committed in between, where waiting for the lock is what is wanted.
+    pub async fn begin_write(&self) -> Result<sqlx::Transaction<'static, Any>, DbError> {
+        match self.kind {
+            DbKind::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await,
+            DbKind::Postgres => self.write.begin().await,
+        }
     }
 
     /// The SQLite database's file, when it has one.

@@ -22,7 +22,7 @@ crate::store::row_struct! {
 
 /// Stores items (for every agent when `agent_id` is `None`). Returns how many were added.
 pub async fn import(db: &Db, agent_id: Option<&str>, items: &[NewsItem], now: i64) -> Result<usize, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     for item in items {
         sqlx::query(
             "INSERT INTO news_items (id, agent_id, category, title, summary, published_on, source, url, created_at) \

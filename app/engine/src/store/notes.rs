@@ -42,7 +42,7 @@ pub async fn add(
     let id = new_id();
     let (author_id, author_name) = author;
     let listed = if mentions.is_empty() { String::new() } else { format!(",{},", mentions.join(",")) };
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "INSERT INTO conversation_notes (id, conversation_id, author_id, author_name, body, mentions, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",

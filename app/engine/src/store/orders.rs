@@ -83,7 +83,7 @@ pub async fn by_id(db: &Db, id: &str) -> Result<Option<Order>, DbError> {
 
 /// Marks a pending, unexpired order paid. False when it was not pending or has expired.
 pub async fn mark_paid(db: &Db, id: &str, now: i64) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let paid = pay(&mut tx, id, now).await?;
     tx.commit().await?;
     Ok(paid)
@@ -138,7 +138,7 @@ pub async fn expire_due(db: &Db, now: i64) -> Result<Vec<Order>, DbError> {
     let due: Vec<Order> = sqlx::query_as(&sql).bind(now).fetch_all(&mut *db.read().await?).await?;
     let mut expired = Vec::with_capacity(due.len());
     for mut order in due {
-        let mut tx = db.writer().begin().await?;
+        let mut tx = db.begin_write().await?;
         let done = sqlx::query(
             "UPDATE orders SET status = 'expired', updated_at = $2 WHERE id = $1 AND status = 'pending' AND expires_at <= $2",
         )
@@ -182,7 +182,7 @@ pub async fn apply_webhook(
     paid: bool,
     now: i64,
 ) -> Result<WebhookApplied, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let recorded = sqlx::query(
         "INSERT INTO payment_webhooks (id, order_id, received_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
     )

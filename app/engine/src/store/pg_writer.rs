@@ -7,7 +7,6 @@
 //! reads the statements alike; errors come back as sqlx's, with PostgreSQL's SQLSTATE, so the
 //! writer's retry and refusal rules read them alike.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::pin::Pin;
 
@@ -15,8 +14,8 @@ use futures::future::join_all;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, NoTls, Statement};
 
-use super::DbError;
 use super::script::{Arg, Stmt};
+use super::{DbError, refusal};
 
 /// Statements kept prepared (distinct statement texts: table × rows in the statement); past it
 /// the cache starts again (their server-side statements are closed as they are dropped).
@@ -133,56 +132,17 @@ fn param(a: &Arg) -> &(dyn ToSql + Sync) {
 /// connection lost, refused, timed out) as an I/O error, which the writer waits out.
 fn to_db_error(e: tokio_postgres::Error) -> DbError {
     match e.as_db_error() {
-        Some(db) => DbError::Database(Box::new(PgFailure {
-            code: db.code().code().to_owned(),
-            message: db.message().to_owned(),
-        })),
+        Some(db) => refusal::refused(db.code().code().to_owned(), db.message().to_owned(), kind),
         None => DbError::Io(std::io::Error::other(e)),
     }
 }
 
-#[derive(Debug)]
-struct PgFailure {
-    code: String,
-    message: String,
-}
-
-impl std::fmt::Display for PgFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} (SQLSTATE {})", self.message, self.code)
-    }
-}
-
-impl std::error::Error for PgFailure {}
-
-impl sqlx::error::DatabaseError for PgFailure {
-    fn message(&self) -> &str {
-        &self.message
-    }
-
-    fn code(&self) -> Option<Cow<'_, str>> {
-        Some(Cow::Borrowed(&self.code))
-    }
-
-    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
-        self
-    }
-
-    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
-        self
-    }
-
-    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
-        self
-    }
-
-    fn kind(&self) -> sqlx::error::ErrorKind {
-        match self.code.as_str() {
-            "23505" => sqlx::error::ErrorKind::UniqueViolation,
-            "23503" => sqlx::error::ErrorKind::ForeignKeyViolation,
-            "23502" => sqlx::error::ErrorKind::NotNullViolation,
-            "23514" => sqlx::error::ErrorKind::CheckViolation,
-            _ => sqlx::error::ErrorKind::Other,
-        }
+fn kind(sqlstate: &str) -> sqlx::error::ErrorKind {
+    match sqlstate {
+        "23505" => sqlx::error::ErrorKind::UniqueViolation,
+        "23503" => sqlx::error::ErrorKind::ForeignKeyViolation,
+        "23502" => sqlx::error::ErrorKind::NotNullViolation,
+        "23514" => sqlx::error::ErrorKind::CheckViolation,
+        _ => sqlx::error::ErrorKind::Other,
     }
 }

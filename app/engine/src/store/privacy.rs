@@ -242,7 +242,7 @@ pub struct Deleted {
 /// (the merge was an operator's judgement, not the person's word), and their search documents
 /// are read again at `now` so that nothing of this person's details stays in them.
 pub async fn delete_person(db: &Db, visitor_id: &str, now: i64) -> Result<Deleted, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE visitors SET merged_into = NULL, merged_at = NULL, contact_at = $2 WHERE merged_into = $1")
         .bind(visitor_id)
         .bind(now)
@@ -280,7 +280,7 @@ pub async fn delete_person(db: &Db, visitor_id: &str, now: i64) -> Result<Delete
 pub async fn delete_conversations_before(db: &Db, agent_id: &str, before: i64) -> Result<Deleted, DbError> {
     let mut total = Deleted::default();
     loop {
-        let mut tx = db.writer().begin().await?;
+        let mut tx = db.begin_write().await?;
         let ids: Vec<(String,)> = sqlx::query_as(
             "SELECT id FROM conversations WHERE agent_id = $1 AND updated_at < $2 ORDER BY updated_at LIMIT $3",
         )

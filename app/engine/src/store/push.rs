@@ -29,7 +29,7 @@ pub async fn subscribe(
     auth: &str,
     now: i64,
 ) -> Result<String, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     // Its pending pushes were for the previous keys (and maybe another user): dropped with it.
     sqlx::query("DELETE FROM push_subscriptions WHERE endpoint = $1").bind(endpoint).execute(&mut *tx).await?;
     let id = new_id();

@@ -29,7 +29,7 @@ pub struct RatedAnswer<'a> {
 /// and queues `answer.rated` or `conversation.rated`.
 pub async fn save(db: &Db, r: &NewRating<'_>, now: i64) -> Result<(), DbError> {
     let target = r.answer.map_or("", |a| a.message_id);
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "INSERT INTO ratings (id, agent_id, conversation_id, message_id, score, comment, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (conversation_id, message_id) \

@@ -13,8 +13,8 @@ use std::sync::mpsc;
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::oneshot;
 
-use super::DbError;
 use super::script::{Arg, Stmt};
+use super::{DbError, refusal};
 
 /// Statements kept prepared (distinct statement texts: table × rows in the statement).
 const CACHED_STATEMENTS: usize = 512;
@@ -112,59 +112,22 @@ fn numbered(sql: &str) -> Cow<'_, str> {
 /// [`super::is_unavailable`] and the refusal rules read).
 fn to_db_error(e: rusqlite::Error) -> DbError {
     match e {
-        rusqlite::Error::SqliteFailure(f, message) => DbError::Database(Box::new(SqliteFailure {
-            code: f.extended_code,
-            message: message.unwrap_or_else(|| f.to_string()),
-        })),
-        // Not the database's answer but a statement we built wrong: refused, never retried.
-        other => DbError::Database(Box::new(SqliteFailure { code: -1, message: other.to_string() })),
-    }
-}
-
-#[derive(Debug)]
-struct SqliteFailure {
-    code: i32,
-    message: String,
-}
-
-impl std::fmt::Display for SqliteFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for SqliteFailure {}
-
-impl sqlx::error::DatabaseError for SqliteFailure {
-    fn message(&self) -> &str {
-        &self.message
-    }
-
-    fn code(&self) -> Option<Cow<'_, str>> {
-        Some(Cow::Owned(self.code.to_string()))
-    }
-
-    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
-        self
-    }
-
-    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
-        self
-    }
-
-    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
-        self
-    }
-
-    fn kind(&self) -> sqlx::error::ErrorKind {
-        // Primary codes: SQLITE_CONSTRAINT (19) and its extended forms.
-        match self.code {
-            2067 | 1555 => sqlx::error::ErrorKind::UniqueViolation,
-            787 => sqlx::error::ErrorKind::ForeignKeyViolation,
-            1299 => sqlx::error::ErrorKind::NotNullViolation,
-            275 => sqlx::error::ErrorKind::CheckViolation,
-            _ => sqlx::error::ErrorKind::Other,
+        rusqlite::Error::SqliteFailure(f, message) => {
+            refusal::refused(f.extended_code.to_string(), message.unwrap_or_else(|| f.to_string()), kind)
         }
+        // Not the database's answer but a statement we built wrong: refused, never retried.
+        other => refusal::refused("-1".into(), other.to_string(), kind),
+    }
+}
+
+/// Extended codes of SQLITE_CONSTRAINT (19).
+fn kind(code: &str) -> sqlx::error::ErrorKind {
+    match code {
+        "2067" | "1555" => sqlx::error::ErrorKind::UniqueViolation,
+        "787" => sqlx::error::ErrorKind::ForeignKeyViolation,
+        "1299" => sqlx::error::ErrorKind::NotNullViolation,
+        "275" => sqlx::error::ErrorKind::CheckViolation,
+        _ => sqlx::error::ErrorKind::Other,
     }
 }
 
@@ -219,6 +182,28 @@ mod tests {
             .map(Result::unwrap)
             .collect();
         assert_eq!(ids, [1, 2, 5]);
+    }
+
+    /// A write transaction that reads before it writes, while the stream writer commits through
+    /// its own connection: it waits for the lock instead of failing at its first write with
+    /// SQLite's busy snapshot (which a deferred `BEGIN` gave).
+    #[tokio::test]
+    async fn a_write_transaction_that_reads_first_is_not_undone_by_the_writers_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.db");
+        Connection::open(&path).unwrap().execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY)").unwrap();
+        let db = super::super::Db::connect(&format!("sqlite://{}?mode=rwc", path.display())).await.unwrap();
+        let w = SqliteWriter::open(&path).unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        let before: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t").fetch_one(&mut *tx).await.unwrap();
+        let writer = tokio::spawn(async move { w.run(vec![Stmt::new("INSERT INTO t (id) VALUES (1)", vec![])]).await });
+        // Time for the writer to commit, if it could.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        sqlx::query("INSERT INTO t (id) VALUES ($1)").bind(before + 2).execute(&mut *tx).await.expect("the write");
+        tx.commit().await.unwrap();
+        writer.await.unwrap().expect("the writer waited for the lock");
+        let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM t ORDER BY id").fetch_all(db.writer()).await.unwrap();
+        assert_eq!(ids, [1, 2]);
     }
 
     #[test]

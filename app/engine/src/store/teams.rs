@@ -80,7 +80,7 @@ pub struct TeamForm<'a> {
 /// Creates a team (`id` `None`) or rewrites one, with its members and agents, in one transaction;
 /// its id. A member kept keeps their place in the round-robin; an agent listed moves to this team.
 pub async fn save(db: &Db, id: Option<&str>, form: &TeamForm<'_>, now: i64) -> Result<String, SaveError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let id = match id {
         None => {
             let id = new_id();
@@ -166,7 +166,7 @@ fn unique<T>(done: Result<T, DbError>) -> Result<T, SaveError> {
 
 /// Deletes a team (its conversations go back to no team); false when there was none.
 pub async fn delete(db: &Db, id: &str) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE conversations SET team_id = NULL WHERE team_id = $1").bind(id).execute(&mut *tx).await?;
     sqlx::query("DELETE FROM team_members WHERE team_id = $1").bind(id).execute(&mut *tx).await?;
     sqlx::query("DELETE FROM team_agents WHERE team_id = $1").bind(id).execute(&mut *tx).await?;

@@ -71,7 +71,7 @@ impl Engine {
         let due = notify_prefs::digest_due(self.db(), now, USERS_PER_RUN).await?;
         let mut sent = 0;
         for (user_id, email, name) in due {
-            let mut tx = self.db().writer().begin().await?;
+            let mut tx = self.db().begin_write().await?;
             let lines = notify_prefs::take_for_digest(&mut tx, &user_id, now, LINES_PER_DIGEST).await?;
             if lines.is_empty() {
                 tx.rollback().await?;

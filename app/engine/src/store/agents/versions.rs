@@ -157,7 +157,7 @@ pub async fn publish_draft(
 ) -> Result<i64, PublishError> {
     let draft = draft(db, agent_id).await?.ok_or(PublishError::NoDraft)?;
     let note = if note.trim().is_empty() { "Published the draft" } else { note.trim() };
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let version = publish_in(&mut tx, agent_id, &draft.behaviour, by, note, None, now).await?;
     sqlx::query("DELETE FROM agent_drafts WHERE agent_id = $1").bind(agent_id).execute(&mut *tx).await?;
     tx.commit().await?;
@@ -169,7 +169,7 @@ pub async fn publish_draft(
 pub async fn restore(db: &Db, agent_id: &str, version: i64, by: Option<&str>, now: i64) -> Result<i64, PublishError> {
     let old = get(db, agent_id, version).await?.ok_or(PublishError::NoVersion)?;
     let note = format!("Restored version {version}");
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let new = publish_in(&mut tx, agent_id, &old.behaviour, by, &note, Some(version), now).await?;
     tx.commit().await?;
     Ok(new)

@@ -44,7 +44,7 @@ pub async fn merge(db: &Db, into: &str, from: &str, now: i64) -> Result<(), Merg
     if into == from {
         return Err(MergeError::Same);
     }
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let (into_agent, into_user) = contact(&mut tx, into).await?;
     let (from_agent, from_user) = contact(&mut tx, from).await?;
     if into_agent != from_agent {
@@ -80,7 +80,7 @@ pub async fn merge(db: &Db, into: &str, from: &str, now: i64) -> Result<(), Merg
 /// Separates the contact `from` from `into`, which it was merged into; `false` when it was not.
 /// (Details `into` took from it stay.)
 pub async fn separate(db: &Db, into: &str, from: &str, now: i64) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let done = sqlx::query(
         "UPDATE visitors SET merged_into = NULL, merged_at = NULL, contact_at = $3 WHERE id = $2 AND merged_into = $1",
     )

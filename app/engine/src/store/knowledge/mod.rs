@@ -152,7 +152,7 @@ pub async fn insert_article(
     now: i64,
 ) -> Result<String, DbError> {
     let id = new_id();
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "INSERT INTO articles (id, knowledge_base_id, title, category, kind, body, source_url, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
@@ -267,7 +267,7 @@ pub async fn update_article(
     chunks: &[(String, Option<Vec<f32>>)],
     now: i64,
 ) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     let done = sqlx::query(
         "UPDATE articles SET title = $2, category = $3, kind = $4, body = $5, source_url = $6, updated_at = $7 WHERE id = $1",
     )
@@ -292,7 +292,7 @@ pub async fn update_article(
 }
 
 pub async fn delete_article(db: &Db, id: &str) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query("DELETE FROM chunks WHERE article_id = $1").bind(id).execute(&mut *tx).await?;
     let done = sqlx::query("DELETE FROM articles WHERE id = $1").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;

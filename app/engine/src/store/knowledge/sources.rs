@@ -203,7 +203,7 @@ pub async fn one_of_kind(
 
 /// Deletes a source, its pages, runs, articles and their passages in one transaction.
 pub async fn delete(db: &Db, id: &str) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query("DELETE FROM chunks WHERE article_id IN (SELECT id FROM articles WHERE source_id = $1)")
         .bind(id)
         .execute(&mut *tx)
@@ -499,7 +499,7 @@ pub async fn note_skipped(
     reason: &str,
     now: i64,
 ) -> Result<Noted, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     // The write first (SQLite: a transaction that reads first can fail with SQLITE_BUSY_SNAPSHOT).
     let article: Option<Option<String>> = sqlx::query_scalar(
         "INSERT INTO source_pages (id, source_id, url, run_id, status, reason, updated_at) VALUES ($1, $2, $3, $4, 'skipped', $5, $6) \
@@ -655,7 +655,7 @@ pub async fn index_page(
     o: &PageOutcome<'_>,
     now: i64,
 ) -> Result<String, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     if let Some(old) = &page.article_id {
         sqlx::query("DELETE FROM chunks WHERE article_id = $1").bind(old).execute(&mut *tx).await?;
         sqlx::query("DELETE FROM articles WHERE id = $1").bind(old).execute(&mut *tx).await?;
@@ -718,7 +718,7 @@ pub async fn index_page(
 /// Takes a page's passages out of the index and gives it a status (`gone`, `excluded`,
 /// `skipped`) with its reason.
 pub async fn retire(db: &Db, page_id: &str, status: &str, reason: &str, now: i64) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     // A write first: on SQLite a transaction that reads before it writes can find the database
     // changed by another writer in between (SQLITE_BUSY_SNAPSHOT) and fail.
     sqlx::query("UPDATE source_pages SET updated_at = $2 WHERE id = $1")

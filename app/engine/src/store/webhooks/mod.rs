@@ -154,7 +154,7 @@ pub async fn set_enabled(db: &Db, id: &str, enabled: bool, now: i64) -> Result<b
 
 /// Deletes an endpoint with its deliveries and their attempts. False: no such endpoint.
 pub async fn delete(db: &Db, id: &str) -> Result<bool, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = $1)",
     )

@@ -103,7 +103,7 @@ pub enum Next {
 
 /// Records an attempt of `due` made at `now` and what follows from it, in one transaction.
 pub async fn record(db: &Db, due: &Due, attempt: &Attempt, next: &Next, now: i64) -> Result<(), DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "INSERT INTO webhook_attempts (id, delivery_id, at, status, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6)",
     )
@@ -224,7 +224,7 @@ pub async fn resend(db: &Db, delivery_id: &str, now: i64) -> Result<Option<Strin
 /// Deletes finished deliveries (delivered or failed) created before `before`, with their
 /// attempts; how many deliveries.
 pub async fn prune(db: &Db, before: i64) -> Result<u64, DbError> {
-    let mut tx = db.writer().begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries \
          WHERE status <> 'pending' AND created_at < $1)",
