@@ -44,6 +44,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    console::render_once::provide();
     view! {
         <Stylesheet id="parley" href="/pkg/parley.css" />
         <Router>

@@ -37,6 +37,7 @@ pub mod notifications;
 mod notify_live;
 mod preview;
 pub mod records;
+pub mod render_once;
 mod reply_box;
 pub mod reports;
 pub mod search;

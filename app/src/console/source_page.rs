@@ -13,6 +13,7 @@ use super::fields::{ErrorLine, FormStatus, Notice};
 use super::layout::confirm;
 use super::lists::{Pager, page_param, query, when};
 use super::loaded::{Failure, Loaded};
+use super::render_once::once;
 use super::source_run::{RunProgress, SourceActions};
 use super::sources::{WebsiteFields, settle};
 use super::types::{PAGE_STATUSES, PageItem, PassageItem, SourceItem, WebsiteForm};
@@ -24,7 +25,9 @@ pub fn SourcePage() -> impl IntoView {
     let id = Signal::derive(move || params.read().get("id").unwrap_or_default());
     // Bumped when something changed the source (an action, or the end of a run).
     let version = RwSignal::new(0u64);
-    let data = Resource::new(move || (id.get(), version.get()), |(id, _)| source(id));
+    // What this page shows changes while a run is under way: one answer per server render
+    // (`render_once`).
+    let data = Resource::new(move || (id.get(), version.get()), |(id, _)| once(format!("source {id}"), source(id)));
     view! {
         <Loaded resource=data let:s>
             <SourceHead source=s.clone() version />
@@ -94,7 +97,10 @@ fn EditWebsite(source: SourceItem, version: RwSignal<u64>) -> impl IntoView {
 /// The source's latest runs with their counts.
 #[component]
 fn RunHistory(source_id: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
-    let runs = Resource::new(move || (source_id.get(), version.get()), |(id, _)| source_runs(id));
+    let runs = Resource::new(
+        move || (source_id.get(), version.get()),
+        |(id, _)| once(format!("source_runs {id}"), source_runs(id)),
+    );
     view! {
         <h2 id="run-history-title">"Run history"</h2>
         <Loaded resource=runs let:list>
@@ -127,11 +133,10 @@ fn Pages(source_id: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
     let tick = RwSignal::new(0u64);
     let list = Resource::new(
         move || (source_id.get(), status.get(), page(), version.get(), tick.get()),
-        |(id, s, p, _, _)| source_pages(id, s, p),
+        |(id, s, p, _, _)| once(format!("source_pages {id} {s} {p}"), source_pages(id, s, p)),
     );
-    // A list that shows pages still queued reads itself again every 2 seconds until none is: the
-    // end of a run is not always seen by the progress above (a run shorter than its first poll;
-    // under load the list was seen left with the queue of a finished run).
+    // A list that shows pages still queued reads itself again every 2 seconds until none is (a
+    // run shorter than the progress's first poll ends unseen by it).
     Effect::new(move |_| {
         let poll = move || {
             let waiting =
@@ -161,10 +166,6 @@ fn Pages(source_id: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
             </select>
         </form>
         <ErrorLine error />
-        // Read with `get` (as the run's progress above is), not through `Loaded` (a `Suspend`
-        // that awaits the list and subscribes only once it resolved): the view follows every
-        // list that lands, the same one the poll looks at. Under load the awaited form was seen
-        // left on an earlier read (a run's first queue) after the crawl and a filter change.
         <Transition fallback=|| view! { <p class="c-loading">"Loading…"</p> }>
             {move || list.get().map(|answer| match answer {
                 Ok(p) => view! {

@@ -8,6 +8,7 @@ use super::error::ConsoleError;
 use super::fields::ErrorLine;
 use super::layout::{confirm, go_to};
 use super::lists::when;
+use super::render_once::once;
 use super::types::{RunItem, SourceItem};
 
 /// Sync now (a website), Cancel (while a run is under way) and Delete (asks first). After a
@@ -83,7 +84,10 @@ fn now_ms() -> i64 {
 #[component]
 pub fn RunProgress(source_id: Signal<String>, version: RwSignal<u64>) -> impl IntoView {
     let tick = RwSignal::new(0u64);
-    let run = Resource::new(move || (source_id.get(), tick.get(), version.get()), |(id, _, _)| source_run(id));
+    let run = Resource::new(
+        move || (source_id.get(), tick.get(), version.get()),
+        |(id, _, _)| once(format!("source_run {id}"), source_run(id)),
+    );
     let active = move || run.get().and_then(Result::ok).flatten().is_some_and(|r| r.active());
     Effect::new(move |_| {
         let poll = move || {

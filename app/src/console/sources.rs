@@ -12,6 +12,7 @@ use super::fields::{Errors, FieldMessage, FormStatus, Notice, SelectField, TextA
 use super::layout::go_to;
 use super::lists::when;
 use super::loaded::Loaded;
+use super::render_once::once;
 use super::source_run::SourceActions;
 use super::types::{SCHEDULE_CHOICES, SourceItem, WebsiteForm};
 use super::uploads::Upload;
@@ -22,7 +23,8 @@ pub fn SourcesPage() -> impl IntoView {
     let params = use_params_map();
     let base = Signal::derive(move || params.read().get("base").unwrap_or_default());
     let version = RwSignal::new(0u64);
-    let list = Resource::new(move || (base.get(), version.get()), |(b, _)| sources(b));
+    // Its counts and runs change while a crawl is under way: one answer per server render.
+    let list = Resource::new(move || (base.get(), version.get()), |(b, _)| once(format!("sources {b}"), sources(b)));
     // While a run is under way the list is read again every 2 seconds.
     Effect::new(move |_| {
         let poll = move || {
