@@ -500,7 +500,7 @@ pub async fn note_skipped(
     now: i64,
 ) -> Result<Noted, DbError> {
     let mut tx = db.begin_write().await?;
-    // The write first (SQLite: a transaction that reads first can fail with SQLITE_BUSY_SNAPSHOT).
+    // The upsert answers the page's article itself: no read before the write.
     let article: Option<Option<String>> = sqlx::query_scalar(
         "INSERT INTO source_pages (id, source_id, url, run_id, status, reason, updated_at) VALUES ($1, $2, $3, $4, 'skipped', $5, $6) \
          ON CONFLICT (source_id, url) DO UPDATE SET run_id = $4, status = 'skipped', reason = $5, updated_at = $6 \
@@ -719,8 +719,9 @@ pub async fn index_page(
 /// `skipped`) with its reason.
 pub async fn retire(db: &Db, page_id: &str, status: &str, reason: &str, now: i64) -> Result<bool, DbError> {
     let mut tx = db.begin_write().await?;
-    // A write first: on SQLite a transaction that reads before it writes can find the database
-    // changed by another writer in between (SQLITE_BUSY_SNAPSHOT) and fail.
+    // A write first: on PostgreSQL it locks the page's row, so no crawl can give it another
+    // article between the read below and the deletes (SQLite's write lock is the transaction's
+    // from `begin_write` on).
     sqlx::query("UPDATE source_pages SET updated_at = $2 WHERE id = $1")
         .bind(page_id)
         .bind(now)
